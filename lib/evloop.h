@@ -1,0 +1,59 @@
+/*
+ * The one event loop of a process (epoll), shared by execd and execd-proxy.
+ * Descriptors, one-shot timers and signals (through signalfd) all end up in
+ * callbacks run from ev_run(); nothing blocks and nothing is threaded.
+ */
+#ifndef EXECD_EVLOOP_H
+#define EXECD_EVLOOP_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/epoll.h>
+
+struct ev_io;
+struct ev_timer;
+
+typedef void	ev_io_cb(struct ev_io *io, uint32_t events, void *arg);
+typedef void	ev_timer_cb(struct ev_timer *t, void *arg);
+typedef void	ev_signal_cb(int signo, void *arg);
+
+/* Embedded in its owner; the loop never allocates or frees it. */
+struct ev_io {
+	int		 fd;
+	uint32_t	 events;	/* EPOLLIN | EPOLLOUT ... currently wanted */
+	int		 active;
+	ev_io_cb	*cb;
+	void		*arg;
+};
+
+struct ev_timer {
+	uint64_t	 when;		/* ev_now() deadline, ms */
+	size_t		 slot;		/* heap index + 1, 0 when not armed */
+	ev_timer_cb	*cb;
+	void		*arg;
+};
+
+int	 ev_init(void);
+void	 ev_free(void);
+int	 ev_run(void);			/* until ev_break() or nothing is left */
+void	 ev_break(void);
+uint64_t ev_now(void);			/* monotonic milliseconds */
+
+int	 ev_io_add(struct ev_io *io, int fd, uint32_t events, ev_io_cb *cb, void *arg);
+int	 ev_io_set(struct ev_io *io, uint32_t events);	/* change the interest set */
+void	 ev_io_del(struct ev_io *io);	/* safe from inside any callback */
+
+void	 ev_timer_init(struct ev_timer *t, ev_timer_cb *cb, void *arg);
+void	 ev_timer_start(struct ev_timer *t, uint64_t after_ms);
+void	 ev_timer_stop(struct ev_timer *t);
+int	 ev_timer_armed(const struct ev_timer *t);
+
+/* Keep ev_run() going while something not on a descriptor is pending (a child). */
+void	 ev_hold(int delta);
+
+/* Blocks signo and delivers it through the loop's signalfd. */
+int	 ev_signal(int signo, ev_signal_cb *cb, void *arg);
+/* In a child after fork: unblock what ev_signal() blocked, drop the loop; ev_init() may follow. */
+void	 ev_child_reset(void);
+
+#endif

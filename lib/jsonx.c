@@ -1,0 +1,218 @@
+#include "config.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "jsonx.h"
+
+void
+jx_describe(json_t *v, char *out, size_t outlen)
+{
+	switch (json_typeof(v)) {
+	case JSON_NULL:
+		snprintf(out, outlen, "null");
+		break;
+	case JSON_TRUE:
+		snprintf(out, outlen, "boolean `true`");
+		break;
+	case JSON_FALSE:
+		snprintf(out, outlen, "boolean `false`");
+		break;
+	case JSON_INTEGER:
+		snprintf(out, outlen, "integer `%" JSON_INTEGER_FORMAT "`",
+		    json_integer_value(v));
+		break;
+	case JSON_REAL:
+		snprintf(out, outlen, "floating point `%.17g`", json_real_value(v));
+		break;
+	case JSON_STRING:
+		snprintf(out, outlen, "string \"%s\"", json_string_value(v));
+		break;
+	case JSON_ARRAY:
+		snprintf(out, outlen, "sequence");
+		break;
+	case JSON_OBJECT:
+		snprintf(out, outlen, "map");
+		break;
+	}
+}
+
+int
+jx_type_error(struct jx_err *e, json_t *v, const char *expected)
+{
+	char	what[256];
+
+	jx_describe(v, what, sizeof(what));
+	snprintf(e->msg, sizeof(e->msg), "invalid type: %s, expected %s", what, expected);
+	return -1;
+}
+
+int
+jx_struct(json_t *params, const char *name, struct jx_err *e)
+{
+	char	exp[128];
+
+	if (params != NULL && json_is_object(params))
+		return 0;
+	snprintf(exp, sizeof(exp), "struct %s", name);
+	if (params == NULL) {
+		snprintf(e->msg, sizeof(e->msg), "invalid type: null, expected %s", exp);
+		return -1;
+	}
+	return jx_type_error(e, params, exp);
+}
+
+int
+jx_unit(json_t *params, struct jx_err *e)
+{
+	if (params == NULL || json_is_null(params))
+		return 0;
+	if (json_is_object(params) && json_object_size(params) == 0)
+		return 0;
+	return jx_type_error(e, params, "unit");
+}
+
+/* 1: present (and not null where optional), 0: absent, -1: error */
+static int
+jx_field(json_t *o, const char *key, enum jx_need need, json_t **v, struct jx_err *e)
+{
+	*v = json_object_get(o, key);
+	if (*v == NULL) {
+		if (need == JX_REQ) {
+			snprintf(e->msg, sizeof(e->msg), "missing field `%s`", key);
+			return -1;
+		}
+		return 0;
+	}
+	if (json_is_null(*v) && need == JX_OPT)
+		return 0;
+	return 1;
+}
+
+int
+jx_str(json_t *o, const char *key, enum jx_need need, const char **out, size_t *len,
+    struct jx_err *e)
+{
+	json_t	*v;
+	int	 r;
+
+	if ((r = jx_field(o, key, need, &v, e)) <= 0)
+		return r;
+	if (!json_is_string(v))
+		return jx_type_error(e, v, "a string");
+	*out = json_string_value(v);
+	if (len != NULL)
+		*len = json_string_length(v);
+	return 1;
+}
+
+int
+jx_bool(json_t *o, const char *key, enum jx_need need, int *out, struct jx_err *e)
+{
+	json_t	*v;
+	int	 r;
+
+	if ((r = jx_field(o, key, need, &v, e)) <= 0)
+		return r;
+	if (!json_is_boolean(v))
+		return jx_type_error(e, v, "a boolean");
+	*out = json_is_true(v);
+	return 1;
+}
+
+int
+jx_u64(json_t *o, const char *key, enum jx_need need, uint64_t *out, struct jx_err *e)
+{
+	json_t	*v;
+	int	 r;
+
+	if ((r = jx_field(o, key, need, &v, e)) <= 0)
+		return r;
+	if (!json_is_integer(v))
+		return jx_type_error(e, v, "u64");
+	if (json_integer_value(v) < 0) {
+		snprintf(e->msg, sizeof(e->msg),
+		    "invalid value: integer `%" JSON_INTEGER_FORMAT "`, expected u64",
+		    json_integer_value(v));
+		return -1;
+	}
+	*out = (uint64_t)json_integer_value(v);
+	return 1;
+}
+
+int
+jx_i64(json_t *o, const char *key, enum jx_need need, int64_t *out, struct jx_err *e)
+{
+	json_t	*v;
+	int	 r;
+
+	if ((r = jx_field(o, key, need, &v, e)) <= 0)
+		return r;
+	if (!json_is_integer(v))
+		return jx_type_error(e, v, "i64");
+	*out = json_integer_value(v);
+	return 1;
+}
+
+int
+jx_obj(json_t *o, const char *key, enum jx_need need, json_t **out, struct jx_err *e)
+{
+	json_t	*v;
+	int	 r;
+
+	if ((r = jx_field(o, key, need, &v, e)) <= 0)
+		return r;
+	if (!json_is_object(v))
+		return jx_type_error(e, v, "a map");
+	*out = v;
+	return 1;
+}
+
+int
+jx_strarray(json_t *o, const char *key, enum jx_need need, json_t **out, struct jx_err *e)
+{
+	json_t	*v, *item;
+	size_t	 i;
+	int	 r;
+
+	if ((r = jx_field(o, key, need, &v, e)) <= 0)
+		return r;
+	if (!json_is_array(v))
+		return jx_type_error(e, v, "a sequence");
+	json_array_foreach(v, i, item)
+		if (!json_is_string(item))
+			return jx_type_error(e, item, "a string");
+	*out = v;
+	return 1;
+}
+
+int
+jx_strmap(json_t *o, const char *key, enum jx_need need, json_t **out, struct jx_err *e)
+{
+	json_t		*v, *item;
+	const char	*k;
+	int		 r;
+
+	if ((r = jx_field(o, key, need, &v, e)) <= 0)
+		return r;
+	if (!json_is_object(v))
+		return jx_type_error(e, v, "a map");
+	json_object_foreach(v, k, item)
+		if (!json_is_string(item))
+			return jx_type_error(e, item, "a string");
+	*out = v;
+	return 1;
+}
+
+char *
+jx_dump(json_t *v, size_t *len)
+{
+	char	*s;
+
+	s = json_dumps(v, JSON_COMPACT | JSON_PRESERVE_ORDER | JSON_ENCODE_ANY);
+	if (s != NULL && len != NULL)
+		*len = strlen(s);
+	return s;
+}

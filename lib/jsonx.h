@@ -1,0 +1,45 @@
+/*
+ * jansson helpers: reading request params with the same error texts as the
+ * reference's decoder (serde), and compact serialisation.
+ */
+#ifndef EXECD_JSONX_H
+#define EXECD_JSONX_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <jansson.h>
+
+#define JX_ERRLEN	512
+
+struct jx_err {
+	char	msg[JX_ERRLEN];
+};
+
+enum jx_need {
+	JX_OPT = 0,	/* absent or null: leave the default */
+	JX_REQ = 1,	/* absent: "missing field `x`" */
+};
+
+/* "null", "integer `5`", "string \"x\"", "map", ... as serde words them */
+void	 jx_describe(json_t *v, char *out, size_t outlen);
+int	 jx_type_error(struct jx_err *e, json_t *v, const char *expected);
+
+int	 jx_struct(json_t *params, const char *name, struct jx_err *e);
+int	 jx_unit(json_t *params, struct jx_err *e);	/* omitted, null or {} */
+int	 jx_str(json_t *o, const char *key, enum jx_need need, const char **out,
+	    size_t *len, struct jx_err *e);
+int	 jx_bool(json_t *o, const char *key, enum jx_need need, int *out, struct jx_err *e);
+int	 jx_u64(json_t *o, const char *key, enum jx_need need, uint64_t *out, struct jx_err *e);
+int	 jx_i64(json_t *o, const char *key, enum jx_need need, int64_t *out, struct jx_err *e);
+/* any JSON object; *out borrowed */
+int	 jx_obj(json_t *o, const char *key, enum jx_need need, json_t **out, struct jx_err *e);
+/* an array of strings; *out borrowed */
+int	 jx_strarray(json_t *o, const char *key, enum jx_need need, json_t **out, struct jx_err *e);
+/* an object whose values are all strings; *out borrowed */
+int	 jx_strmap(json_t *o, const char *key, enum jx_need need, json_t **out, struct jx_err *e);
+
+/* Compact, no sorting, UTF-8 kept as is; malloc'd, NULL on failure. */
+char	*jx_dump(json_t *v, size_t *len);
+
+#endif

@@ -1,0 +1,132 @@
+#include "config.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "log.h"
+
+static const char	*log_ident = "execd";
+static enum log_dest	 log_dest = LOG_DEST_STDERR;
+static int		 log_level = LOG_NOTICE;
+
+static const struct {
+	const char	*name;
+	int		 level;
+} log_levels[] = {
+	{ "err", LOG_ERR }, { "error", LOG_ERR }, { "warning", LOG_WARNING },
+	{ "warn", LOG_WARNING }, { "notice", LOG_NOTICE }, { "info", LOG_INFO },
+	{ "debug", LOG_DEBUG },
+};
+
+void
+log_init(const char *ident, enum log_dest dest, int level)
+{
+	log_ident = ident;
+	log_dest = dest;
+	log_level = level;
+	if (dest == LOG_DEST_SYSLOG)
+		openlog(ident, LOG_PID | LOG_NDELAY, LOG_DAEMON);
+}
+
+void
+log_setlevel(int level)
+{
+	log_level = level;
+}
+
+int
+log_getlevel(void)
+{
+	return log_level;
+}
+
+int
+log_parse_level(const char *name)
+{
+	size_t	i;
+
+	for (i = 0; i < sizeof(log_levels) / sizeof(log_levels[0]); i++)
+		if (strcasecmp(name, log_levels[i].name) == 0)
+			return log_levels[i].level;
+	return -1;
+}
+
+int
+log_parse_dest(const char *name, enum log_dest *dest)
+{
+	if (strcmp(name, "stderr") == 0)
+		*dest = LOG_DEST_STDERR;
+	else if (strcmp(name, "syslog") == 0)
+		*dest = LOG_DEST_SYSLOG;
+	else if (strcmp(name, "none") == 0)
+		*dest = LOG_DEST_NONE;
+	else
+		return -1;
+	return 0;
+}
+
+static void
+log_vwrite(int pri, int with_errno, const char *fmt, va_list ap)
+{
+	char		 msg[2048];
+	int		 saved = errno;
+	size_t		 n;
+
+	if (pri > log_level || log_dest == LOG_DEST_NONE)
+		return;
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	if (with_errno) {
+		n = strlen(msg);
+		snprintf(msg + n, sizeof(msg) - n, ": %s", strerror(saved));
+	}
+	if (log_dest == LOG_DEST_SYSLOG)
+		syslog(pri, "%s", msg);
+	else
+		/* One write per line so concurrent instances never interleave. */
+		dprintf(STDERR_FILENO, "%s[%ld]: %s\n", log_ident, (long)getpid(), msg);
+	errno = saved;
+}
+
+#define LOG_FN(name, pri, with_errno)			\
+void							\
+name(const char *fmt, ...)				\
+{							\
+	va_list ap;					\
+	va_start(ap, fmt);				\
+	log_vwrite(pri, with_errno, fmt, ap);		\
+	va_end(ap);					\
+}
+
+LOG_FN(log_warn, LOG_WARNING, 1)
+LOG_FN(log_warnx, LOG_WARNING, 0)
+LOG_FN(log_notice, LOG_NOTICE, 0)
+LOG_FN(log_info, LOG_INFO, 0)
+LOG_FN(log_debug, LOG_DEBUG, 0)
+
+void
+fatal(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	log_vwrite(LOG_CRIT, 1, fmt, ap);
+	va_end(ap);
+	exit(1);
+}
+
+void
+fatalx(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	log_vwrite(LOG_CRIT, 0, fmt, ap);
+	va_end(ap);
+	exit(1);
+}

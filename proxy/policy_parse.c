@@ -1,0 +1,763 @@
+/*
+ * Reading execd-proxy.conf(5) and the per-process policies that arrive on
+ * the control socket.  A configuration is built completely before anyone
+ * sees it, so a bad file never disturbs the one in force.
+ */
+#include "config.h"
+
+#include <arpa/inet.h>
+
+#include <ctype.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "b64.h"
+#include "log.h"
+#include "proxy.h"
+
+#define CONF_LINE_MAX	4096
+#define CONF_WORDS_MAX	64
+
+struct parse {
+	struct proxy_conf	*conf;
+	const char		*path;
+	int			 line;
+	char			*err;
+	size_t			 errlen;
+};
+
+static int	perr(struct parse *, const char *fmt, ...)
+		    __attribute__((format(printf, 2, 3)));
+
+static int
+perr(struct parse *p, const char *fmt, ...)
+{
+	char	msg[512];
+	va_list	ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	snprintf(p->err, p->errlen, "%s:%d: %s", p->path, p->line, msg);
+	return -1;
+}
+
+void
+policy_clear(struct policy *pol)
+{
+	size_t	i;
+
+	for (i = 0; i < pol->nallow; i++)
+		free(pol->allow[i]);
+	for (i = 0; i < pol->ndeny; i++)
+		free(pol->deny[i]);
+	free(pol->allow);
+	free(pol->deny);
+	free(pol->ports);
+	memset(pol, 0, sizeof(*pol));
+}
+
+void
+policy_free(struct policy *pol)
+{
+	if (pol == NULL)
+		return;
+	policy_clear(pol);
+	free(pol);
+}
+
+static void
+policy_defaults(struct policy *pol)
+{
+	memset(pol, 0, sizeof(*pol));
+	pol->enabled = 1;
+	pol->socks5 = 1;
+	pol->mode = MODE_FULL;
+}
+
+/*
+ * Patterns are stored normalised (lower case, no brackets, no trailing dot).
+ * Only name characters and the two glob characters are accepted, which
+ * keeps fnmatch(3) from ever seeing a bracket expression.
+ */
+static int
+pattern_valid(const char *pat)
+{
+	const char	*s;
+
+	if (*pat == '\0')
+		return 0;
+	for (s = pat; *s != '\0'; s++)
+		if (!isalnum((unsigned char)*s) && strchr("-._*?:%", *s) == NULL)
+			return 0;
+	return 1;
+}
+
+int
+policy_add_pattern(struct policy *pol, int deny, const char *pat, char *err, size_t errlen)
+{
+	char	  norm[PROXY_HOST_MAX + 8];
+	char	***list = deny ? &pol->deny : &pol->allow;
+	size_t	 *n = deny ? &pol->ndeny : &pol->nallow;
+	char	**nl, *dup;
+	size_t	  i;
+
+	if (host_normalize(pat, strlen(pat), norm, sizeof(norm)) == -1 ||
+	    !pattern_valid(norm)) {
+		snprintf(err, errlen, "invalid domain pattern \"%s\"", pat);
+		return -1;
+	}
+	if (deny && (strcmp(norm, "*") == 0 || strcmp(norm, "**") == 0 ||
+	    strcmp(norm, "**.*") == 0 || strcmp(norm, "*.*") == 0)) {
+		snprintf(err, errlen, "unsupported global wildcard domain pattern "
+		    "\"%s\" in a deny list", pat);
+		return -1;
+	}
+	for (i = 0; i < *n; i++)
+		if (strcmp((*list)[i], norm) == 0)
+			return 0;
+	if ((dup = strdup(norm)) == NULL ||
+	    (nl = reallocarray(*list, *n + 1, sizeof(*nl))) == NULL) {
+		free(dup);
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	nl[(*n)++] = dup;
+	*list = nl;
+	return 0;
+}
+
+static int
+parse_port(const char *s, uint16_t *port)
+{
+	char		*end;
+	unsigned long	 v;
+
+	if (!isdigit((unsigned char)*s))
+		return -1;
+	errno = 0;
+	v = strtoul(s, &end, 10);
+	if (errno != 0 || *end != '\0' || v == 0 || v > 65535)
+		return -1;
+	*port = (uint16_t)v;
+	return 0;
+}
+
+static int
+policy_add_ports(struct policy *pol, const char *spec)
+{
+	char			 lo[8], *dash;
+	struct portrange	 r, *n;
+
+	if (strlen(spec) > 11)
+		return -1;
+	if ((dash = strchr(spec, '-')) != NULL) {
+		if ((size_t)(dash - spec) >= sizeof(lo))
+			return -1;
+		memcpy(lo, spec, (size_t)(dash - spec));
+		lo[dash - spec] = '\0';
+		if (parse_port(lo, &r.lo) == -1 || parse_port(dash + 1, &r.hi) == -1 ||
+		    r.lo > r.hi)
+			return -1;
+	} else {
+		if (parse_port(spec, &r.lo) == -1)
+			return -1;
+		r.hi = r.lo;
+	}
+	if ((n = reallocarray(pol->ports, pol->nports + 1, sizeof(*n))) == NULL)
+		return -1;
+	n[pol->nports++] = r;
+	pol->ports = n;
+	return 0;
+}
+
+/* "127.0.0.1:3128", "[::1]:3128"; defport when the port is omitted (0: required). */
+int
+parse_hostport(const char *s, struct sockaddr_storage *ss, uint16_t defport)
+{
+	char			 host[INET6_ADDRSTRLEN + 2];
+	const char		*portp = NULL, *end;
+	uint16_t		 port = defport;
+	struct sockaddr_in	*sin = (struct sockaddr_in *)ss;
+	struct sockaddr_in6	*sin6 = (struct sockaddr_in6 *)ss;
+	size_t			 hl;
+
+	memset(ss, 0, sizeof(*ss));
+	if (*s == '[') {
+		if ((end = strchr(s, ']')) == NULL)
+			return -1;
+		hl = (size_t)(end - s - 1);
+		if (hl >= sizeof(host))
+			return -1;
+		memcpy(host, s + 1, hl);
+		host[hl] = '\0';
+		if (end[1] == ':')
+			portp = end + 2;
+		else if (end[1] != '\0')
+			return -1;
+	} else {
+		if ((end = strrchr(s, ':')) != NULL)
+			portp = end + 1;
+		hl = end ? (size_t)(end - s) : strlen(s);
+		if (hl >= sizeof(host))
+			return -1;
+		memcpy(host, s, hl);
+		host[hl] = '\0';
+	}
+	if (portp != NULL) {
+		if (strcmp(portp, "0") == 0)
+			port = 0;
+		else if (parse_port(portp, &port) == -1)
+			return -1;
+	} else if (defport == 0)
+		return -1;
+	if (inet_pton(AF_INET, host, &sin->sin_addr) == 1) {
+		sin->sin_family = AF_INET;
+		sin->sin_port = htons(port);
+		return 0;
+	}
+	if (inet_pton(AF_INET6, host, &sin6->sin6_addr) == 1) {
+		sin6->sin6_family = AF_INET6;
+		sin6->sin6_port = htons(port);
+		return 0;
+	}
+	return -1;
+}
+
+static int
+is_loopback(const struct sockaddr_storage *ss)
+{
+	const struct sockaddr_in	*sin = (const struct sockaddr_in *)ss;
+	const struct sockaddr_in6	*sin6 = (const struct sockaddr_in6 *)ss;
+
+	if (ss->ss_family == AF_INET)
+		return (ntohl(sin->sin_addr.s_addr) >> 24) == 127;
+	return IN6_IS_ADDR_LOOPBACK(&sin6->sin6_addr);
+}
+
+static int
+parse_bool(const char *s, int *v)
+{
+	if (strcmp(s, "yes") == 0 || strcmp(s, "on") == 0)
+		*v = 1;
+	else if (strcmp(s, "no") == 0 || strcmp(s, "off") == 0)
+		*v = 0;
+	else
+		return -1;
+	return 0;
+}
+
+/* "30" or "30s" seconds, "500ms" milliseconds. */
+static int
+parse_duration(const char *s, unsigned *ms)
+{
+	char		*end;
+	unsigned long	 v;
+
+	if (!isdigit((unsigned char)*s))
+		return -1;
+	errno = 0;
+	v = strtoul(s, &end, 10);
+	if (errno != 0 || v > 86400UL * 1000)
+		return -1;
+	if (*end == '\0' || strcmp(end, "s") == 0)
+		v *= 1000;
+	else if (strcmp(end, "ms") != 0)
+		return -1;
+	if (v == 0 || v > 86400UL * 1000)
+		return -1;
+	*ms = (unsigned)v;
+	return 0;
+}
+
+static int
+parse_count(const char *s, unsigned *v)
+{
+	char		*end;
+	unsigned long	 n;
+
+	if (!isdigit((unsigned char)*s))
+		return -1;
+	errno = 0;
+	n = strtoul(s, &end, 10);
+	if (errno != 0 || *end != '\0' || n == 0 || n > 1000000)
+		return -1;
+	*v = (unsigned)n;
+	return 0;
+}
+
+/* "http://[user:pass@]host[:port][/]" */
+static int
+parse_upstream(struct parse *p, const char *url)
+{
+	struct upstream	*up;
+	const char	*rest, *at, *host, *port = NULL, *rb;
+	char		 cred[512], auth[PROXY_HOST_MAX + 16], portbuf[8];
+	size_t		 n, hl;
+
+	if (strcmp(url, "none") == 0)
+		return 0;
+	if (strncasecmp(url, "http://", 7) != 0)
+		return perr(p, "upstream must be an http:// proxy URL");
+	rest = url + 7;
+	if ((up = calloc(1, sizeof(*up))) == NULL)
+		return perr(p, "out of memory");
+	p->conf->upstream = up;
+	n = strcspn(rest, "/");
+	if (rest[n] != '\0' && strcmp(rest + n, "/") != 0)
+		return perr(p, "upstream URL must not have a path");
+	if ((at = memchr(rest, '@', n)) != NULL) {
+		hl = (size_t)(at - rest);
+		if (hl >= sizeof(cred) || memchr(rest, ':', hl) == NULL)
+			return perr(p, "upstream credentials must be user:password");
+		memcpy(cred, rest, hl);
+		cred[hl] = '\0';
+		if ((up->auth = b64_encode(cred, hl, NULL)) == NULL)
+			return perr(p, "out of memory");
+		n -= hl + 1;
+		rest = at + 1;
+	}
+	if (n >= sizeof(auth))
+		return perr(p, "bad upstream host");
+	memcpy(auth, rest, n);
+	auth[n] = '\0';
+	host = auth;
+	if (auth[0] == '[') {
+		if ((rb = strchr(auth, ']')) == NULL || (rb[1] != '\0' && rb[1] != ':'))
+			return perr(p, "bad upstream address");
+		host = auth + 1;
+		if (rb[1] == ':')
+			port = rb + 2;
+		auth[rb - auth] = '\0';
+	} else if ((rb = strchr(auth, ':')) != NULL) {
+		port = rb + 1;
+		auth[rb - auth] = '\0';
+	}
+	if (*host == '\0' || strlen(host) > PROXY_HOST_MAX)
+		return perr(p, "bad upstream host");
+	snprintf(up->host, sizeof(up->host), "%s", host);
+	up->port = 3128;
+	if (port != NULL) {
+		snprintf(portbuf, sizeof(portbuf), "%s", port);
+		if (strlen(port) >= sizeof(portbuf) || parse_port(portbuf, &up->port) == -1)
+			return perr(p, "bad upstream port");
+	}
+	return 0;
+}
+
+static int
+set_string(struct parse *p, char **dst, const char *v)
+{
+	free(*dst);
+	if ((*dst = strdup(v)) == NULL)
+		return perr(p, "out of memory");
+	return 0;
+}
+
+static int
+kw_listen(struct parse *p, char **w, int n)
+{
+	struct sockaddr_storage	*ss;
+	int			*has;
+
+	if (n != 3)
+		return perr(p, "usage: listen http|socks5 ADDRESS:PORT");
+	if (strcmp(w[1], "http") == 0) {
+		ss = &p->conf->http_addr;
+		has = &p->conf->has_http;
+	} else if (strcmp(w[1], "socks5") == 0) {
+		ss = &p->conf->socks_addr;
+		has = &p->conf->has_socks;
+	} else
+		return perr(p, "unknown listener \"%s\" (http or socks5)", w[1]);
+	if (parse_hostport(w[2], ss, 0) == -1)
+		return perr(p, "bad listen address \"%s\"", w[2]);
+	if (!is_loopback(ss))
+		return perr(p, "listen address %s is not a loopback address", w[2]);
+	*has = 1;
+	return 0;
+}
+
+static int
+kw_audit(struct parse *p, char **w, int n)
+{
+	struct proxy_conf *c = p->conf;
+
+	if (n == 2 && strcmp(w[1], "stderr") == 0)
+		c->audit = AUDIT_STDERR;
+	else if (n == 2 && strcmp(w[1], "syslog") == 0)
+		c->audit = AUDIT_SYSLOG;
+	else if (n == 2 && strcmp(w[1], "none") == 0)
+		c->audit = AUDIT_NONE;
+	else if (n == 3 && strcmp(w[1], "file") == 0) {
+		if (w[2][0] != '/')
+			return perr(p, "audit file must be an absolute path");
+		c->audit = AUDIT_FILE;
+		return set_string(p, &c->audit_path, w[2]);
+	} else
+		return perr(p, "usage: audit file PATH | stderr | syslog | none");
+	return 0;
+}
+
+static int
+kw_dns(struct parse *p, char **w, int n)
+{
+	struct sockaddr_storage	 ss;
+	char			*csv;
+	int			 i;
+	size_t			 len;
+
+	if (n < 2)
+		return perr(p, "usage: dns-server ADDRESS[:PORT] ...");
+	for (i = 1; i < n; i++) {
+		if (parse_hostport(w[i], &ss, 53) == -1)
+			return perr(p, "bad DNS server \"%s\"", w[i]);
+		len = (p->conf->dns_servers ? strlen(p->conf->dns_servers) + 1 : 0) +
+		    strlen(w[i]) + 1;
+		if ((csv = malloc(len)) == NULL)
+			return perr(p, "out of memory");
+		snprintf(csv, len, "%s%s%s", p->conf->dns_servers ? p->conf->dns_servers : "",
+		    p->conf->dns_servers ? "," : "", w[i]);
+		free(p->conf->dns_servers);
+		p->conf->dns_servers = csv;
+	}
+	return 0;
+}
+
+static int
+kw_policy(struct parse *p, char **w, int n)
+{
+	struct policy	*pol = &p->conf->policy;
+	char		 err[256];
+	int		 i, deny;
+
+	if (strcmp(w[0], "allow") == 0 || strcmp(w[0], "deny") == 0) {
+		deny = w[0][0] == 'd';
+		if (n < 2)
+			return perr(p, "usage: %s PATTERN ...", w[0]);
+		for (i = 1; i < n; i++)
+			if (policy_add_pattern(pol, deny, w[i], err, sizeof(err)) == -1)
+				return perr(p, "%s", err);
+		return 0;
+	}
+	if (strcmp(w[0], "ports") == 0) {
+		if (n < 2)
+			return perr(p, "usage: ports PORT|LOW-HIGH ...");
+		for (i = 1; i < n; i++)
+			if (policy_add_ports(pol, w[i]) == -1)
+				return perr(p, "bad port or range \"%s\"", w[i]);
+		return 0;
+	}
+	if (n != 2)
+		return perr(p, "usage: %s VALUE", w[0]);
+	if (strcmp(w[0], "allow-local") == 0) {
+		if (parse_bool(w[1], &pol->allow_local) == -1)
+			return perr(p, "allow-local takes yes or no");
+	} else if (strcmp(w[0], "socks5-udp") == 0) {
+		if (parse_bool(w[1], &pol->socks5_udp) == -1)
+			return perr(p, "socks5-udp takes yes or no");
+	} else if (strcmp(w[0], "mode") == 0) {
+		if (strcmp(w[1], "full") == 0)
+			pol->mode = MODE_FULL;
+		else if (strcmp(w[1], "limited") == 0)
+			pol->mode = MODE_LIMITED;
+		else
+			return perr(p, "mode takes full or limited");
+	} else
+		return 1;
+	return 0;
+}
+
+static int
+kw_limit(struct parse *p, char **w, int n)
+{
+	static const struct {
+		const char	*kw;
+		size_t		 off;
+		int		 duration;
+	} lim[] = {
+		{ "max-connections", offsetof(struct proxy_conf, max_conns), 0 },
+		{ "max-connections-per-client",
+		    offsetof(struct proxy_conf, max_conns_client), 0 },
+		{ "max-pending", offsetof(struct proxy_conf, max_pending), 0 },
+		{ "idle-timeout", offsetof(struct proxy_conf, idle_ms), 1 },
+		{ "connect-timeout", offsetof(struct proxy_conf, connect_ms), 1 },
+		{ "header-timeout", offsetof(struct proxy_conf, header_ms), 1 },
+		{ "dns-timeout", offsetof(struct proxy_conf, dns_ms), 1 },
+	};
+	unsigned	*v;
+	size_t		 i;
+
+	for (i = 0; i < sizeof(lim) / sizeof(lim[0]); i++) {
+		if (strcmp(w[0], lim[i].kw) != 0)
+			continue;
+		v = (unsigned *)((char *)p->conf + lim[i].off);
+		if (n != 2)
+			return perr(p, "usage: %s %s", w[0], lim[i].duration ?
+			    "SECONDS|MILLISECONDSms" : "NUMBER");
+		if ((lim[i].duration ? parse_duration(w[1], v) : parse_count(w[1], v)) == -1)
+			return perr(p, "bad value \"%s\" for %s", w[1], w[0]);
+		return 0;
+	}
+	return 1;
+}
+
+static int
+parse_line(struct parse *p, char *line)
+{
+	char	*w[CONF_WORDS_MAX], *s, *tok;
+	int	 n = 0, r;
+
+	if ((s = strchr(line, '#')) != NULL)
+		*s = '\0';
+	for (tok = strtok_r(line, " \t\r\n", &s); tok != NULL;
+	    tok = strtok_r(NULL, " \t\r\n", &s)) {
+		if (n == CONF_WORDS_MAX)
+			return perr(p, "too many words on one line");
+		w[n++] = tok;
+	}
+	if (n == 0)
+		return 0;
+	if (strcmp(w[0], "listen") == 0)
+		return kw_listen(p, w, n);
+	if (strcmp(w[0], "audit") == 0)
+		return kw_audit(p, w, n);
+	if (strcmp(w[0], "dns-server") == 0)
+		return kw_dns(p, w, n);
+	if ((r = kw_policy(p, w, n)) <= 0)
+		return r;
+	if ((r = kw_limit(p, w, n)) <= 0)
+		return r;
+	if (n != 2)
+		return perr(p, "unknown keyword or wrong arguments: \"%s\"", w[0]);
+	if (strcmp(w[0], "control") == 0) {
+		if (w[1][0] != '/')
+			return perr(p, "control socket must be an absolute path");
+		if (strlen(w[1]) >= 100)
+			return perr(p, "control socket path too long");
+		return set_string(p, &p->conf->control_path, w[1]);
+	}
+	if (strcmp(w[0], "upstream") == 0) {
+		if (p->conf->upstream != NULL)
+			return perr(p, "upstream given twice");
+		return parse_upstream(p, w[1]);
+	}
+	if (strcmp(w[0], "ca-bundle") == 0) {
+		if (w[1][0] != '/')
+			return perr(p, "ca-bundle must be an absolute path");
+		return set_string(p, &p->conf->ca_bundle, w[1]);
+	}
+	return perr(p, "unknown keyword \"%s\"", w[0]);
+}
+
+static struct proxy_conf *
+conf_new(void)
+{
+	struct proxy_conf *c;
+
+	if ((c = calloc(1, sizeof(*c))) == NULL)
+		return NULL;
+	c->refs = 1;
+	policy_defaults(&c->policy);
+	c->max_conns = 16384;
+	c->max_conns_client = 1024;
+	c->max_pending = 4096;
+	c->idle_ms = 300 * 1000;
+	c->connect_ms = 10 * 1000;
+	c->header_ms = 30 * 1000;
+	c->dns_ms = 2000;
+	c->audit = AUDIT_STDERR;
+	return c;
+}
+
+struct proxy_conf *
+conf_load(const char *path, char *err, size_t errlen)
+{
+	struct parse	 p = { .path = path, .err = err, .errlen = errlen };
+	FILE		*f;
+	char		 line[CONF_LINE_MAX];
+	int		 r = 0;
+
+	if ((p.conf = conf_new()) == NULL) {
+		snprintf(err, errlen, "out of memory");
+		return NULL;
+	}
+	if ((f = fopen(path, "re")) == NULL) {
+		snprintf(err, errlen, "%s: %s", path, strerror(errno));
+		conf_unref(p.conf);
+		return NULL;
+	}
+	while (r == 0 && fgets(line, sizeof(line), f) != NULL) {
+		p.line++;
+		if (strchr(line, '\n') == NULL && !feof(f))
+			r = perr(&p, "line too long");
+		else
+			r = parse_line(&p, line);
+	}
+	if (r == 0 && ferror(f))
+		r = perr(&p, "read error");
+	fclose(f);
+	if (r == 0 && !p.conf->has_http && !p.conf->has_socks) {
+		p.line = 0;
+		r = perr(&p, "no listener: add \"listen http 127.0.0.1:3128\"");
+	}
+	if (r == 0 && p.conf->control_path == NULL &&
+	    set_string(&p, &p.conf->control_path, RUNSTATEDIR "/execd-proxy/control.sock") == -1)
+		r = -1;
+	if (r == -1) {
+		conf_unref(p.conf);
+		return NULL;
+	}
+	return p.conf;
+}
+
+struct proxy_conf *
+conf_ref(struct proxy_conf *c)
+{
+	c->refs++;
+	return c;
+}
+
+void
+conf_unref(struct proxy_conf *c)
+{
+	if (c == NULL || --c->refs > 0)
+		return;
+	policy_clear(&c->policy);
+	free(c->control_path);
+	free(c->dns_servers);
+	free(c->ca_bundle);
+	free(c->audit_path);
+	if (c->upstream != NULL)
+		free(c->upstream->auth);
+	free(c->upstream);
+	free(c);
+}
+
+/* ---------------------------------------------------- per-process policies */
+
+static int
+json_patterns(struct policy *pol, json_t *o, const char *key, int deny, char *err,
+    size_t errlen)
+{
+	json_t	*a, *v;
+	size_t	 i;
+
+	if ((a = json_object_get(o, key)) == NULL || json_is_null(a))
+		return 0;
+	if (!json_is_array(a)) {
+		snprintf(err, errlen, "policy.%s must be an array of strings", key);
+		return -1;
+	}
+	json_array_foreach(a, i, v) {
+		if (!json_is_string(v)) {
+			snprintf(err, errlen, "policy.%s must be an array of strings", key);
+			return -1;
+		}
+		if (policy_add_pattern(pol, deny, json_string_value(v), err, errlen) == -1)
+			return -1;
+	}
+	return 0;
+}
+
+static int
+json_flag(json_t *o, const char *key, int *out, char *err, size_t errlen)
+{
+	json_t	*v;
+
+	if ((v = json_object_get(o, key)) == NULL || json_is_null(v))
+		return 0;
+	if (!json_is_boolean(v)) {
+		snprintf(err, errlen, "policy.%s must be a boolean", key);
+		return -1;
+	}
+	*out = json_is_true(v);
+	return 0;
+}
+
+static int
+json_ports(struct policy *pol, json_t *o, char *err, size_t errlen)
+{
+	json_t	*a, *v;
+	size_t	 i;
+	char	 num[16];
+
+	if ((a = json_object_get(o, "ports")) == NULL || json_is_null(a))
+		return 0;
+	if (!json_is_array(a))
+		goto bad;
+	json_array_foreach(a, i, v) {
+		if (json_is_integer(v)) {
+			snprintf(num, sizeof(num), "%lld", (long long)json_integer_value(v));
+			if (policy_add_ports(pol, num) == -1)
+				goto bad;
+		} else if (!json_is_string(v) ||
+		    policy_add_ports(pol, json_string_value(v)) == -1)
+			goto bad;
+	}
+	return 0;
+bad:
+	snprintf(err, errlen, "policy.ports must be an array of ports or \"LOW-HIGH\" ranges");
+	return -1;
+}
+
+/*
+ * {"allow":[...], "deny":[...], "ports":[...], "allow_local":bool,
+ *  "mode":"full"|"limited", "enabled":bool, "socks5":bool, "socks5_udp":bool}
+ */
+struct policy *
+policy_from_json(json_t *o, char *err, size_t errlen)
+{
+	struct policy	*pol;
+	json_t		*mode;
+	const char	*key;
+	json_t		*v;
+	static const char *known[] = { "allow", "deny", "ports", "allow_local", "mode",
+	    "enabled", "socks5", "socks5_udp", NULL };
+	size_t		 i;
+
+	if (!json_is_object(o)) {
+		snprintf(err, errlen, "policy must be an object");
+		return NULL;
+	}
+	json_object_foreach(o, key, v) {
+		for (i = 0; known[i] != NULL && strcmp(known[i], key) != 0; i++)
+			;
+		if (known[i] == NULL) {
+			snprintf(err, errlen, "unknown policy field \"%s\"", key);
+			return NULL;
+		}
+	}
+	if ((pol = malloc(sizeof(*pol))) == NULL) {
+		snprintf(err, errlen, "out of memory");
+		return NULL;
+	}
+	policy_defaults(pol);
+	if (json_patterns(pol, o, "allow", 0, err, errlen) == -1 ||
+	    json_patterns(pol, o, "deny", 1, err, errlen) == -1 ||
+	    json_ports(pol, o, err, errlen) == -1 ||
+	    json_flag(o, "allow_local", &pol->allow_local, err, errlen) == -1 ||
+	    json_flag(o, "enabled", &pol->enabled, err, errlen) == -1 ||
+	    json_flag(o, "socks5", &pol->socks5, err, errlen) == -1 ||
+	    json_flag(o, "socks5_udp", &pol->socks5_udp, err, errlen) == -1)
+		goto fail;
+	if ((mode = json_object_get(o, "mode")) != NULL && !json_is_null(mode)) {
+		if (json_is_string(mode) && strcmp(json_string_value(mode), "full") == 0)
+			pol->mode = MODE_FULL;
+		else if (json_is_string(mode) && strcmp(json_string_value(mode), "limited") == 0)
+			pol->mode = MODE_LIMITED;
+		else {
+			snprintf(err, errlen, "policy.mode must be \"full\" or \"limited\"");
+			goto fail;
+		}
+	}
+	return pol;
+fail:
+	policy_free(pol);
+	return NULL;
+}

@@ -1,0 +1,317 @@
+/*
+ * execd-proxy: the managed network proxy sidecar.  Everything the modules
+ * share: configuration, policy, registrations, connections.
+ */
+#ifndef EXECD_PROXY_H
+#define EXECD_PROXY_H
+
+#include <sys/queue.h>
+#include <sys/socket.h>
+#include <netinet/in.h>
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <jansson.h>
+
+#include "buf.h"
+#include "evloop.h"
+
+#define PROXY_HOST_MAX		253	/* a DNS name, as the reference bounds it */
+#define PROXY_ADDRS_MAX		16	/* resolved addresses kept per request */
+#define PROXY_HEAD_MAX		(32 * 1024)	/* request / response head */
+#define PROXY_CRED_ID_LEN	16	/* "x" + 15 hex digits */
+#define PROXY_CRED_SECRET_LEN	32	/* hex of 16 random bytes */
+
+/* -------------------------------------------------------------- policy */
+
+struct portrange {
+	uint16_t	lo, hi;
+};
+
+enum proxy_mode {
+	MODE_FULL,
+	MODE_LIMITED,		/* GET/HEAD/OPTIONS over plain HTTP only */
+};
+
+/* One policy: the global one from the file, or a process's narrower one. */
+struct policy {
+	char		**allow;	/* normalised patterns */
+	size_t		  nallow;
+	char		**deny;
+	size_t		  ndeny;
+	struct portrange *ports;	/* NULL: every port */
+	size_t		  nports;
+	int		  allow_local;
+	enum proxy_mode	  mode;
+	int		  enabled;	/* 0: every request refused (proxy_disabled) */
+	int		  socks5;	/* SOCKS5 TCP permitted */
+	int		  socks5_udp;	/* SOCKS5 UDP ASSOCIATE permitted */
+};
+
+/* What a check concluded. */
+struct verdict {
+	int		 allow;
+	const char	*reason;	/* "allow", "denied", "not_allowed", ... */
+	const char	*source;	/* "baseline_policy", "process_policy", "mode_guard" */
+};
+
+enum proxy_proto {
+	PROTO_HTTP,		/* absolute-URI forwarding */
+	PROTO_HTTP_CONNECT,
+	PROTO_SOCKS5,
+	PROTO_SOCKS5_UDP,
+};
+
+/* ---------------------------------------------------------- configuration */
+
+enum audit_dest {
+	AUDIT_NONE,
+	AUDIT_STDERR,
+	AUDIT_FILE,
+	AUDIT_SYSLOG,
+};
+
+struct upstream {
+	char		 host[PROXY_HOST_MAX + 1];
+	uint16_t	 port;
+	char		*auth;		/* "Basic ..." for Proxy-Authorization, or NULL */
+};
+
+struct proxy_conf {
+	int			 refs;
+	unsigned		 generation;
+	struct policy		 policy;
+	struct sockaddr_storage	 http_addr;
+	int			 has_http;
+	struct sockaddr_storage	 socks_addr;
+	int			 has_socks;
+	char			*control_path;
+	char			*dns_servers;	/* c-ares CSV, NULL: system resolver */
+	char			*ca_bundle;	/* handed to clients for CA variables */
+	struct upstream		*upstream;
+	unsigned		 max_conns;
+	unsigned		 max_conns_client;
+	unsigned		 max_pending;	/* connections not yet authenticated */
+	unsigned		 idle_ms;
+	unsigned		 connect_ms;
+	unsigned		 header_ms;
+	unsigned		 dns_ms;
+	enum audit_dest		 audit;
+	char			*audit_path;
+};
+
+extern struct proxy_conf *pconf;	/* the live configuration */
+
+/* policy_parse.c */
+struct proxy_conf *conf_load(const char *path, char *err, size_t errlen);
+struct proxy_conf *conf_ref(struct proxy_conf *);
+void	 conf_unref(struct proxy_conf *);
+struct policy *policy_from_json(json_t *o, char *err, size_t errlen);
+void	 policy_free(struct policy *);
+void	 policy_clear(struct policy *);
+int	 policy_add_pattern(struct policy *, int deny, const char *pat,
+	    char *err, size_t errlen);
+int	 parse_hostport(const char *s, struct sockaddr_storage *ss, uint16_t defport);
+
+/* policy.c */
+int	 host_normalize(const char *in, size_t len, char *out, size_t outlen);
+int	 host_literal(const char *host, struct sockaddr_storage *ss);
+int	 addr_is_public(const struct sockaddr *sa);
+int	 pattern_matches(const char *pat, const char *host);
+void	 policy_check_host(const struct policy *, const char *source, const char *host,
+	    int is_literal, const struct sockaddr_storage *lit, uint16_t port,
+	    const char *method, enum proxy_proto proto, struct verdict *v);
+int	 policy_wants_addr_check(const struct policy *, const char *host);
+void	 policy_check_addrs(const struct policy *, const char *source, const char *host,
+	    const struct sockaddr_storage *addrs, size_t n, struct verdict *v);
+const char *verdict_header(const struct verdict *);
+const char *verdict_message(const struct verdict *);
+
+/* ------------------------------------------------------------ registrations */
+
+struct conn;
+
+struct reg {
+	LIST_ENTRY(reg)		 hash;
+	TAILQ_ENTRY(reg)	 owner_entry;
+	TAILQ_HEAD(, conn)	 conns;
+	struct ctl_client	*owner;		/* control connection that made it */
+	char			 id[PROXY_CRED_ID_LEN + 1];
+	char			 secret[PROXY_CRED_SECRET_LEN + 1];
+	json_t			*tags;		/* object, echoed in audit events */
+	struct policy		*policy;	/* narrower per-process policy, or NULL */
+	unsigned		 nconns;
+	uint64_t		 created;
+};
+
+/* registry.c */
+struct reg *reg_create(struct ctl_client *owner, json_t *tags, struct policy *pol,
+	    const char *want_id, const char *want_secret, char *err, size_t errlen);
+struct reg *reg_find(const char *id);
+struct reg *reg_auth(const char *id, size_t idlen, const char *secret, size_t secretlen);
+void	 reg_destroy(struct reg *);
+size_t	 reg_count(void);
+
+/* -------------------------------------------------------------- connections */
+
+/* One direction of a relay: bytes read from src are written to dst. */
+struct half {
+	int		*src, *dst;
+	int		 pipe[2];	/* splice(2) through this, -1: read/write */
+	size_t		 inpipe;
+	struct buf	 pend;		/* written before anything else */
+	int		 eof;		/* src said EOF */
+	int		 shut;		/* dst got shutdown(SHUT_WR) */
+	uint64_t	 bytes;
+	/* while set, bytes from src collect in acc and this decides */
+	int		(*filter)(struct conn *, struct buf *acc, struct buf *out);
+	struct buf	 acc;
+};
+
+enum conn_state {
+	CS_GREETING,		/* reading a request head or SOCKS greeting */
+	CS_DIALING,		/* policy, DNS and connect in progress */
+	CS_RELAY,
+	CS_REPLY,		/* flushing a final reply to the client */
+	CS_DEAD,
+};
+
+enum dial_fail {
+	DIAL_OK,
+	DIAL_DENIED,		/* policy said no; c->verdict holds why */
+	DIAL_DNS,		/* name did not resolve */
+	DIAL_TIMEOUT,
+	DIAL_REFUSED,
+	DIAL_UNREACH,
+	DIAL_UPSTREAM,		/* anything else on the way out */
+};
+
+struct resolve_req;
+struct listener;
+
+struct conn {
+	TAILQ_ENTRY(conn)	 entry;
+	TAILQ_ENTRY(conn)	 reg_entry;
+	struct listener		*l;
+	enum conn_state		 state;
+	enum proxy_proto	 proto;
+	int			 cfd, ufd;
+	struct ev_io		 cio, uio;
+	struct ev_timer		 timer;
+	struct proxy_conf	*conf;		/* policy in force for this request */
+	struct reg		*reg;
+	char			 client[64];
+	struct buf		 in;		/* client bytes not yet consumed */
+	struct buf		 out;		/* final reply before close */
+	uint64_t		 started, last_io;
+	int			 counted_pending;
+
+	/* the request */
+	char			 method[16];
+	char			 host[PROXY_HOST_MAX + 1];
+	uint16_t		 port;
+	int			 is_literal;
+	int			 socks_step;
+	struct buf		 uhead;		/* what goes upstream first */
+	int			 want_upgrade;
+
+	/* dialing */
+	struct resolve_req	*rq;
+	struct sockaddr_storage	 addrs[PROXY_ADDRS_MAX];
+	size_t			 naddrs, addr_i;
+	char			 addr[64];	/* the address actually dialled */
+	int			 via_upstream;
+	int			 upstream_step;
+	struct verdict		 verdict;
+	enum dial_fail		 fail;
+
+	struct half		 c2u, u2c;
+	int			 audited_close;
+};
+
+TAILQ_HEAD(connlist, conn);
+extern struct connlist	conns;
+
+/* conn.c */
+struct conn *conn_new(struct listener *, int fd, const struct sockaddr_storage *peer);
+void	 conn_close(struct conn *, const char *why);
+int	 conn_attach_reg(struct conn *, struct reg *);
+void	 conn_want(struct conn *);
+void	 conn_reply_close(struct conn *, const void *msg, size_t len);
+void	 conn_timer(struct conn *, unsigned ms);
+unsigned conn_count(void);
+unsigned conn_pending(void);
+void	 conn_close_reg(struct reg *);
+
+/* listener.c */
+struct listener {
+	enum proxy_proto	 kind;		/* PROTO_HTTP or PROTO_SOCKS5 */
+	int			 fd;
+	struct ev_io		 io;
+	struct ev_timer		 retry;
+	char			 name[64];	/* "127.0.0.1:3128" */
+};
+int	 listener_open(struct listener *, enum proxy_proto, const struct sockaddr_storage *);
+void	 listener_close(struct listener *);
+extern struct listener	http_listener, socks_listener;
+
+/* http_proxy.c */
+void	 http_start(struct conn *);
+void	 http_input(struct conn *);
+void	 http_dial_done(struct conn *);
+void	 http_fail_reply(struct conn *, int status, const char *reason_phrase,
+	    const char *body);
+
+/* http_forward.c */
+int	 http_forward_prepare(struct conn *, const char *target, const char *head,
+	    size_t headlen, char *err, size_t errlen);
+void	 http_forward_start(struct conn *);
+
+/* socks5.c */
+void	 socks_start(struct conn *);
+void	 socks_input(struct conn *);
+void	 socks_dial_done(struct conn *);
+
+/* dial.c */
+void	 dial_start(struct conn *);
+void	 dial_io(struct conn *, uint32_t events);
+void	 dial_cancel(struct conn *);
+
+/* tunnel.c */
+void	 half_init(struct half *, int *src, int *dst);
+void	 half_free(struct half *);
+void	 tunnel_start(struct conn *);
+void	 tunnel_io(struct conn *);
+uint32_t tunnel_interest(struct conn *, int fd);
+
+/* resolve.c */
+typedef void	resolve_cb(void *arg, int status, const struct sockaddr_storage *addrs,
+		    size_t n);
+int	 resolve_init(const char *servers, unsigned timeout_ms);
+int	 resolve_set_servers(const char *servers);
+void	 resolve_shutdown(void);
+struct resolve_req *resolve_start(const char *host, resolve_cb *, void *arg);
+void	 resolve_cancel(struct resolve_req *);
+const char *resolve_strerror(int status);
+int	 resolve_is_timeout(int status);
+
+/* control.c */
+struct ctl_client;
+int	 control_open(const char *path);
+void	 control_close(void);
+
+/* audit.c */
+int	 audit_open(enum audit_dest, const char *path);
+void	 audit_close(void);
+void	 audit_decision(struct conn *, const struct verdict *);
+void	 audit_tunnel_close(struct conn *, const char *result);
+uint64_t audit_lost(void);
+uint64_t audit_written(void);
+const char *proto_name(enum proxy_proto);
+void	 time_rfc3339(char *buf, size_t len);
+
+/* main.c */
+unsigned conf_generation(void);
+
+#endif

@@ -1,0 +1,183 @@
+#include "config.h"
+
+#include <sys/socket.h>
+#include <sys/stat.h>
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "log.h"
+#include "conn.h"
+
+static void	conn_io(struct ev_io *, uint32_t, void *);
+
+static void
+conn_describe(struct conn *c)
+{
+	struct sockaddr_storage	 ss;
+	socklen_t		 sl = sizeof(ss);
+	char			 host[INET6_ADDRSTRLEN];
+	int			 one = 1;
+
+	snprintf(c->peer, sizeof(c->peer), "stdio");
+	if (getpeername(c->in_fd, (struct sockaddr *)&ss, &sl) == -1)
+		return;
+	if (ss.ss_family == AF_INET) {
+		struct sockaddr_in *s4 = (struct sockaddr_in *)&ss;
+		inet_ntop(AF_INET, &s4->sin_addr, host, sizeof(host));
+		snprintf(c->peer, sizeof(c->peer), "%s:%u", host, ntohs(s4->sin_port));
+		c->is_inet = 1;
+	} else if (ss.ss_family == AF_INET6) {
+		struct sockaddr_in6 *s6 = (struct sockaddr_in6 *)&ss;
+		inet_ntop(AF_INET6, &s6->sin6_addr, host, sizeof(host));
+		snprintf(c->peer, sizeof(c->peer), "[%s]:%u", host, ntohs(s6->sin6_port));
+		c->is_inet = 1;
+	} else
+		snprintf(c->peer, sizeof(c->peer), "unix");
+	if (c->is_inet)
+		setsockopt(c->in_fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+}
+
+static int
+nonblock(int fd)
+{
+	int	fl = fcntl(fd, F_GETFL);
+
+	if (fl == -1 || fcntl(fd, F_SETFL, fl | O_NONBLOCK) == -1) {
+		log_warn("fcntl O_NONBLOCK fd %d", fd);
+		return -1;
+	}
+	return 0;
+}
+
+static int
+is_regular(int fd)
+{
+	struct stat	st;
+
+	return fstat(fd, &st) == 0 && S_ISREG(st.st_mode);
+}
+
+static void
+conn_plain_ready(struct ev_timer *t, void *arg)
+{
+	struct conn	*c = arg;
+
+	if (c->closed)
+		return;
+	if (c->in_plain && c->want_read && c->on_read != NULL)
+		c->on_read(c);
+	if (!c->closed && c->out_plain && c->want_write && c->on_write != NULL)
+		c->on_write(c);
+}
+
+int
+conn_open(struct conn *c, int in_fd, int out_fd)
+{
+	memset(c, 0, sizeof(*c));
+	c->in_fd = in_fd;
+	c->out_fd = out_fd;
+	c->in_plain = is_regular(in_fd);
+	c->out_plain = is_regular(out_fd);
+	ev_timer_init(&c->plain_timer, conn_plain_ready, c);
+	if (nonblock(in_fd) == -1 || (out_fd != in_fd && nonblock(out_fd) == -1))
+		return -1;
+	conn_describe(c);
+	if (!c->in_plain && ev_io_add(&c->rio, in_fd, 0, conn_io, c) == -1)
+		return -1;
+	if (out_fd != in_fd && !c->out_plain &&
+	    ev_io_add(&c->wio, out_fd, 0, conn_io, c) == -1)
+		return -1;
+	return 0;
+}
+
+void
+conn_set_handlers(struct conn *c, conn_cb *on_read, conn_cb *on_write, void *arg)
+{
+	c->on_read = on_read;
+	c->on_write = on_write;
+	c->arg = arg;
+}
+
+void
+conn_want(struct conn *c, int rd, int wr)
+{
+	if (c->closed)
+		return;
+	c->want_read = rd && !c->in_eof;
+	c->want_write = wr;
+	if (c->in_fd == c->out_fd)
+		ev_io_set(&c->rio, (c->want_read ? EPOLLIN : 0) | (c->want_write ? EPOLLOUT : 0));
+	else {
+		ev_io_set(&c->rio, c->want_read ? EPOLLIN : 0);
+		ev_io_set(&c->wio, c->want_write ? EPOLLOUT : 0);
+	}
+	if ((c->in_plain && c->want_read) || (c->out_plain && c->want_write)) {
+		if (!ev_timer_armed(&c->plain_timer))
+			ev_timer_start(&c->plain_timer, 0);
+	} else
+		ev_timer_stop(&c->plain_timer);
+	/* bytes already buffered will never make the descriptor readable */
+	if (c->want_read && c->pre.len > c->pre.off && c->on_read != NULL)
+		c->on_read(c);
+}
+
+static void
+conn_io(struct ev_io *io, uint32_t events, void *arg)
+{
+	struct conn	*c = arg;
+
+	if ((events & (EPOLLIN | EPOLLHUP | EPOLLERR)) && c->want_read && io == &c->rio &&
+	    c->on_read != NULL)
+		c->on_read(c);
+	if (c->closed)
+		return;
+	if ((events & (EPOLLOUT | EPOLLERR | EPOLLHUP)) && c->want_write &&
+	    (io == &c->wio || c->in_fd == c->out_fd) && c->on_write != NULL)
+		c->on_write(c);
+}
+
+ssize_t
+conn_read(struct conn *c, void *p, size_t n)
+{
+	size_t	avail = buf_avail(&c->pre);
+
+	if (avail > 0) {
+		if (n > avail)
+			n = avail;
+		memcpy(p, buf_head(&c->pre), n);
+		buf_consume(&c->pre, n);
+		return (ssize_t)n;
+	}
+	return read(c->in_fd, p, n);
+}
+
+void
+conn_shutdown_write(struct conn *c)
+{
+	if (c->in_fd == c->out_fd)
+		shutdown(c->out_fd, SHUT_WR);
+}
+
+void
+conn_close(struct conn *c)
+{
+	if (c->closed)
+		return;
+	c->closed = 1;
+	ev_timer_stop(&c->plain_timer);
+	ev_io_del(&c->rio);
+	if (c->out_fd != c->in_fd) {
+		ev_io_del(&c->wio);
+		close(c->out_fd);
+	}
+	close(c->in_fd);
+	buf_free(&c->pre);
+}

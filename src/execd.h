@@ -1,0 +1,25 @@
+/* execd's run-time settings, fixed after start-up. */
+#ifndef EXECD_EXECD_H
+#define EXECD_EXECD_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define EXECD_VERSION_STRING	PACKAGE_VERSION
+
+struct execd_conf {
+	size_t		 max_message;		/* bytes in one JSON-RPC message */
+	size_t		 retention_bytes;	/* output kept per process */
+	size_t		 retention_chunks;
+	unsigned	 kill_grace_ms;		/* SIGTERM -> SIGKILL */
+	unsigned	 closed_keep_ms;	/* a closed process stays readable */
+	unsigned	 concurrency;		/* requests in flight per connection */
+	unsigned	 header_timeout_ms;	/* HTTP upgrade must arrive within */
+	const char	*token;			/* capability token, NULL: none */
+	int		 no_auth;		/* explicitly allow unauthenticated sockets */
+	const char	*proxy_control;		/* execd-proxy control socket, NULL: none */
+};
+
+extern struct execd_conf conf;
+
+#endif

@@ -1,0 +1,32 @@
+/* The HTTP side of a WebSocket listener: routes, auth and the RFC 6455 upgrade. */
+#ifndef EXECD_HTTP_UPGRADE_H
+#define EXECD_HTTP_UPGRADE_H
+
+#include <stddef.h>
+
+#define HTTP_HEAD_MAX	8192
+
+enum http_verdict {
+	HTTP_INCOMPLETE,	/* need more bytes */
+	HTTP_RESPOND,		/* send resp, then close */
+	HTTP_UPGRADE,		/* send resp (101), then WebSocket */
+};
+
+struct http_result {
+	enum http_verdict	 verdict;
+	size_t			 head_len;	/* bytes of the request head */
+	char			 resp[1024];
+	size_t			 resp_len;
+	int			 status;
+};
+
+/*
+ * Look at the bytes received so far. need_auth: a capability token must be
+ * presented (conf.token).
+ */
+void	http_upgrade_parse(const char *data, size_t len, int need_auth,
+	    struct http_result *r);
+/* base64(SHA-1(key + GUID)) into out (29 bytes at least) */
+int	http_ws_accept(const char *key, size_t keylen, char *out, size_t outlen);
+
+#endif

@@ -1,0 +1,206 @@
+#include "config.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "log.h"
+#include "execd.h"
+#include "jsonl.h"
+#include "rpc.h"
+
+#define JSONL_READ	(256 * 1024)
+
+static struct {
+	struct conn		*c;
+	struct rpc_transport	 t;
+	struct buf		 in, out;
+	size_t			 scanned;	/* bytes of in already searched for '\n' */
+	int			 paused;
+	int			 closing;	/* flush, then close */
+	int			 was_congested;
+} jl;
+
+static void	jsonl_update(void);
+
+static void
+jsonl_finish(void)
+{
+	if (jl.c == NULL)
+		return;
+	conn_close(jl.c);
+	jl.c = NULL;
+	buf_free(&jl.in);
+	buf_free(&jl.out);
+	rpc_detach();
+}
+
+/* Hand every whole line to the dispatcher. */
+static void
+jsonl_lines(void)
+{
+	uint8_t	*nl, *line;
+	size_t	 len;
+
+	while (!jl.paused && !jl.closing) {
+		line = buf_head(&jl.in);
+		nl = memchr(line + jl.scanned, '\n', buf_avail(&jl.in) - jl.scanned);
+		if (nl == NULL) {
+			jl.scanned = buf_avail(&jl.in);
+			if (jl.scanned > conf.max_message) {
+				/* as the reference: an over-long line ends the connection */
+				log_warnx("%s: message over %zu bytes: closing", jl.c->peer,
+				    conf.max_message);
+				jl.closing = 1;
+				rpc_detach();
+			}
+			return;
+		}
+		len = (size_t)(nl - line);
+		jl.scanned = 0;
+		if (len > conf.max_message) {
+			log_warnx("%s: message over %zu bytes: closing", jl.c->peer, conf.max_message);
+			jl.closing = 1;
+			rpc_detach();
+			return;
+		}
+		if (len > 0 && line[len - 1] == '\r')
+			len--;
+		/* whitespace-only lines are skipped, as the reference does */
+		if (strspn((char *)line, " \t\r") < len) {
+			if (rpc_input((const char *)line, len) == 1)
+				jl.paused = 1;
+		}
+		if (jl.c == NULL)
+			return;
+		buf_consume(&jl.in, (size_t)(nl - line) + 1);
+	}
+}
+
+static void
+jsonl_on_read(struct conn *c)
+{
+	ssize_t	n;
+
+	if (buf_reserve(&jl.in, JSONL_READ) == -1) {
+		log_warnx("%s: out of memory", c->peer);
+		jl.closing = 1;
+		rpc_detach();
+		jsonl_update();
+		return;
+	}
+	n = conn_read(c, jl.in.data + jl.in.len, JSONL_READ);
+	if (n == -1 && (errno == EAGAIN || errno == EINTR))
+		return;
+	if (n <= 0) {
+		if (n == -1)
+			log_warn("%s: read", c->peer);
+		c->in_eof = 1;
+		jl.closing = 1;
+		rpc_detach();
+		jsonl_update();
+		return;
+	}
+	jl.in.len += (size_t)n;
+	jsonl_lines();
+	jsonl_update();
+}
+
+static void
+jsonl_on_write(struct conn *c)
+{
+	ssize_t	n;
+
+	while (buf_avail(&jl.out) > 0) {
+		n = write(c->out_fd, buf_head(&jl.out), buf_avail(&jl.out));
+		if (n == -1) {
+			if (errno == EAGAIN || errno == EINTR)
+				break;
+			if (errno != EPIPE)
+				log_warn("%s: write", c->peer);
+			buf_reset(&jl.out);
+			jl.closing = 1;
+			rpc_detach();
+			break;
+		}
+		buf_consume(&jl.out, (size_t)n);
+	}
+	if (jl.was_congested && buf_avail(&jl.out) < RPC_LOW_WATER) {
+		jl.was_congested = 0;
+		rpc_output_drained();
+	}
+	jsonl_update();
+}
+
+static void
+jsonl_update(void)
+{
+	if (jl.c == NULL)
+		return;
+	if (jl.closing && buf_avail(&jl.out) == 0) {
+		jsonl_finish();
+		return;
+	}
+	conn_want(jl.c, !jl.paused && !jl.closing, buf_avail(&jl.out) > 0);
+}
+
+static int
+jsonl_send(void *ctx, const char *msg, size_t len)
+{
+	if (jl.c == NULL)
+		return -1;
+	if (buf_reserve(&jl.out, len + 1) == -1)
+		return -1;
+	buf_append(&jl.out, msg, len);
+	buf_append(&jl.out, "\n", 1);
+	if (buf_avail(&jl.out) > RPC_HIGH_WATER)
+		jl.was_congested = 1;
+	conn_want(jl.c, !jl.paused && !jl.closing, 1);
+	return 0;
+}
+
+static size_t
+jsonl_pending(void *ctx)
+{
+	return buf_avail(&jl.out);
+}
+
+static void
+jsonl_resume(void *ctx)
+{
+	jl.paused = 0;
+	jsonl_lines();
+	jsonl_update();
+}
+
+static void
+jsonl_close(void *ctx)
+{
+	jl.closing = 1;
+	rpc_detach();
+	jsonl_update();
+}
+
+int
+jsonl_start(struct conn *c)
+{
+	memset(&jl, 0, sizeof(jl));
+	jl.c = c;
+	jl.t.ctx = NULL;
+	jl.t.send = jsonl_send;
+	jl.t.pending = jsonl_pending;
+	jl.t.resume_input = jsonl_resume;
+	jl.t.close = jsonl_close;
+	snprintf(jl.t.name, sizeof(jl.t.name), "exec-server stdio");
+	/* bytes the sniffer already read are the start of the first line */
+	if (buf_append(&jl.in, buf_head(&c->pre), buf_avail(&c->pre)) == -1)
+		return -1;
+	buf_reset(&c->pre);
+	conn_set_handlers(c, jsonl_on_read, jsonl_on_write, NULL);
+	rpc_attach(&jl.t);
+	jsonl_lines();
+	jsonl_update();
+	return 0;
+}

@@ -1,0 +1,233 @@
+#include "config.h"
+
+#include <sys/socket.h>
+#include <sys/wait.h>
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <netdb.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "evloop.h"
+#include "log.h"
+#include "execd.h"
+#include "listen.h"
+#include "serve.h"
+
+#define LISTEN_MAX	16
+
+static struct ev_io	lio[LISTEN_MAX];
+static int		nlio;
+static pid_t		*children;
+static size_t		 nchildren, capchildren;
+
+static void
+child_add(pid_t pid)
+{
+	pid_t	*n;
+
+	if (nchildren == capchildren) {
+		n = reallocarray(children, capchildren ? capchildren * 2 : 64, sizeof(*n));
+		if (n == NULL) {
+			log_warnx("out of memory tracking instance %ld", (long)pid);
+			return;
+		}
+		children = n;
+		capchildren = capchildren ? capchildren * 2 : 64;
+	}
+	children[nchildren++] = pid;
+}
+
+static void
+child_del(pid_t pid)
+{
+	size_t	i;
+
+	for (i = 0; i < nchildren; i++)
+		if (children[i] == pid) {
+			children[i] = children[--nchildren];
+			return;
+		}
+}
+
+static int
+is_loopback(const struct sockaddr *sa)
+{
+	if (sa->sa_family == AF_INET)
+		return (ntohl(((const struct sockaddr_in *)sa)->sin_addr.s_addr) >> 24) == 127;
+	if (sa->sa_family == AF_INET6)
+		return IN6_IS_ADDR_LOOPBACK(&((const struct sockaddr_in6 *)sa)->sin6_addr);
+	return 0;
+}
+
+int
+listen_open(const char *url, int allow_remote, char *client_url, size_t urllen)
+{
+	struct addrinfo		 hints = { .ai_socktype = SOCK_STREAM,
+				    .ai_flags = AI_NUMERICHOST | AI_NUMERICSERV };
+	struct addrinfo		*ai;
+	struct sockaddr_storage	 ss;
+	socklen_t		 sl = sizeof(ss);
+	char			 host[256], port[16], shost[INET6_ADDRSTRLEN];
+	const char		*hp, *colon;
+	int			 fd, one = 1, r;
+
+	if (strncmp(url, "ws://", 5) != 0) {
+		log_warnx("--listen %s: only ws://HOST:PORT is supported", url);
+		return -1;
+	}
+	hp = url + 5;
+	if (*hp == '[') {
+		colon = strstr(hp, "]:");
+		if (colon == NULL || (size_t)(colon - hp - 1) >= sizeof(host))
+			goto bad;
+		snprintf(host, sizeof(host), "%.*s", (int)(colon - hp - 1), hp + 1);
+		colon++;
+	} else {
+		colon = strrchr(hp, ':');
+		if (colon == NULL || (size_t)(colon - hp) >= sizeof(host))
+			goto bad;
+		snprintf(host, sizeof(host), "%.*s", (int)(colon - hp), hp);
+	}
+	snprintf(port, sizeof(port), "%.*s", (int)strcspn(colon + 1, "/"), colon + 1);
+	if ((r = getaddrinfo(host, port, &hints, &ai)) != 0) {
+		log_warnx("--listen %s: %s", url, gai_strerror(r));
+		return -1;
+	}
+	if (!is_loopback(ai->ai_addr) && !allow_remote) {
+		log_warnx("--listen %s: not a loopback address; add --allow-remote "
+		    "to listen on the network", url);
+		freeaddrinfo(ai);
+		return -1;
+	}
+	fd = socket(ai->ai_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	if (fd == -1 || setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) == -1 ||
+	    bind(fd, ai->ai_addr, ai->ai_addrlen) == -1 || listen(fd, 128) == -1 ||
+	    getsockname(fd, (struct sockaddr *)&ss, &sl) == -1) {
+		log_warn("--listen %s", url);
+		if (fd != -1)
+			close(fd);
+		freeaddrinfo(ai);
+		return -1;
+	}
+	freeaddrinfo(ai);
+	if (ss.ss_family == AF_INET6) {
+		inet_ntop(AF_INET6, &((struct sockaddr_in6 *)&ss)->sin6_addr, shost, sizeof(shost));
+		snprintf(client_url, urllen, "ws://[%s]:%u/%s", shost,
+		    ntohs(((struct sockaddr_in6 *)&ss)->sin6_port), conf.token ? conf.token : "");
+	} else {
+		inet_ntop(AF_INET, &((struct sockaddr_in *)&ss)->sin_addr, shost, sizeof(shost));
+		snprintf(client_url, urllen, "ws://%s:%u/%s", shost,
+		    ntohs(((struct sockaddr_in *)&ss)->sin_port), conf.token ? conf.token : "");
+	}
+	return fd;
+bad:
+	log_warnx("--listen %s: expected ws://HOST:PORT", url);
+	return -1;
+}
+
+int
+listen_inherited(int *fds, int max)
+{
+	const char	*pid = getenv("LISTEN_PID"), *nfds = getenv("LISTEN_FDS");
+	int		 n, i;
+
+	if (pid == NULL || nfds == NULL || atol(pid) != (long)getpid())
+		return 0;
+	n = atoi(nfds);
+	if (n > max)
+		n = max;
+	for (i = 0; i < n; i++) {
+		fds[i] = 3 + i;
+		fcntl(fds[i], F_SETFD, FD_CLOEXEC);
+	}
+	/* children must not think they were socket-activated */
+	unsetenv("LISTEN_PID");
+	unsetenv("LISTEN_FDS");
+	unsetenv("LISTEN_FDNAMES");
+	return n;
+}
+
+static void
+listen_reap(int signo, void *arg)
+{
+	pid_t	pid;
+	int	status;
+
+	while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
+		child_del(pid);
+		if (WIFSIGNALED(status))
+			log_warnx("instance %ld killed by signal %d", (long)pid, WTERMSIG(status));
+	}
+}
+
+static void
+listen_stop(int signo, void *arg)
+{
+	size_t	i;
+
+	log_info("signal %d: stopping; instances end their sessions", signo);
+	for (i = 0; i < (size_t)nlio; i++) {
+		ev_io_del(&lio[i]);
+		close(lio[i].fd);
+	}
+	nlio = 0;
+	/* each instance kills its own processes on SIGTERM */
+	for (i = 0; i < nchildren; i++)
+		kill(children[i], SIGTERM);
+	ev_break();
+}
+
+static void
+listen_accept(struct ev_io *io, uint32_t events, void *arg)
+{
+	int	fd, i;
+	pid_t	pid;
+
+	fd = accept4(io->fd, NULL, NULL, SOCK_CLOEXEC);
+	if (fd == -1) {
+		if (errno != EAGAIN && errno != EINTR && errno != ECONNABORTED)
+			log_warn("accept");
+		return;
+	}
+	if ((pid = fork()) == -1) {
+		log_warn("fork");
+		close(fd);
+		return;
+	}
+	if (pid == 0) {
+		for (i = 0; i < nlio; i++)
+			close(lio[i].fd);
+		ev_child_reset();
+		_exit(serve_connection(fd, fd));
+	}
+	child_add(pid);
+	close(fd);
+}
+
+int
+listen_serve(const int *fds, int nfds)
+{
+	int	i;
+
+	if (ev_signal(SIGCHLD, listen_reap, NULL) == -1 ||
+	    ev_signal(SIGTERM, listen_stop, NULL) == -1 ||
+	    ev_signal(SIGINT, listen_stop, NULL) == -1)
+		return 1;
+	for (i = 0; i < nfds && nlio < LISTEN_MAX; i++) {
+		fcntl(fds[i], F_SETFL, fcntl(fds[i], F_GETFL) | O_NONBLOCK);
+		if (ev_io_add(&lio[nlio], fds[i], EPOLLIN, listen_accept, NULL) == 0)
+			nlio++;
+	}
+	if (nlio == 0)
+		return 1;
+	ev_run();
+	return 0;
+}

@@ -1,0 +1,245 @@
+/*
+ * execd: a Codex exec-server for one client connection, started by inetd,
+ * systemd, launchd or ssh; or a small listener that forks one per client.
+ */
+#include "config.h"
+
+#include <sys/socket.h>
+#include <sys/stat.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <openssl/rand.h>
+
+#include "log.h"
+#include "execd.h"
+#include "listen.h"
+#include "serve.h"
+
+struct execd_conf conf = {
+	.max_message = 64u * 1024 * 1024,	/* the reference's line and message cap */
+	.retention_bytes = 1024 * 1024,
+	.retention_chunks = 50000,
+	.kill_grace_ms = 2000,
+	.closed_keep_ms = 80000,
+	.concurrency = 1,
+	.header_timeout_ms = 10000,
+};
+
+enum mode {
+	MODE_AUTO,
+	MODE_STDIO,
+	MODE_INETD,
+	MODE_LISTEN,
+};
+
+static void
+usage(void)
+{
+	fprintf(stderr,
+	    "usage: execd [--stdio | --inetd | --listen ws://HOST:PORT] [--token-file FILE]\n"
+	    "             [--allow-remote] [--no-auth] [--max-message BYTES]\n"
+	    "             [--retention BYTES] [--kill-grace-ms MS] [--concurrent-requests N]\n"
+	    "             [--proxy-control PATH] [--log stderr|syslog|none] [--log-level LEVEL]\n");
+	exit(2);
+}
+
+static unsigned long long
+number(const char *opt, const char *s, unsigned long long max)
+{
+	unsigned long long	 v;
+	char			*end;
+
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno != 0 || *end != '\0' || *s == '\0' || v > max)
+		fatalx("%s: bad number \"%s\"", opt, s);
+	return v;
+}
+
+static char *
+read_token(const char *path)
+{
+	char	 buf[512], *s, *e;
+	ssize_t	 n;
+	int	 fd;
+
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) == -1)
+		fatal("--token-file %s", path);
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n < 0)
+		fatal("read %s", path);
+	buf[n] = '\0';
+	for (s = buf; *s == ' ' || *s == '\t' || *s == '\n' || *s == '\r'; s++)
+		;
+	for (e = s + strlen(s); e > s && (e[-1] == ' ' || e[-1] == '\t' || e[-1] == '\n' ||
+	    e[-1] == '\r'); e--)
+		;
+	*e = '\0';
+	if (*s == '\0')
+		fatalx("--token-file %s is empty", path);
+	if (strcspn(s, " \t/?#%") != strlen(s))
+		fatalx("--token-file %s: the token must not contain white space, / ? # or %%", path);
+	return strdup(s);
+}
+
+static char *
+new_token(void)
+{
+	static const char	 hex[] = "0123456789abcdef";
+	unsigned char		 r[24];
+	char			*t;
+	size_t			 i;
+
+	if (RAND_bytes(r, sizeof(r)) != 1 || (t = malloc(2 * sizeof(r) + 1)) == NULL)
+		fatalx("cannot make a token");
+	for (i = 0; i < sizeof(r); i++) {
+		t[2 * i] = hex[r[i] >> 4];
+		t[2 * i + 1] = hex[r[i] & 15];
+	}
+	t[2 * sizeof(r)] = '\0';
+	return t;
+}
+
+/* Never let a stray write to fd 2 land in the protocol stream (inetd gives us the socket there). */
+static void
+guard_stderr(enum log_dest *dest, int dest_given)
+{
+	struct stat	s0, s2;
+	int		nul;
+
+	if (fstat(0, &s0) == 0 && fstat(2, &s2) == 0 && s0.st_dev == s2.st_dev &&
+	    s0.st_ino == s2.st_ino) {
+		if ((nul = open("/dev/null", O_WRONLY | O_CLOEXEC)) != -1) {
+			dup2(nul, 2);
+			close(nul);
+		}
+		if (!dest_given)
+			*dest = LOG_DEST_SYSLOG;
+	}
+}
+
+/* 0, 1 and 2 must be open so no new descriptor takes their place. */
+static void
+ensure_std_fds(void)
+{
+	int	fd;
+
+	while ((fd = open("/dev/null", O_RDWR)) != -1 && fd <= 2)
+		;
+	if (fd > 2)
+		close(fd);
+}
+
+static int
+is_listening_socket(int fd)
+{
+	int		v = 0;
+	socklen_t	l = sizeof(v);
+
+	return getsockopt(fd, SOL_SOCKET, SO_ACCEPTCONN, &v, &l) == 0 && v;
+}
+
+int
+main(int argc, char *argv[])
+{
+	static const struct option longopts[] = {
+		{ "stdio", no_argument, NULL, 's' },
+		{ "inetd", no_argument, NULL, 'i' },
+		{ "listen", required_argument, NULL, 'l' },
+		{ "token-file", required_argument, NULL, 't' },
+		{ "allow-remote", no_argument, NULL, 'R' },
+		{ "no-auth", no_argument, NULL, 'N' },
+		{ "max-message", required_argument, NULL, 'm' },
+		{ "retention", required_argument, NULL, 'r' },
+		{ "kill-grace-ms", required_argument, NULL, 'k' },
+		{ "concurrent-requests", required_argument, NULL, 'c' },
+		{ "proxy-control", required_argument, NULL, 'P' },
+		{ "log", required_argument, NULL, 'L' },
+		{ "log-level", required_argument, NULL, 'v' },
+		{ "version", no_argument, NULL, 'V' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	enum mode	 mode = MODE_AUTO;
+	enum log_dest	 dest = LOG_DEST_STDERR;
+	const char	*listen_url = NULL, *token_file = NULL;
+	char		 url[512];
+	int		 ch, allow_remote = 0, dest_given = 0, level = LOG_NOTICE;
+	int		 fds[16], nfds, fd;
+
+	ensure_std_fds();
+	while ((ch = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+		switch (ch) {
+		case 's': mode = MODE_STDIO; break;
+		case 'i': mode = MODE_INETD; break;
+		case 'l': mode = MODE_LISTEN; listen_url = optarg; break;
+		case 't': token_file = optarg; break;
+		case 'R': allow_remote = 1; break;
+		case 'N': conf.no_auth = 1; break;
+		case 'm':
+			conf.max_message = number("--max-message", optarg, 1ULL << 32);
+			break;
+		case 'r':
+			conf.retention_bytes = number("--retention", optarg, 1ULL << 34);
+			break;
+		case 'k':
+			conf.kill_grace_ms = number("--kill-grace-ms", optarg, 3600000);
+			break;
+		case 'c':
+			conf.concurrency = number("--concurrent-requests", optarg, 1024);
+			if (conf.concurrency == 0)
+				fatalx("--concurrent-requests must be at least 1");
+			break;
+		case 'P': conf.proxy_control = optarg; break;
+		case 'L':
+			if (log_parse_dest(optarg, &dest) == -1)
+				fatalx("--log: stderr, syslog or none");
+			dest_given = 1;
+			break;
+		case 'v':
+			if ((level = log_parse_level(optarg)) == -1)
+				fatalx("--log-level: err, warning, notice, info or debug");
+			break;
+		case 'V':
+			printf("execd %s\n", PACKAGE_VERSION);
+			return 0;
+		default:
+			usage();
+		}
+	}
+	if (optind != argc)
+		usage();
+	if (mode == MODE_INETD || mode == MODE_AUTO)
+		guard_stderr(&dest, dest_given);
+	log_init("execd", dest, level);
+	if (token_file != NULL)
+		conf.token = read_token(token_file);
+
+	nfds = listen_inherited(fds, 16);
+	if (mode == MODE_LISTEN) {
+		if (conf.token == NULL && !conf.no_auth)
+			conf.token = new_token();
+		if ((fd = listen_open(listen_url, allow_remote, url, sizeof(url))) == -1)
+			return 1;
+		/* the one line on stdout: where a client connects */
+		printf("%s\n", url);
+		fflush(stdout);
+		return listen_serve(&fd, 1);
+	}
+	if (nfds > 0 && mode == MODE_AUTO) {
+		if (is_listening_socket(fds[0]))
+			return listen_serve(fds, nfds);
+		/* systemd Accept=yes without StandardInput=socket: the connection is fd 3 */
+		return serve_connection(fds[0], fds[0]);
+	}
+	return serve_connection(0, 1);
+}

@@ -1,0 +1,495 @@
+#include "config.h"
+
+#include <sys/prctl.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "log.h"
+#include "execd.h"
+#include "proc.h"
+#include "proc_table.h"
+
+#define PROC_READ_SIZE	8192	/* bytes per process/output chunk, as the reference */
+
+static struct proc	*procs;
+static size_t		 nprocs;
+
+static void	proc_out_cb(struct ev_io *, uint32_t, void *);
+static void	proc_in_cb(struct ev_io *, uint32_t, void *);
+
+
+size_t
+proc_count(void)
+{
+	return nprocs;
+}
+
+struct proc *
+proc_find(const char *id)
+{
+	struct proc	*p;
+
+	for (p = procs; p != NULL; p = p->next)
+		if (strcmp(p->id, id) == 0)
+			return p;
+	return NULL;
+}
+
+static void
+proc_kill_timeout(struct ev_timer *t, void *arg)
+{
+	struct proc	*p = arg;
+
+	if (!p->exited) {
+		log_info("process %s ignored SIGTERM: SIGKILL", p->id);
+		proc_signal_group(p, SIGKILL);
+	}
+}
+
+static void
+proc_expire(struct ev_timer *t, void *arg)
+{
+	proc_discard(arg);
+}
+
+struct proc *
+proc_new(const char *id)
+{
+	struct proc	*p;
+
+	if ((p = calloc(1, sizeof(*p))) == NULL || (p->id = strdup(id)) == NULL) {
+		free(p);
+		return NULL;
+	}
+	p->next_seq = 1;
+	p->pid = -1;
+	ev_timer_init(&p->kill_timer, proc_kill_timeout, p);
+	ev_timer_init(&p->expire_timer, proc_expire, p);
+	p->next = procs;
+	procs = p;
+	nprocs++;
+	return p;
+}
+
+static void
+proc_unlink(struct proc *p)
+{
+	struct proc	**pp;
+
+	for (pp = &procs; *pp != NULL; pp = &(*pp)->next)
+		if (*pp == p) {
+			*pp = p->next;
+			nprocs--;
+			return;
+		}
+}
+
+static void
+proc_close_in(struct proc *p)
+{
+	if (!p->in_open)
+		return;
+	ev_io_del(&p->in_io);
+	close(p->in_io.fd);
+	p->in_open = 0;
+	buf_free(&p->inbuf);
+}
+
+static void
+proc_close_stream(struct proc *p, struct ev_io *io, int *open_flag)
+{
+	if (!*open_flag)
+		return;
+	ev_io_del(io);
+	close(io->fd);
+	*open_flag = 0;
+}
+
+/* Forget a process entirely: it is gone and no longer readable. */
+void
+proc_discard(struct proc *p)
+{
+	struct proc_waiter	*w;
+	size_t			 i;
+
+	while ((w = p->waiters) != NULL) {
+		p->waiters = w->next;
+		ev_timer_stop(&w->timer);
+		rpc_fail(w->req, RPC_INVALID_REQUEST, "unknown process id %s", p->id);
+		free(w);
+	}
+	proc_close_stream(p, &p->out_io, &p->out_open);
+	proc_close_stream(p, &p->err_io, &p->err_open);
+	proc_close_in(p);
+	ev_timer_stop(&p->kill_timer);
+	ev_timer_stop(&p->expire_timer);
+	out_ring_free(&p->ring);
+	for (i = 0; i < p->nwrite_ids; i++)
+		free(p->write_ids[i]);
+	proc_unlink(p);
+	free(p->id);
+	free(p);
+}
+
+static int
+set_nonblock(int fd)
+{
+	int	fl = fcntl(fd, F_GETFL);
+
+	return fl == -1 ? -1 : fcntl(fd, F_SETFL, fl | O_NONBLOCK);
+}
+
+void
+proc_start_io(struct proc *p, int out_fd, int err_fd, int in_fd)
+{
+	set_nonblock(out_fd);
+	if (ev_io_add(&p->out_io, out_fd, EPOLLIN, proc_out_cb, p) == 0)
+		p->out_open = 1;
+	else
+		close(out_fd);
+	if (err_fd != -1) {
+		set_nonblock(err_fd);
+		if (ev_io_add(&p->err_io, err_fd, EPOLLIN, proc_out_cb, p) == 0)
+			p->err_open = 1;
+		else
+			close(err_fd);
+	}
+	if (in_fd != -1) {
+		set_nonblock(in_fd);
+		/* registered with no interest until there is something to write */
+		if (ev_io_add(&p->in_io, in_fd, 0, proc_in_cb, p) == 0)
+			p->in_open = 1;
+		else
+			close(in_fd);
+	}
+	/* held until the child is reaped, so the loop outlives it */
+	ev_hold(1);
+}
+
+void
+proc_signal_group(struct proc *p, int sig)
+{
+	if (p->pid <= 0 || p->exited)
+		return;
+	if (kill(-p->pid, sig) == -1 && errno != ESRCH)
+		log_warn("kill process group %ld (%s)", (long)p->pid, p->id);
+}
+
+void
+proc_terminate(struct proc *p)
+{
+	if (conf.kill_grace_ms == 0) {
+		proc_signal_group(p, SIGKILL);
+		return;
+	}
+	proc_signal_group(p, SIGTERM);
+	if (!ev_timer_armed(&p->kill_timer))
+		ev_timer_start(&p->kill_timer, conf.kill_grace_ms);
+}
+
+static void
+proc_emit_closed(struct proc *p)
+{
+	uint64_t	seq;
+
+	if (p->closed || !p->exited || p->out_open || p->err_open)
+		return;
+	p->closed = 1;
+	seq = p->next_seq++;
+	proc_close_in(p);
+	rpc_notify("process/closed", json_pack("{s:s,s:I}", "processId", p->id,
+	    "seq", (json_int_t)seq));
+	if (p->ring.dropped_bytes > 0)
+		log_notice("process %s: %llu bytes of output were evicted past the "
+		    "retention bound of %zu bytes", p->id,
+		    (unsigned long long)p->ring.dropped_bytes, conf.retention_bytes);
+	/* nobody can read it any more once the client is gone */
+	ev_timer_start(&p->expire_timer, rpc_attached() ? conf.closed_keep_ms : 0);
+	proc_wake(p);
+}
+
+/* Read one chunk; 1 if data came, 0 on EAGAIN, -1 on EOF. */
+static int
+proc_read_chunk(struct proc *p, struct ev_io *io)
+{
+	uint8_t			 data[PROC_READ_SIZE];
+	enum proc_stream	 s;
+	ssize_t			 n;
+	uint64_t		 seq;
+	json_t			*note;
+
+	n = read(io->fd, data, sizeof(data));
+	if (n == -1 && (errno == EAGAIN || errno == EINTR))
+		return 0;
+	if (n <= 0) {
+		/* EIO: the PTY slave side is gone */
+		if (n == -1 && errno != EIO)
+			log_warn("read output of %s", p->id);
+		return -1;
+	}
+	s = p->tty ? STREAM_PTY : io == &p->out_io ? STREAM_STDOUT : STREAM_STDERR;
+	seq = p->next_seq++;
+	if (out_ring_push(&p->ring, seq, s, data, (size_t)n, conf.retention_bytes,
+	    conf.retention_chunks) == -1) {
+		log_warnx("out of memory keeping output of %s", p->id);
+		return 1;
+	}
+	if (rpc_attached()) {
+		note = out_chunk_json(out_ring_at(&p->ring, p->ring.n - 1), p->id);
+		if (note != NULL)
+			rpc_notify("process/output", note);
+	}
+	proc_wake(p);
+	return 1;
+}
+
+static void
+proc_pause(struct proc *p)
+{
+	p->paused = 1;
+	if (p->out_open)
+		ev_io_set(&p->out_io, 0);
+	if (p->err_open)
+		ev_io_set(&p->err_io, 0);
+}
+
+static void
+proc_resume_all(void)
+{
+	struct proc	*p;
+
+	for (p = procs; p != NULL; p = p->next) {
+		if (!p->paused)
+			continue;
+		p->paused = 0;
+		if (p->out_open)
+			ev_io_set(&p->out_io, EPOLLIN);
+		if (p->err_open)
+			ev_io_set(&p->err_io, EPOLLIN);
+	}
+}
+
+static void
+proc_out_cb(struct ev_io *io, uint32_t events, void *arg)
+{
+	struct proc	*p = arg;
+	int		*open_flag = io == &p->out_io ? &p->out_open : &p->err_open;
+
+	/* a slow client: leave the bytes in the pipe, the child blocks */
+	if (rpc_congested()) {
+		proc_pause(p);
+		return;
+	}
+	if (proc_read_chunk(p, io) == -1) {
+		proc_close_stream(p, io, open_flag);
+		proc_emit_closed(p);
+	}
+}
+
+static void
+proc_in_cb(struct ev_io *io, uint32_t events, void *arg)
+{
+	struct proc	*p = arg;
+	ssize_t		 n;
+
+	while (buf_avail(&p->inbuf) > 0) {
+		n = write(io->fd, buf_head(&p->inbuf), buf_avail(&p->inbuf));
+		if (n == -1) {
+			if (errno == EAGAIN || errno == EINTR)
+				return;
+			/* EPIPE: the child closed its stdin; drop what is left */
+			log_debug("stdin of %s: %s", p->id, strerror(errno));
+			buf_reset(&p->inbuf);
+			break;
+		}
+		buf_consume(&p->inbuf, (size_t)n);
+	}
+	ev_io_set(io, 0);
+}
+
+int
+proc_write_stdin(struct proc *p, const void *data, size_t len)
+{
+	if (!p->in_open || p->exited)
+		return -1;
+	if (len == 0)
+		return 0;
+	if (buf_avail(&p->inbuf) + len > conf.max_message || buf_append(&p->inbuf, data, len) == -1)
+		return -1;
+	ev_io_set(&p->in_io, EPOLLOUT);
+	return 0;
+}
+
+int
+proc_seen_write_id(struct proc *p, const char *wid)
+{
+	size_t	i;
+
+	for (i = 0; i < p->nwrite_ids; i++)
+		if (strcmp(p->write_ids[i], wid) == 0)
+			return 1;
+	return 0;
+}
+
+void
+proc_remember_write_id(struct proc *p, const char *wid)
+{
+	char	*copy;
+
+	if ((copy = strdup(wid)) == NULL)
+		return;
+	if (p->nwrite_ids == PROC_WRITE_IDS) {
+		free(p->write_ids[0]);
+		memmove(p->write_ids, p->write_ids + 1,
+		    (PROC_WRITE_IDS - 1) * sizeof(p->write_ids[0]));
+		p->nwrite_ids--;
+	}
+	p->write_ids[p->nwrite_ids++] = copy;
+}
+
+static void
+proc_exited(struct proc *p, int status)
+{
+	uint64_t	seq;
+	int		guard;
+
+	if (WIFEXITED(status))
+		p->exit_code = WEXITSTATUS(status);
+	else if (WIFSIGNALED(status))
+		p->exit_code = 128 + WTERMSIG(status);
+	else
+		p->exit_code = -1;
+	/* Output already in the pipes goes out before the exit, bounded. */
+	for (guard = 0; guard < 128 && p->out_open && !rpc_congested(); guard++)
+		if (proc_read_chunk(p, &p->out_io) <= 0)
+			break;
+	for (guard = 0; guard < 128 && p->err_open && !rpc_congested(); guard++)
+		if (proc_read_chunk(p, &p->err_io) <= 0)
+			break;
+	p->exited = 1;
+	ev_timer_stop(&p->kill_timer);
+	ev_hold(-1);
+	seq = p->next_seq++;
+	rpc_notify("process/exited", json_pack("{s:s,s:I,s:i,s:b}", "processId", p->id,
+	    "seq", (json_int_t)seq, "exitCode", p->exit_code,
+	    "sandboxDenied", p->sandbox_denied));
+	proc_wake(p);
+	proc_emit_closed(p);
+}
+
+static void
+proc_sigchld(int signo, void *arg)
+{
+	struct proc	*p;
+	pid_t		 pid;
+	int		 status;
+
+	while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
+		for (p = procs; p != NULL; p = p->next)
+			if (p->pid == pid && !p->exited)
+				break;
+		if (p != NULL)
+			proc_exited(p, status);
+		else
+			log_debug("reaped descendant %ld", (long)pid);
+	}
+}
+
+void
+proc_kill_all(void)
+{
+	struct proc	*p;
+
+	for (p = procs; p != NULL; p = p->next)
+		proc_signal_group(p, SIGKILL);
+}
+
+/* PIDs of our direct children, from /proc (they include adopted orphans). */
+static size_t
+proc_children(pid_t *out, size_t max)
+{
+	char		 path[320], buf[4096], *s, *end;
+	struct dirent	*de;
+	DIR		*d;
+	size_t		 n = 0;
+	ssize_t		 r;
+	int		 fd;
+
+	if ((d = opendir("/proc/self/task")) == NULL)
+		return 0;
+	while ((de = readdir(d)) != NULL && n < max) {
+		if (de->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "/proc/self/task/%s/children", de->d_name);
+		if ((fd = open(path, O_RDONLY | O_CLOEXEC)) == -1)
+			continue;
+		r = read(fd, buf, sizeof(buf) - 1);
+		close(fd);
+		if (r <= 0)
+			continue;
+		buf[r] = '\0';
+		for (s = buf; n < max; s = end) {
+			long v = strtol(s, &end, 10);
+			if (end == s)
+				break;
+			out[n++] = (pid_t)v;
+		}
+	}
+	closedir(d);
+	return n;
+}
+
+void
+proc_final_sweep(void)
+{
+	pid_t	kids[1024];
+	size_t	n, i;
+	int	round;
+
+	for (round = 0; round < 16; round++) {
+		if ((n = proc_children(kids, 1024)) == 0)
+			break;
+		for (i = 0; i < n; i++) {
+			/* the group first: a daemon may have made its own */
+			kill(-kids[i], SIGKILL);
+			kill(kids[i], SIGKILL);
+		}
+		for (i = 0; i < n; i++)
+			waitpid(kids[i], NULL, 0);
+	}
+}
+
+static void
+proc_detached(void)
+{
+	struct proc	*p;
+
+	/* no session resume: the client is gone, so are its processes */
+	proc_kill_all();
+	for (p = procs; p != NULL; p = p->next)
+		if (p->closed)
+			ev_timer_start(&p->expire_timer, 0);
+	/* nobody reads now: let EOFs through so the loop can finish */
+	proc_resume_all();
+}
+
+void
+proc_init(void)
+{
+	/* orphans of our children come back to us, so nothing escapes */
+	if (prctl(PR_SET_CHILD_SUBREAPER, 1) == -1)
+		log_warn("PR_SET_CHILD_SUBREAPER");
+	if (ev_signal(SIGCHLD, proc_sigchld, NULL) == -1)
+		fatalx("cannot watch SIGCHLD");
+	rpc_on_drain(proc_resume_all);
+	rpc_on_detach(proc_detached);
+}

@@ -1,0 +1,16 @@
+/* The process methods: the table of managed processes of this session. */
+#ifndef EXECD_PROC_H
+#define EXECD_PROC_H
+
+#include "rpc.h"
+
+extern const struct rpc_method proc_methods[];
+
+void	proc_init(void);
+/* Kill every process group now (SIGKILL); children are still reaped by the loop. */
+void	proc_kill_all(void);
+/* Kill whatever is left among our children (escaped daemons), then reap them. */
+void	proc_final_sweep(void);
+size_t	proc_count(void);
+
+#endif

@@ -1,0 +1,282 @@
+/* The process request handlers. */
+#include "config.h"
+
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "b64.h"
+#include "log.h"
+#include "execd.h"
+#include "proc.h"
+#include "proc_env.h"
+#include "proc_spawn.h"
+#include "proc_table.h"
+#include "uri.h"
+
+static void	m_start(struct rpc_req *, json_t *);
+static void	m_read(struct rpc_req *, json_t *);
+static void	m_write(struct rpc_req *, json_t *);
+static void	m_signal(struct rpc_req *, json_t *);
+static void	m_terminate(struct rpc_req *, json_t *);
+
+const struct rpc_method proc_methods[] = {
+	{ "process/start", "exec", m_start },
+	{ "process/read", "exec", m_read },
+	{ "process/write", "exec", m_write },
+	{ "process/signal", "exec", m_signal },
+	{ "process/terminate", "exec", m_terminate },
+	{ NULL, NULL, NULL },
+};
+
+struct start_params {
+	const char	*id;
+	json_t		*argv;
+	const char	*cwd_uri;
+	json_t		*env;
+	int		 tty;
+	int		 pipe_stdin;
+	const char	*arg0;
+	json_t		*env_policy;
+	json_t		*sandbox;
+	json_t		*network_proxy;
+	json_t		*managed_network;
+	int		 enforce_managed;
+};
+
+static int
+start_parse(json_t *params, struct start_params *sp, struct jx_err *e)
+{
+	memset(sp, 0, sizeof(*sp));
+	if (jx_struct(params, "ExecParams", e) == -1 ||
+	    jx_str(params, "processId", JX_REQ, &sp->id, NULL, e) == -1 ||
+	    jx_strarray(params, "argv", JX_REQ, &sp->argv, e) == -1 ||
+	    jx_str(params, "cwd", JX_REQ, &sp->cwd_uri, NULL, e) == -1 ||
+	    jx_strmap(params, "env", JX_REQ, &sp->env, e) == -1 ||
+	    jx_bool(params, "tty", JX_REQ, &sp->tty, e) == -1 ||
+	    jx_bool(params, "pipeStdin", JX_OPT, &sp->pipe_stdin, e) == -1 ||
+	    jx_str(params, "arg0", JX_OPT, &sp->arg0, NULL, e) == -1 ||
+	    jx_obj(params, "envPolicy", JX_OPT, &sp->env_policy, e) == -1 ||
+	    jx_obj(params, "sandbox", JX_OPT, &sp->sandbox, e) == -1 ||
+	    jx_obj(params, "networkProxy", JX_OPT, &sp->network_proxy, e) == -1 ||
+	    jx_obj(params, "managedNetwork", JX_OPT, &sp->managed_network, e) == -1 ||
+	    jx_bool(params, "enforceManagedNetwork", JX_OPT, &sp->enforce_managed, e) == -1)
+		return -1;
+	return 0;
+}
+
+/* A sandbox that asks for anything but "run as the server user" is refused for now. */
+static int
+sandbox_restricts(json_t *sandbox)
+{
+	json_t		*perm;
+	const char	*type;
+
+	if (sandbox == NULL)
+		return 0;
+	perm = json_object_get(sandbox, "permissions");
+	type = json_string_value(json_object_get(perm, "type"));
+	return type == NULL || strcmp(type, "disabled") != 0;
+}
+
+static char **
+argv_array(json_t *argv)
+{
+	char	**av;
+	size_t	 i, n = json_array_size(argv);
+
+	if ((av = calloc(n + 1, sizeof(*av))) == NULL)
+		return NULL;
+	for (i = 0; i < n; i++)
+		av[i] = (char *)json_string_value(json_array_get(argv, i));
+	return av;
+}
+
+static void
+m_start(struct rpc_req *req, json_t *params)
+{
+	struct start_params	 sp;
+	struct spawn_req	 rq;
+	struct spawn_res	 res;
+	struct jx_err		 e;
+	struct proc		*p;
+	json_t			*env = NULL;
+	char			**av = NULL, **envp = NULL, *cwd = NULL, msg[512];
+	int			 err;
+
+	if (start_parse(params, &sp, &e) == -1) {
+		rpc_fail_params(req, &e);
+		return;
+	}
+	if (json_array_size(sp.argv) == 0) {
+		rpc_fail(req, RPC_INVALID_PARAMS, "argv must not be empty");
+		return;
+	}
+	if ((cwd = uri_to_path(sp.cwd_uri, &e)) == NULL) {
+		rpc_fail_params(req, &e);
+		return;
+	}
+	if (proc_find(sp.id) != NULL) {
+		rpc_fail(req, RPC_INVALID_REQUEST, "process %s already exists", sp.id);
+		goto done;
+	}
+	if (sandbox_restricts(sp.sandbox)) {
+		rpc_fail(req, RPC_INVALID_REQUEST, "sandbox intent cannot be enforced on this executor");
+		goto done;
+	}
+	if (sp.network_proxy != NULL) {
+		rpc_fail(req, RPC_INVALID_REQUEST, "network proxy launch is not supported");
+		goto done;
+	}
+	if ((env = proc_env_build(sp.env, sp.env_policy, &e)) == NULL) {
+		rpc_fail_params(req, &e);
+		goto done;
+	}
+	if ((av = argv_array(sp.argv)) == NULL || (envp = proc_env_array(env)) == NULL) {
+		rpc_fail(req, RPC_INTERNAL_ERROR, "out of memory");
+		goto done;
+	}
+	memset(&rq, 0, sizeof(rq));
+	rq.argv = av;
+	rq.arg0 = sp.arg0;
+	rq.envp = envp;
+	rq.cwd = cwd;
+	rq.tty = sp.tty;
+	rq.pipe_stdin = sp.pipe_stdin;
+	rq.rows = 24;
+	rq.cols = 80;
+	if (proc_spawn(&rq, &res, &err, msg, sizeof(msg)) == -1) {
+		rpc_fail(req, RPC_INTERNAL_ERROR, "%s", msg);
+		goto done;
+	}
+	if ((p = proc_new(sp.id)) == NULL) {
+		kill(-res.pid, SIGKILL);
+		rpc_fail(req, RPC_INTERNAL_ERROR, "out of memory");
+		goto done;
+	}
+	p->pid = res.pid;
+	p->tty = sp.tty;
+	p->writable = sp.tty || sp.pipe_stdin;
+	log_info("process %s started: pid %ld, %s", p->id, (long)p->pid, av[0]);
+	/* the response goes first, then the output notifications */
+	rpc_reply(req, json_pack("{s:s,s:s}", "processId", sp.id, "sandboxType", "none"));
+	proc_start_io(p, res.out_fd, res.err_fd, res.in_fd);
+done:
+	free(cwd);
+	free(av);
+	free(envp);
+	json_decref(env);
+}
+
+static void
+m_read(struct rpc_req *req, json_t *params)
+{
+	struct jx_err	 e;
+	const char	*id;
+	uint64_t	 after = 0, max = 0, wait = 0;
+	int		 has_max;
+	struct proc	*p;
+
+	if (jx_struct(params, "ReadParams", &e) == -1 ||
+	    jx_str(params, "processId", JX_REQ, &id, NULL, &e) == -1 ||
+	    jx_u64(params, "afterSeq", JX_OPT, &after, &e) == -1 ||
+	    (has_max = jx_u64(params, "maxBytes", JX_OPT, &max, &e)) == -1 ||
+	    jx_u64(params, "waitMs", JX_OPT, &wait, &e) == -1) {
+		rpc_fail_params(req, &e);
+		return;
+	}
+	if ((p = proc_find(id)) == NULL) {
+		rpc_fail(req, RPC_INVALID_REQUEST, "unknown process id %s", id);
+		return;
+	}
+	proc_read(req, p, after, has_max, max, wait);
+}
+
+static json_t *
+write_status(const char *status)
+{
+	return json_pack("{s:s}", "status", status);
+}
+
+static void
+m_write(struct rpc_req *req, json_t *params)
+{
+	struct jx_err	 e;
+	const char	*id, *chunk, *wid;
+	size_t		 clen, dlen;
+	struct proc	*p;
+	char		 err[128];
+	void		*data;
+
+	if (jx_struct(params, "WriteParams", &e) == -1 ||
+	    jx_str(params, "processId", JX_REQ, &id, NULL, &e) == -1 ||
+	    jx_str(params, "chunk", JX_REQ, &chunk, &clen, &e) == -1 ||
+	    jx_str(params, "writeId", JX_REQ, &wid, NULL, &e) == -1) {
+		rpc_fail_params(req, &e);
+		return;
+	}
+	if (*wid == '\0') {
+		rpc_fail(req, RPC_INVALID_PARAMS, "writeId must not be empty");
+		return;
+	}
+	if ((data = b64_decode(chunk, clen, &dlen, err, sizeof(err))) == NULL) {
+		rpc_fail(req, RPC_INVALID_PARAMS, "%s", err);
+		return;
+	}
+	if ((p = proc_find(id)) == NULL)
+		rpc_reply(req, write_status("unknownProcess"));
+	else if (!p->writable)
+		rpc_reply(req, write_status("stdinClosed"));
+	else if (proc_seen_write_id(p, wid))
+		rpc_reply(req, write_status("accepted"));
+	else if (proc_write_stdin(p, data, dlen) == -1)
+		rpc_fail(req, RPC_INTERNAL_ERROR, "failed to write to process stdin");
+	else {
+		proc_remember_write_id(p, wid);
+		rpc_reply(req, write_status("accepted"));
+	}
+	free(data);
+}
+
+static void
+m_signal(struct rpc_req *req, json_t *params)
+{
+	struct jx_err	 e;
+	const char	*id, *sig;
+	struct proc	*p;
+
+	if (jx_struct(params, "SignalParams", &e) == -1 ||
+	    jx_str(params, "processId", JX_REQ, &id, NULL, &e) == -1 ||
+	    jx_str(params, "signal", JX_REQ, &sig, NULL, &e) == -1) {
+		rpc_fail_params(req, &e);
+		return;
+	}
+	if (strcmp(sig, "interrupt") != 0) {
+		rpc_fail(req, RPC_INVALID_PARAMS, "unknown variant `%s`, expected `interrupt`", sig);
+		return;
+	}
+	if ((p = proc_find(id)) != NULL)
+		proc_signal_group(p, SIGINT);
+	rpc_reply(req, json_object());
+}
+
+static void
+m_terminate(struct rpc_req *req, json_t *params)
+{
+	struct jx_err	 e;
+	const char	*id;
+	struct proc	*p;
+	int		 running;
+
+	if (jx_struct(params, "TerminateParams", &e) == -1 ||
+	    jx_str(params, "processId", JX_REQ, &id, NULL, &e) == -1) {
+		rpc_fail_params(req, &e);
+		return;
+	}
+	p = proc_find(id);
+	running = p != NULL && !p->exited;
+	if (running)
+		proc_terminate(p);
+	rpc_reply(req, json_pack("{s:b}", "running", running));
+}

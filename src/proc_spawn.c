@@ -1,0 +1,240 @@
+#include "config.h"
+
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <termios.h>
+#include <unistd.h>
+
+#include "evloop.h"
+#include "log.h"
+#include "rpc.h"
+#include "proc_spawn.h"
+
+#define DEFAULT_PATH	"/usr/local/bin:/usr/bin:/bin"
+
+static const char *
+env_lookup(char *const *envp, const char *name)
+{
+	size_t	n = strlen(name);
+
+	for (; envp != NULL && *envp != NULL; envp++)
+		if (strncmp(*envp, name, n) == 0 && (*envp)[n] == '=')
+			return *envp + n + 1;
+	return NULL;
+}
+
+/* Resolve a bare program name on PATH in the parent, so a miss is a clean error. */
+static int
+resolve_program(const char *prog, char *const *envp, char *out, size_t outlen)
+{
+	const char	*path, *p, *end;
+	struct stat	 st;
+	int		 saw_eacces = 0;
+	size_t		 n;
+
+	if (strchr(prog, '/') != NULL) {
+		if (strlen(prog) >= outlen)
+			return ENAMETOOLONG;
+		strcpy(out, prog);
+		return 0;
+	}
+	if (*prog == '\0')
+		return ENOENT;
+	if ((path = env_lookup(envp, "PATH")) == NULL && (path = getenv("PATH")) == NULL)
+		path = DEFAULT_PATH;
+	for (p = path; ; p = end + 1) {
+		end = strchr(p, ':');
+		n = end ? (size_t)(end - p) : strlen(p);
+		if (snprintf(out, outlen, "%.*s%s%s", (int)n, p, n ? "/" : "", prog) <
+		    (int)outlen && stat(out, &st) == 0 && S_ISREG(st.st_mode)) {
+			if (access(out, X_OK) == 0)
+				return 0;
+			saw_eacces = 1;
+		}
+		if (end == NULL)
+			break;
+	}
+	return saw_eacces ? EACCES : ENOENT;
+}
+
+static int
+open_pty(int *master, char *slave, size_t slavelen, unsigned short rows, unsigned short cols)
+{
+	struct winsize	ws = { .ws_row = rows, .ws_col = cols };
+
+	if ((*master = posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC)) == -1)
+		return -1;
+	if (grantpt(*master) == -1 || unlockpt(*master) == -1 ||
+	    ptsname_r(*master, slave, slavelen) != 0 ||
+	    ioctl(*master, TIOCSWINSZ, &ws) == -1) {
+		close(*master);
+		return -1;
+	}
+	return 0;
+}
+
+/* In the child: never returns. Reports the failing errno on errfd. */
+static void
+child_exec(const struct spawn_req *rq, const char *prog, const char *slave,
+    int fds[3], int errfd)
+{
+	char *const	*argv = rq->argv;
+	char		**av = NULL;
+	int		 e, i, fd;
+	size_t		 n;
+
+	ev_child_reset();
+	signal(SIGPIPE, SIG_DFL);
+	if (setsid() == -1)
+		goto fail;
+	if (rq->tty) {
+		if ((fd = open(slave, O_RDWR)) == -1)
+			goto fail;
+		if (ioctl(fd, TIOCSCTTY, 0) == -1)
+			goto fail;
+		fds[0] = fds[1] = fds[2] = fd;
+	}
+	for (i = 0; i < 3; i++)
+		if (dup2(fds[i], i) == -1)
+			goto fail;
+	if (close_range(3, ~0U, CLOSE_RANGE_CLOEXEC) == -1)
+		goto fail;
+	fcntl(errfd, F_SETFD, FD_CLOEXEC);
+	if (chdir(rq->cwd) == -1)
+		goto fail;
+	if (rq->arg0 != NULL) {
+		for (n = 0; argv[n] != NULL; n++)
+			;
+		if ((av = calloc(n + 1, sizeof(*av))) == NULL)
+			goto fail;
+		memcpy(av, argv, n * sizeof(*av));
+		av[0] = (char *)rq->arg0;
+		argv = av;
+	}
+	if (rq->child_hook != NULL && (e = rq->child_hook(rq->child_hook_arg)) != 0) {
+		errno = e;
+		goto fail;
+	}
+	execve(prog, argv, rq->envp);
+fail:
+	e = errno;
+	(void)!write(errfd, &e, sizeof(e));
+	_exit(127);
+}
+
+static void
+close_fds(int *fds, size_t n)
+{
+	size_t	i;
+
+	for (i = 0; i < n; i++)
+		if (fds[i] != -1) {
+			close(fds[i]);
+			fds[i] = -1;
+		}
+}
+
+static int
+spawn_fail(int e, int *err, char *msg, size_t msglen)
+{
+	char	text[256];
+
+	*err = e;
+	snprintf(msg, msglen, "%s", rpc_errno_text(e, text, sizeof(text)));
+	return -1;
+}
+
+int
+proc_spawn(const struct spawn_req *rq, struct spawn_res *res, int *err, char *msg,
+    size_t msglen)
+{
+	char	 prog[PATH_MAX], slave[128];
+	int	 in[2] = { -1, -1 }, out[2] = { -1, -1 }, errp[2] = { -1, -1 };
+	int	 rep[2] = { -1, -1 }, master = -1, nul = -1, fds[3], e;
+	ssize_t	 n;
+	pid_t	 pid;
+
+	if ((e = resolve_program(rq->argv[0], rq->envp, prog, sizeof(prog))) != 0)
+		return spawn_fail(e, err, msg, msglen);
+	if (pipe2(rep, O_CLOEXEC) == -1)
+		return spawn_fail(errno, err, msg, msglen);
+	if (rq->tty) {
+		if (open_pty(&master, slave, sizeof(slave), rq->rows, rq->cols) == -1)
+			goto sysfail;
+	} else {
+		if (pipe2(out, O_CLOEXEC) == -1 || pipe2(errp, O_CLOEXEC) == -1)
+			goto sysfail;
+		if (rq->pipe_stdin) {
+			if (pipe2(in, O_CLOEXEC) == -1)
+				goto sysfail;
+		} else if ((nul = open("/dev/null", O_RDONLY | O_CLOEXEC)) == -1)
+			goto sysfail;
+		fds[0] = rq->pipe_stdin ? in[0] : nul;
+		fds[1] = out[1];
+		fds[2] = errp[1];
+	}
+	if ((pid = fork()) == -1)
+		goto sysfail;
+	if (pid == 0) {
+		close(rep[0]);
+		child_exec(rq, prog, slave, fds, rep[1]);
+	}
+	close(rep[1]);
+	rep[1] = -1;
+	/* the write end closes on exec: EOF means the exec went through */
+	do
+		n = read(rep[0], &e, sizeof(e));
+	while (n == -1 && errno == EINTR);
+	close(rep[0]);
+	if (n == sizeof(e)) {
+		waitpid(pid, NULL, 0);
+		close_fds(in, 2);
+		close_fds(out, 2);
+		close_fds(errp, 2);
+		if (master != -1)
+			close(master);
+		if (nul != -1)
+			close(nul);
+		return spawn_fail(e, err, msg, msglen);
+	}
+	res->pid = pid;
+	if (rq->tty) {
+		res->out_fd = master;
+		res->err_fd = -1;
+		res->in_fd = dup(master);
+		if (res->in_fd != -1)
+			fcntl(res->in_fd, F_SETFD, FD_CLOEXEC);
+	} else {
+		close(out[1]);
+		close(errp[1]);
+		if (in[0] != -1)
+			close(in[0]);
+		if (nul != -1)
+			close(nul);
+		res->out_fd = out[0];
+		res->err_fd = errp[0];
+		res->in_fd = in[1];
+	}
+	return 0;
+sysfail:
+	e = errno;
+	close_fds(rep, 2);
+	close_fds(in, 2);
+	close_fds(out, 2);
+	close_fds(errp, 2);
+	if (master != -1)
+		close(master);
+	if (nul != -1)
+		close(nul);
+	log_warnx("spawn %s: %s", rq->argv[0], strerror(e));
+	return spawn_fail(e, err, msg, msglen);
+}

@@ -1,0 +1,424 @@
+#include "config.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "evloop.h"
+#include "log.h"
+#include "execd.h"
+#include "rpc.h"
+#include "rpc_parse.h"
+#include "session.h"
+#include "proc.h"
+#include "fs.h"
+#include "http_req.h"
+
+#define RPC_QUEUE_MAX	256	/* parsed requests waiting; then input pauses */
+#define RPC_HOOKS_MAX	8
+
+struct rpc_req {
+	json_t		*id;
+	const struct rpc_method *m;
+	unsigned	 gen;		/* connection generation it came on */
+	struct rpc_req	*next;		/* queue link */
+	json_t		*params;
+};
+
+static const struct rpc_method *rpc_tables[] = {
+	session_methods, proc_methods, fs_methods, http_methods,
+};
+
+static struct {
+	struct rpc_transport	*t;
+	unsigned		 gen;		/* bumped on every attach/detach */
+	struct rpc_req		*qhead, *qtail;
+	size_t			 qlen;
+	unsigned		 inflight;
+	int			 paused;	/* we told the transport to stop */
+	int			 dispatching;
+	struct ev_timer		 kick;
+	void			(*drain[RPC_HOOKS_MAX])(void);
+	size_t			 ndrain;
+	void			(*detach[RPC_HOOKS_MAX])(void);
+	size_t			 ndetach;
+} rpc;
+
+static void	rpc_dispatch(void);
+static void	rpc_not_found(struct rpc_req *, json_t *);
+
+static const struct rpc_method rpc_unknown = { "", NULL, rpc_not_found };
+
+static void
+rpc_not_found(struct rpc_req *req, json_t *method)
+{
+	rpc_fail(req, RPC_METHOD_NOT_FOUND, "exec-server stub does not implement `%s` yet",
+	    json_string_value(method));
+}
+
+static void
+rpc_kick(struct ev_timer *t, void *arg)
+{
+	rpc_dispatch();
+}
+
+void
+rpc_init(void)
+{
+	ev_timer_init(&rpc.kick, rpc_kick, NULL);
+}
+
+void
+rpc_attach(struct rpc_transport *t)
+{
+	rpc.t = t;
+	rpc.gen++;
+}
+
+int
+rpc_attached(void)
+{
+	return rpc.t != NULL;
+}
+
+void
+rpc_on_drain(void (*cb)(void))
+{
+	if (rpc.ndrain < RPC_HOOKS_MAX)
+		rpc.drain[rpc.ndrain++] = cb;
+}
+
+void
+rpc_on_detach(void (*cb)(void))
+{
+	if (rpc.ndetach < RPC_HOOKS_MAX)
+		rpc.detach[rpc.ndetach++] = cb;
+}
+
+static void
+rpc_req_free(struct rpc_req *req)
+{
+	json_decref(req->id);
+	json_decref(req->params);
+	free(req);
+}
+
+static void
+rpc_send(json_t *msg)
+{
+	char	*s;
+	size_t	 len;
+
+	if (rpc.t == NULL) {
+		json_decref(msg);
+		return;
+	}
+	s = jx_dump(msg, &len);
+	json_decref(msg);
+	if (s == NULL) {
+		log_warnx("cannot serialise a message");
+		return;
+	}
+	if (rpc.t->send(rpc.t->ctx, s, len) == -1)
+		log_debug("send on a closing connection dropped");
+	free(s);
+}
+
+int
+rpc_congested(void)
+{
+	return rpc.t != NULL && rpc.t->pending(rpc.t->ctx) > RPC_HIGH_WATER;
+}
+
+void
+rpc_output_drained(void)
+{
+	size_t	i;
+
+	for (i = 0; i < rpc.ndrain; i++)
+		rpc.drain[i]();
+}
+
+static void
+rpc_send_error(json_t *id, int code, const char *msg)
+{
+	json_t	*err;
+
+	err = json_pack("{s:{s:i,s:s},s:O}", "error", "code", code, "message", msg,
+	    "id", id);
+	if (err == NULL) {
+		log_warnx("cannot build an error response");
+		return;
+	}
+	rpc_send(err);
+}
+
+/* A request is finished: free it and let the next one in. */
+static void
+rpc_req_done(struct rpc_req *req)
+{
+	rpc_req_free(req);
+	if (rpc.inflight > 0)
+		rpc.inflight--;
+	if (!rpc.dispatching && rpc.qlen > 0 && !ev_timer_armed(&rpc.kick))
+		ev_timer_start(&rpc.kick, 0);
+}
+
+int
+rpc_req_alive(const struct rpc_req *req)
+{
+	return rpc.t != NULL && req->gen == rpc.gen;
+}
+
+void
+rpc_reply(struct rpc_req *req, json_t *result)
+{
+	json_t	*msg;
+
+	if (rpc_req_alive(req)) {
+		msg = json_object();
+		if (msg == NULL || json_object_set(msg, "id", req->id) == -1 ||
+		    json_object_set_new(msg, "result", result) == -1) {
+			log_warnx("cannot build a response to %s", req->m->name);
+			json_decref(msg);
+		} else
+			rpc_send(msg);
+	} else
+		json_decref(result);
+	rpc_req_done(req);
+}
+
+void
+rpc_fail(struct rpc_req *req, int code, const char *fmt, ...)
+{
+	char	 msg[4096];
+	va_list	 ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	if (rpc_req_alive(req))
+		rpc_send_error(req->id, code, msg);
+	rpc_req_done(req);
+}
+
+void
+rpc_fail_params(struct rpc_req *req, const struct jx_err *e)
+{
+	rpc_fail(req, RPC_INVALID_PARAMS, "%s", e->msg);
+}
+
+int
+rpc_errno_code(int errnum)
+{
+	switch (errnum) {
+	case ENOENT:
+		return RPC_NOT_FOUND;
+	case EACCES:
+	case EPERM:
+	case EINVAL:
+		return RPC_INVALID_REQUEST;
+	default:
+		return RPC_INTERNAL_ERROR;
+	}
+}
+
+const char *
+rpc_errno_text(int errnum, char *buf, size_t len)
+{
+	const char	*s;
+
+	/* The reference is built on musl: use its wording where glibc's differs. */
+	switch (errnum) {
+	case ELOOP:
+		s = "Symbolic link loop";
+		break;
+	case ENAMETOOLONG:
+		s = "Filename too long";
+		break;
+	case ETXTBSY:
+		s = "Text file busy";
+		break;
+	case ENOTSUP:
+		s = "Not supported";
+		break;
+	default:
+		s = strerror(errnum);
+		break;
+	}
+	snprintf(buf, len, "%s (os error %d)", s, errnum);
+	return buf;
+}
+
+void
+rpc_fail_errno(struct rpc_req *req, int errnum)
+{
+	char	text[256];
+
+	rpc_fail(req, rpc_errno_code(errnum), "%s", rpc_errno_text(errnum, text, sizeof(text)));
+}
+
+void
+rpc_notify(const char *method, json_t *params)
+{
+	json_t	*msg;
+
+	if (rpc.t == NULL) {
+		json_decref(params);
+		return;
+	}
+	msg = json_pack("{s:s,s:o}", "method", method, "params", params);
+	if (msg == NULL) {
+		log_warnx("cannot build notification %s", method);
+		return;
+	}
+	rpc_send(msg);
+}
+
+static const struct rpc_method *
+rpc_lookup(const char *name)
+{
+	const struct rpc_method	*m;
+	size_t			 i;
+
+	for (i = 0; i < sizeof(rpc_tables) / sizeof(rpc_tables[0]); i++)
+		for (m = rpc_tables[i]; m->name != NULL; m++)
+			if (strcmp(m->name, name) == 0)
+				return m;
+	return NULL;
+}
+
+static void
+rpc_run(struct rpc_req *req)
+{
+	const char	*gate;
+
+	rpc.inflight++;
+	if ((gate = session_gate(req->m)) != NULL) {
+		rpc_fail(req, RPC_INVALID_REQUEST, "%s", gate);
+		return;
+	}
+	req->m->fn(req, req->params);
+}
+
+static void
+rpc_dispatch(void)
+{
+	struct rpc_req	*req;
+
+	if (rpc.dispatching)
+		return;
+	rpc.dispatching = 1;
+	while (rpc.qhead != NULL && rpc.inflight < conf.concurrency) {
+		req = rpc.qhead;
+		rpc.qhead = req->next;
+		if (rpc.qhead == NULL)
+			rpc.qtail = NULL;
+		rpc.qlen--;
+		rpc_run(req);
+	}
+	rpc.dispatching = 0;
+	if (rpc.paused && rpc.qlen < RPC_QUEUE_MAX / 2 && rpc.t != NULL) {
+		rpc.paused = 0;
+		rpc.t->resume_input(rpc.t->ctx);
+	}
+}
+
+static void
+rpc_enqueue(json_t *id, const char *method, json_t *params)
+{
+	struct rpc_req	*req;
+
+	if ((req = calloc(1, sizeof(*req))) == NULL) {
+		rpc_send_error(id, RPC_INTERNAL_ERROR, "out of memory");
+		return;
+	}
+	req->id = json_incref(id);
+	req->gen = rpc.gen;
+	req->params = json_incref(params);
+	req->m = rpc_lookup(method);
+	if (req->m == NULL) {
+		/* answered in turn, like any other request */
+		json_decref(req->params);
+		if ((req->params = json_string(method)) == NULL) {
+			rpc_req_free(req);
+			return;
+		}
+		req->m = &rpc_unknown;
+	}
+	if (rpc.qtail != NULL)
+		rpc.qtail->next = req;
+	else
+		rpc.qhead = req;
+	rpc.qtail = req;
+	rpc.qlen++;
+}
+
+int
+rpc_input(const char *data, size_t len)
+{
+	struct rpc_msg	m;
+	char		err[1024];
+	json_t		*minus1;
+
+	if (rpc.t == NULL)
+		return 1;
+	switch (rpc_parse(data, len, &m, err, sizeof(err))) {
+	case RPC_MSG_MALFORMED:
+		minus1 = json_integer(-1);
+		{
+			char full[1400];
+			snprintf(full, sizeof(full), "failed to parse JSON-RPC message from %s: %s",
+			    rpc.t->name, err);
+			rpc_send_error(minus1, RPC_INVALID_REQUEST, full);
+		}
+		json_decref(minus1);
+		break;
+	case RPC_MSG_REQUEST:
+		rpc_enqueue(m.id, m.method, m.params);
+		rpc_dispatch();
+		break;
+	case RPC_MSG_NOTIFICATION:
+		if (strcmp(m.method, "initialized") == 0)
+			session_initialized();
+		else {
+			/* as the reference: a protocol violation ends the connection */
+			log_info("unexpected notification %s: closing", m.method);
+			rpc.t->close(rpc.t->ctx);
+		}
+		break;
+	case RPC_MSG_RESPONSE:
+		log_info("unexpected response from the client: closing");
+		rpc.t->close(rpc.t->ctx);
+		break;
+	}
+	rpc_msg_clear(&m);
+	if (rpc.qlen >= RPC_QUEUE_MAX) {
+		rpc.paused = 1;
+		return 1;
+	}
+	return 0;
+}
+
+void
+rpc_detach(void)
+{
+	struct rpc_req	*req;
+	size_t		 i;
+
+	if (rpc.t == NULL)
+		return;
+	rpc.t = NULL;
+	rpc.gen++;
+	while ((req = rpc.qhead) != NULL) {
+		rpc.qhead = req->next;
+		rpc_req_free(req);
+	}
+	rpc.qtail = NULL;
+	rpc.qlen = 0;
+	rpc.paused = 0;
+	for (i = 0; i < rpc.ndetach; i++)
+		rpc.detach[i]();
+}

@@ -1,0 +1,83 @@
+/*
+ * JSON-RPC dispatch for one connection: the envelope, lifecycle gating,
+ * request ordering and concurrency, replies and notifications.
+ * Method handlers get a request and either answer at once or keep the
+ * request and answer later (long-polls, http/request); every request gets
+ * exactly one answer.  Answers to a request whose connection is gone are
+ * dropped.
+ */
+#ifndef EXECD_RPC_H
+#define EXECD_RPC_H
+
+#include <stddef.h>
+
+#include <jansson.h>
+
+#include "jsonx.h"
+
+#define RPC_INVALID_REQUEST	-32600
+#define RPC_METHOD_NOT_FOUND	-32601
+#define RPC_INVALID_PARAMS	-32602
+#define RPC_INTERNAL_ERROR	-32603
+#define RPC_NOT_FOUND		-32004
+#define RPC_SESSION_ATTACHED	-32010
+
+/* A transport above this many queued bytes is congested; below LOW it drained. */
+#define RPC_HIGH_WATER		(4u * 1024 * 1024)
+#define RPC_LOW_WATER		(1u * 1024 * 1024)
+
+struct rpc_req;
+
+typedef void	rpc_handler(struct rpc_req *req, json_t *params);
+
+struct rpc_method {
+	const char	*name;
+	const char	*group;		/* in gating messages: "exec", "filesystem", ... */
+	rpc_handler	*fn;
+};
+
+/* What a transport gives the dispatcher. */
+struct rpc_transport {
+	void		 *ctx;
+	/* queue one serialised message; -1 if the connection is unusable */
+	int		(*send)(void *ctx, const char *msg, size_t len);
+	/* bytes queued and not yet written */
+	size_t		(*pending)(void *ctx);
+	/* the dispatcher can take input again after rpc_input() said no */
+	void		(*resume_input)(void *ctx);
+	/* flush what is queued, then close */
+	void		(*close)(void *ctx);
+	/* "exec-server stdio", "exec-server websocket 127.0.0.1:5555" */
+	char		  name[128];
+};
+
+void	rpc_init(void);
+void	rpc_attach(struct rpc_transport *t);
+/* One whole message from the peer. Returns 0 when more input may follow now, 1 to pause. */
+int	rpc_input(const char *msg, size_t len);
+/* The peer is gone (EOF, close, error). */
+void	rpc_detach(void);
+int	rpc_attached(void);
+/* Transport's queue went below its low-water mark. */
+void	rpc_output_drained(void);
+int	rpc_congested(void);
+void	rpc_on_drain(void (*cb)(void));
+/* Called when the connection goes away; modules release per-connection state. */
+void	rpc_on_detach(void (*cb)(void));
+
+void	rpc_reply(struct rpc_req *req, json_t *result);			/* steals result */
+void	rpc_fail(struct rpc_req *req, int code, const char *fmt, ...)
+	    __attribute__((format(printf, 3, 4)));
+void	rpc_fail_params(struct rpc_req *req, const struct jx_err *e);	/* -32602 */
+/* An OS error, coded and worded as the reference does (ENOENT -> -32004 ...). */
+void	rpc_fail_errno(struct rpc_req *req, int errnum);
+int	rpc_errno_code(int errnum);
+/* "No such file or directory (os error 2)" */
+const char *rpc_errno_text(int errnum, char *buf, size_t len);
+int	rpc_req_alive(const struct rpc_req *req);
+void	rpc_notify(const char *method, json_t *params);		/* steals params */
+
+/* Session id of this instance (set by initialize). */
+const char *rpc_session_id(void);
+
+#endif

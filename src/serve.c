@@ -1,0 +1,44 @@
+#include "config.h"
+
+#include <signal.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "evloop.h"
+#include "log.h"
+#include "execd.h"
+#include "http_req.h"
+#include "proc.h"
+#include "rpc.h"
+#include "serve.h"
+#include "sniff.h"
+
+static void
+serve_stop(int signo, void *arg)
+{
+	log_info("signal %d: ending the session", signo);
+	proc_kill_all();
+	rpc_detach();
+}
+
+int
+serve_connection(int in_fd, int out_fd)
+{
+	signal(SIGPIPE, SIG_IGN);
+	if (ev_init() == -1)
+		return 1;
+	rpc_init();
+	proc_init();
+	http_req_init();
+	if (ev_signal(SIGTERM, serve_stop, NULL) == -1 ||
+	    ev_signal(SIGINT, serve_stop, NULL) == -1 ||
+	    ev_signal(SIGHUP, serve_stop, NULL) == -1)
+		return 1;
+	if (sniff_start(in_fd, out_fd) == -1)
+		return 1;
+	ev_run();
+	http_req_shutdown();
+	proc_final_sweep();
+	ev_free();
+	return 0;
+}

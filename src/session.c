@@ -1,0 +1,198 @@
+#include "config.h"
+
+#include <sys/types.h>
+
+#include <limits.h>
+#include <pwd.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <openssl/rand.h>
+
+#include "log.h"
+#include "execd.h"
+#include "session.h"
+#include "uri.h"
+
+static struct {
+	int	 init_done;		/* initialize answered */
+	int	 initialized;		/* initialized received */
+	char	 id[37];
+	json_t	*caps;
+} sess;
+
+static void	m_initialize(struct rpc_req *, json_t *);
+static void	m_environment_info(struct rpc_req *, json_t *);
+static void	m_environment_status(struct rpc_req *, json_t *);
+
+const struct rpc_method session_methods[] = {
+	{ "initialize", NULL, m_initialize },
+	{ "environment/info", "environment info", m_environment_info },
+	{ "environment/status", "environment status", m_environment_status },
+	{ NULL, NULL, NULL },
+};
+
+const char *
+rpc_session_id(void)
+{
+	return sess.id;
+}
+
+const char *
+session_gate(const struct rpc_method *m)
+{
+	static char	msg[256];
+
+	if (m->group == NULL)
+		return NULL;
+	if (!sess.init_done)
+		snprintf(msg, sizeof(msg), "client must call initialize before using %s methods",
+		    m->group);
+	else if (!sess.initialized)
+		snprintf(msg, sizeof(msg), "client must send initialized before using %s methods",
+		    m->group);
+	else
+		return NULL;
+	return msg;
+}
+
+void
+session_initialized(void)
+{
+	if (sess.init_done)
+		sess.initialized = 1;
+}
+
+void
+session_set_capability(const char *name, int on)
+{
+	if (sess.caps == NULL && (sess.caps = json_object()) == NULL)
+		fatalx("out of memory");
+	json_object_set_new(sess.caps, name, json_boolean(on));
+}
+
+static void
+session_new_id(void)
+{
+	unsigned char	u[16];
+
+	if (RAND_bytes(u, sizeof(u)) != 1)
+		fatalx("RAND_bytes failed");
+	u[6] = (u[6] & 0x0f) | 0x40;	/* version 4 */
+	u[8] = (u[8] & 0x3f) | 0x80;	/* RFC 4122 variant */
+	snprintf(sess.id, sizeof(sess.id),
+	    "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x",
+	    u[0], u[1], u[2], u[3], u[4], u[5], u[6], u[7], u[8], u[9], u[10], u[11],
+	    u[12], u[13], u[14], u[15]);
+}
+
+static json_t *
+session_shell(void)
+{
+	const char	*path = getenv("SHELL"), *name;
+	struct passwd	*pw;
+
+	if (path == NULL || *path == '\0') {
+		pw = getpwuid(getuid());
+		path = pw != NULL && pw->pw_shell != NULL && *pw->pw_shell != '\0' ?
+		    pw->pw_shell : "/bin/sh";
+	}
+	name = strrchr(path, '/');
+	name = name != NULL ? name + 1 : path;
+	return json_pack("{s:s,s:s}", "name", name, "path", path);
+}
+
+static json_t *
+uri_or_null(const char *path)
+{
+	char	*u;
+	json_t	*j;
+
+	if (path == NULL || (u = path_to_uri(path)) == NULL)
+		return json_null();
+	j = json_string(u);
+	free(u);
+	return j;
+}
+
+json_t *
+session_environment_info(void)
+{
+	char		 cwd[PATH_MAX];
+	const char	*home = getenv("HOME"), *tmp = getenv("TMPDIR");
+	struct passwd	*pw;
+	json_t		*info, *tmps;
+
+	if (home == NULL && (pw = getpwuid(getuid())) != NULL)
+		home = pw->pw_dir;
+	tmps = json_array();
+	if (tmp != NULL && *tmp != '\0')
+		json_array_append_new(tmps, uri_or_null(tmp));
+	if (sess.caps == NULL)
+		session_set_capability("networkProxyLaunch", 0);
+	info = json_pack("{s:o,s:s,s:s,s:o,s:o,s:s,s:[],s:o,s:o,s:O}",
+	    "shell", session_shell(),
+	    "executorVersion", PACKAGE_VERSION,
+	    "providerId", "execd",
+	    "cwd", uri_or_null(getcwd(cwd, sizeof(cwd))),
+	    "userHomeDir", uri_or_null(home),
+	    "platformOs", "linux",
+	    "prependPathDirs",
+	    "temporaryDirectories", tmps,
+	    "tempDir", uri_or_null(tmp != NULL && *tmp != '\0' ? tmp : "/tmp"),
+	    "capabilities", sess.caps);
+	return info;
+}
+
+static void
+m_initialize(struct rpc_req *req, json_t *params)
+{
+	struct jx_err	 e;
+	const char	*client, *resume = NULL;
+
+	if (sess.init_done) {
+		rpc_fail(req, RPC_INVALID_REQUEST, "initialize may only be sent once per connection");
+		return;
+	}
+	if (jx_struct(params, "InitializeParams", &e) == -1 ||
+	    jx_str(params, "clientName", JX_REQ, &client, NULL, &e) == -1 ||
+	    jx_str(params, "resumeSessionId", JX_OPT, &resume, NULL, &e) == -1) {
+		rpc_fail_params(req, &e);
+		return;
+	}
+	if (resume != NULL) {
+		rpc_fail(req, RPC_INVALID_REQUEST, "unknown session id %s", resume);
+		return;
+	}
+	session_new_id();
+	sess.init_done = 1;
+	log_info("session %s for client \"%s\"", sess.id, client);
+	rpc_reply(req, json_pack("{s:s,s:o}", "sessionId", sess.id,
+	    "environmentInfo", session_environment_info()));
+}
+
+static void
+m_environment_info(struct rpc_req *req, json_t *params)
+{
+	struct jx_err	e;
+
+	if (jx_unit(params, &e) == -1) {
+		rpc_fail_params(req, &e);
+		return;
+	}
+	rpc_reply(req, session_environment_info());
+}
+
+static void
+m_environment_status(struct rpc_req *req, json_t *params)
+{
+	struct jx_err	e;
+
+	if (jx_unit(params, &e) == -1) {
+		rpc_fail_params(req, &e);
+		return;
+	}
+	rpc_reply(req, json_pack("{s:s}", "status", "ready"));
+}

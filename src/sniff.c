@@ -1,0 +1,152 @@
+#include "config.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "log.h"
+#include "execd.h"
+#include "conn.h"
+#include "http_upgrade.h"
+#include "jsonl.h"
+#include "sniff.h"
+#include "ws.h"
+
+static struct conn	client;
+static struct ev_timer	head_timer;
+static int		http_mode;
+
+static int
+need_auth(const struct conn *c)
+{
+	if (conf.no_auth)
+		return 0;
+	/* ssh pipes and Unix sockets are authenticated by whoever made them */
+	return c->is_inet || conf.token != NULL;
+}
+
+static void
+sniff_abort(struct conn *c, const char *why)
+{
+	log_info("%s: %s", c->peer, why);
+	ev_timer_stop(&head_timer);
+	conn_close(c);
+}
+
+static void
+sniff_head_timeout(struct ev_timer *t, void *arg)
+{
+	sniff_abort(&client, "no complete request in time: closing");
+}
+
+static void
+write_all(int fd, const char *p, size_t n)
+{
+	ssize_t	w;
+
+	/* small replies on a fresh socket: the kernel buffer takes them whole */
+	while (n > 0) {
+		w = write(fd, p, n);
+		if (w == -1 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			return;
+		p += w;
+		n -= (size_t)w;
+	}
+}
+
+static void
+sniff_http(struct conn *c)
+{
+	struct http_result	r;
+
+	http_upgrade_parse((const char *)buf_head(&c->pre), buf_avail(&c->pre),
+	    need_auth(c), &r);
+	if (r.verdict == HTTP_INCOMPLETE)
+		return;
+	write_all(c->out_fd, r.resp, r.resp_len);
+	ev_timer_stop(&head_timer);
+	if (r.verdict == HTTP_RESPOND) {
+		log_info("%s: HTTP %d", c->peer, r.status);
+		conn_shutdown_write(c);
+		conn_close(c);
+		return;
+	}
+	buf_consume(&c->pre, r.head_len);
+	log_info("%s: websocket connection", c->peer);
+	if (ws_start(c) == -1)
+		conn_close(c);
+}
+
+static void
+sniff_jsonl(struct conn *c)
+{
+	static const char refused[] = "{\"error\":{\"code\":-32600,\"message\":"
+	    "\"authentication required: use the WebSocket transport with a token\"},"
+	    "\"id\":-1}\n";
+
+	ev_timer_stop(&head_timer);
+	if (need_auth(c)) {
+		write_all(c->out_fd, refused, sizeof(refused) - 1);
+		sniff_abort(c, "newline-JSON from the network needs auth: refused");
+		return;
+	}
+	if (jsonl_start(c) == -1)
+		conn_close(c);
+}
+
+static void
+sniff_read(struct conn *c)
+{
+	const uint8_t	*p;
+	ssize_t		 n;
+	size_t		 i;
+
+	if (buf_reserve(&c->pre, 4096) == -1) {
+		sniff_abort(c, "out of memory");
+		return;
+	}
+	n = read(c->in_fd, c->pre.data + c->pre.len, 4096);
+	if (n == -1 && (errno == EAGAIN || errno == EINTR))
+		return;
+	if (n <= 0) {
+		sniff_abort(c, "closed before a request");
+		return;
+	}
+	c->pre.len += (size_t)n;
+	if (http_mode) {
+		sniff_http(c);
+		return;
+	}
+	p = buf_head(&c->pre);
+	for (i = 0; i < buf_avail(&c->pre) && isspace(p[i]); i++)
+		;
+	if (i == buf_avail(&c->pre)) {
+		if (i > HTTP_HEAD_MAX)
+			sniff_abort(c, "only white space: closing");
+		return;
+	}
+	/* an HTTP request line starts with an upper-case method */
+	if (i == 0 && isupper(p[0])) {
+		http_mode = 1;
+		sniff_http(c);
+	} else
+		sniff_jsonl(c);
+}
+
+int
+sniff_start(int in_fd, int out_fd)
+{
+	if (conn_open(&client, in_fd, out_fd) == -1)
+		return -1;
+	conn_set_handlers(&client, sniff_read, NULL, NULL);
+	ev_timer_init(&head_timer, sniff_head_timeout, NULL);
+	/* bound a slow or silent network client (slowloris) */
+	if (client.is_inet)
+		ev_timer_start(&head_timer, conf.header_timeout_ms);
+	conn_want(&client, 1, 0);
+	return 0;
+}

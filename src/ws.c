@@ -1,0 +1,244 @@
+#include "config.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <openssl/rand.h>
+#include <wslay/wslay.h>
+
+#include "log.h"
+#include "execd.h"
+#include "rpc.h"
+#include "ws.h"
+
+#define WS_PING_MS	30000
+#define WS_LINGER_MS	2000
+
+static struct {
+	struct conn		*c;
+	wslay_event_context_ptr	 ctx;
+	struct rpc_transport	 t;
+	struct ev_timer		 ping, linger;
+	int			 paused;
+	int			 was_congested;
+	int			 closing;	/* close frame queued by us */
+	int			 detached;
+} ws;
+
+static void	ws_update(void);
+
+static ssize_t
+ws_recv_cb(wslay_event_context_ptr ctx, uint8_t *buf, size_t len, int flags, void *ud)
+{
+	ssize_t	n;
+
+	n = conn_read(ws.c, buf, len);
+	if (n == -1) {
+		if (errno == EAGAIN || errno == EINTR)
+			wslay_event_set_error(ctx, WSLAY_ERR_WOULDBLOCK);
+		else
+			wslay_event_set_error(ctx, WSLAY_ERR_CALLBACK_FAILURE);
+		return -1;
+	}
+	if (n == 0) {
+		/* EOF without a close frame: stop reading, keep flushing */
+		ws.c->in_eof = 1;
+		wslay_event_set_error(ctx, WSLAY_ERR_WOULDBLOCK);
+		return -1;
+	}
+	return n;
+}
+
+static ssize_t
+ws_send_cb(wslay_event_context_ptr ctx, const uint8_t *data, size_t len, int flags, void *ud)
+{
+	ssize_t	n;
+
+	n = write(ws.c->out_fd, data, len);
+	if (n == -1) {
+		if (errno == EAGAIN || errno == EINTR)
+			wslay_event_set_error(ctx, WSLAY_ERR_WOULDBLOCK);
+		else
+			wslay_event_set_error(ctx, WSLAY_ERR_CALLBACK_FAILURE);
+		return -1;
+	}
+	return n;
+}
+
+static int
+ws_genmask_cb(wslay_event_context_ptr ctx, uint8_t *buf, size_t len, void *ud)
+{
+	return RAND_bytes(buf, (int)len) == 1 ? 0 : -1;
+}
+
+static void
+ws_on_msg(wslay_event_context_ptr ctx, const struct wslay_event_on_msg_recv_arg *a, void *ud)
+{
+	if (a->opcode != WSLAY_TEXT_FRAME && a->opcode != WSLAY_BINARY_FRAME)
+		return;
+	if (ws.detached)
+		return;
+	if (rpc_input((const char *)a->msg, a->msg_length) == 1)
+		ws.paused = 1;
+}
+
+static void
+ws_detach(void)
+{
+	if (!ws.detached) {
+		ws.detached = 1;
+		rpc_detach();
+	}
+}
+
+static void
+ws_finish(void)
+{
+	if (ws.c == NULL)
+		return;
+	ev_timer_stop(&ws.ping);
+	ev_timer_stop(&ws.linger);
+	ws_detach();
+	wslay_event_context_free(ws.ctx);
+	conn_close(ws.c);
+	ws.c = NULL;
+}
+
+static void
+ws_on_read(struct conn *c)
+{
+	if (wslay_event_recv(ws.ctx) != 0) {
+		ws_finish();
+		return;
+	}
+	ws_update();
+}
+
+static void
+ws_on_write(struct conn *c)
+{
+	if (wslay_event_send(ws.ctx) != 0) {
+		ws_finish();
+		return;
+	}
+	if (ws.was_congested && wslay_event_get_queued_msg_length(ws.ctx) < RPC_LOW_WATER) {
+		ws.was_congested = 0;
+		rpc_output_drained();
+	}
+	ws_update();
+}
+
+static void
+ws_linger_done(struct ev_timer *t, void *arg)
+{
+	ws_finish();
+}
+
+static void
+ws_update(void)
+{
+	int	rd, wr;
+
+	if (ws.c == NULL)
+		return;
+	rd = wslay_event_want_read(ws.ctx) && !ws.c->in_eof;
+	wr = wslay_event_want_write(ws.ctx);
+	if (ws.c->in_eof || (!rd && wslay_event_get_close_received(ws.ctx)))
+		ws_detach();
+	if (!wr && (ws.c->in_eof || wslay_event_get_close_received(ws.ctx))) {
+		ws_finish();
+		return;
+	}
+	if (!wr && wslay_event_get_close_sent(ws.ctx)) {
+		/* our close is out: let the peer see it before the socket goes */
+		conn_shutdown_write(ws.c);
+		if (!ev_timer_armed(&ws.linger))
+			ev_timer_start(&ws.linger, WS_LINGER_MS);
+		ws_detach();
+		rd = !ws.c->in_eof;
+	}
+	if (!rd && !wr) {
+		ws_finish();
+		return;
+	}
+	conn_want(ws.c, rd && !ws.paused, wr);
+}
+
+static void
+ws_ping(struct ev_timer *t, void *arg)
+{
+	struct wslay_event_msg	msg = { WSLAY_PING, NULL, 0 };
+
+	if (ws.c == NULL)
+		return;
+	wslay_event_queue_msg(ws.ctx, &msg);
+	ws_update();
+	ev_timer_start(&ws.ping, WS_PING_MS);
+}
+
+static int
+ws_send(void *ctx, const char *data, size_t len)
+{
+	struct wslay_event_msg	msg = { WSLAY_TEXT_FRAME, (const uint8_t *)data, len };
+
+	if (ws.c == NULL || ws.detached)
+		return -1;
+	if (wslay_event_queue_msg(ws.ctx, &msg) != 0)
+		return -1;
+	if (wslay_event_get_queued_msg_length(ws.ctx) > RPC_HIGH_WATER)
+		ws.was_congested = 1;
+	ws_update();
+	return 0;
+}
+
+static size_t
+ws_pending(void *ctx)
+{
+	return ws.c == NULL ? 0 : wslay_event_get_queued_msg_length(ws.ctx);
+}
+
+static void
+ws_resume(void *ctx)
+{
+	ws.paused = 0;
+	ws_update();
+}
+
+static void
+ws_close(void *ctx)
+{
+	/* the reference drops the connection on a protocol violation */
+	ws_detach();
+	ws_finish();
+}
+
+int
+ws_start(struct conn *c)
+{
+	struct wslay_event_callbacks cb = {
+		ws_recv_cb, ws_send_cb, ws_genmask_cb, NULL, NULL, NULL, ws_on_msg,
+	};
+
+	memset(&ws, 0, sizeof(ws));
+	ws.c = c;
+	if (wslay_event_context_server_init(&ws.ctx, &cb, NULL) != 0) {
+		log_warnx("%s: wslay context: out of memory", c->peer);
+		return -1;
+	}
+	wslay_event_config_set_max_recv_msg_length(ws.ctx, conf.max_message);
+	ws.t.send = ws_send;
+	ws.t.pending = ws_pending;
+	ws.t.resume_input = ws_resume;
+	ws.t.close = ws_close;
+	snprintf(ws.t.name, sizeof(ws.t.name), "exec-server websocket %s", c->peer);
+	ev_timer_init(&ws.ping, ws_ping, NULL);
+	ev_timer_init(&ws.linger, ws_linger_done, NULL);
+	ev_timer_start(&ws.ping, WS_PING_MS);
+	conn_set_handlers(c, ws_on_read, ws_on_write, NULL);
+	rpc_attach(&ws.t);
+	ws_update();
+	return 0;
+}

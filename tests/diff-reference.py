@@ -1,0 +1,985 @@
+#!/usr/bin/python3
+"""Differential test: execd vs. the reference `codex exec-server` over stdio.
+
+Run with /usr/bin/python3.  Output is TAP on stdout.
+
+  EXECD        execd binary (default: $top_builddir/src/execd, top_builddir=.)
+               started as `$EXECD --stdio --kill-grace-ms 0`
+  CODEX_REF    reference binary (default: glob of
+               /opt/codex-ref/node_modules/@openai/codex-linux-x64/vendor/*/bin/codex)
+               started as `codex exec-server --listen stdio` with a scratch CODEX_HOME
+  DIFF_VERBOSE=1  print both transcripts for every test point as diagnostics
+
+Every scripted sequence is sent to a fresh instance of each server (both run
+in parallel).  Responses are compared in request order, field by field, after
+normalisation (sessionId values, implementation-specific environmentInfo
+values).  Notifications are compared per processId in seq order after
+coalescing adjacent output chunks of the same stream (chunk boundaries and the
+position of process/exited relative to trailing output are timing-dependent);
+seq numbering invariants are checked on each side separately.
+"""
+
+import base64
+import glob
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+OVERALL_BUDGET = 55.0          # seconds for the whole run
+STEP_TIMEOUT = 5.0             # max wait for one expected response / event
+T0 = time.monotonic()
+
+
+def left():
+    return OVERALL_BUDGET - (time.monotonic() - T0)
+
+
+# --------------------------------------------------------------------------
+# locating binaries
+
+def find_ref():
+    ref = os.environ.get("CODEX_REF")
+    if ref:
+        return ref if os.access(ref, os.X_OK) else None
+    cands = sorted(glob.glob(
+        "/opt/codex-ref/node_modules/@openai/codex-linux-x64/vendor/*/bin/codex"))
+    return cands[0] if cands else None
+
+
+def find_execd():
+    ex = os.environ.get("EXECD")
+    if not ex:
+        ex = os.path.join(os.environ.get("top_builddir", "."), "src", "execd")
+    return ex if os.access(ex, os.X_OK) else None
+
+
+# --------------------------------------------------------------------------
+# step constructors
+
+class Step:
+    def __init__(self, kind, line=None, arg=None, desc=None):
+        self.kind, self.line, self.arg = kind, line, arg
+        self.desc = desc or (line if isinstance(line, str) else repr(line))
+
+
+def _id_of(line):
+    o = json.loads(line)
+    return o["id"]
+
+
+def R(line, id=Ellipsis):
+    """request: expect a response carrying its id"""
+    return Step("R", line, _id_of(line) if id is Ellipsis else id)
+
+
+def M(line):
+    """malformed: expect an error response with id -1"""
+    return Step("R", line, -1)
+
+
+def N(line, settle=0.1):
+    """notification / line that must produce no response"""
+    return Step("N", line, settle)
+
+
+def X(line):
+    """line after which the server must close the connection"""
+    return Step("X", line)
+
+
+def SLEEP(t):
+    return Step("SLEEP", arg=t, desc="sleep %s" % t)
+
+
+def CLOSED(pid):
+    return Step("CLOSED", arg=pid, desc="wait process/closed %s" % pid)
+
+
+def OUTPUT(pid, nbytes):
+    return Step("OUTPUT", arg=(pid, nbytes), desc="wait %d output bytes of %s" % (nbytes, pid))
+
+
+def EOF():
+    return Step("EOF", desc="close stdin, wait for server exit")
+
+
+def CHECK(fn, desc):
+    return Step("CHECK", arg=fn, desc=desc)
+
+
+def INIT():
+    return [R('{"id":"init","method":"initialize","params":{"clientName":"diff"}}'),
+            N('{"method":"initialized"}', settle=0.02)]
+
+
+# --------------------------------------------------------------------------
+# one server instance
+
+class Side:
+    def __init__(self, name, cmd, env, cwd, root):
+        self.name, self.cmd, self.env, self.cwd, self.root = name, cmd, env, cwd, root
+        self.cv = threading.Condition()
+        self.msgs = []          # (t, obj) in arrival order
+        self.raw_bad = []       # non-JSON output lines
+        self.eof = False
+        self.p = None
+        self.stderr_path = os.path.join(root, "stderr.%s.%d" % (name, id(self)))
+
+    def start(self):
+        self.errf = open(self.stderr_path, "wb")
+        self.p = subprocess.Popen(self.cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                  stderr=self.errf, env=self.env, cwd=self.cwd,
+                                  start_new_session=True)
+        threading.Thread(target=self._reader, daemon=True).start()
+
+    def _reader(self):
+        for line in self.p.stdout:
+            try:
+                obj = json.loads(line)
+            except ValueError:
+                obj = None
+            with self.cv:
+                if obj is None:
+                    self.raw_bad.append(line)
+                else:
+                    self.msgs.append((time.monotonic(), obj))
+                self.cv.notify_all()
+        with self.cv:
+            self.eof = True
+            self.cv.notify_all()
+
+    def send(self, line):
+        data = line if isinstance(line, bytes) else line.encode()
+        try:
+            self.p.stdin.write(data + b"\n")
+            self.p.stdin.flush()
+            return True
+        except (BrokenPipeError, ValueError, OSError):
+            return False
+
+    def wait(self, pred, timeout):
+        end = time.monotonic() + min(timeout, max(left(), 0.1))
+        with self.cv:
+            while True:
+                r = pred()
+                if r:
+                    return r
+                rem = end - time.monotonic()
+                if rem <= 0:
+                    return None
+                self.cv.wait(rem)
+
+    # helpers on collected messages (call with or without lock; lists only grow)
+    def responses(self, key):
+        return [o for _, o in self.msgs if "method" not in o and idkey(o.get("id")) == key]
+
+    def notes(self, pid=None, method=None):
+        out = []
+        for _, o in self.msgs:
+            if "method" in o and "id" not in o:
+                prm = o.get("params") or {}
+                if pid is not None and prm.get("processId") != pid:
+                    continue
+                if method is not None and o["method"] != method:
+                    continue
+                out.append(o)
+        return out
+
+    def stop(self):
+        if self.p is None:
+            return
+        try:
+            self.p.stdin.close()
+        except Exception:
+            pass
+        try:
+            self.p.wait(timeout=2)
+        except subprocess.TimeoutExpired:
+            try:
+                os.killpg(self.p.pid, signal.SIGKILL)
+            except Exception:
+                pass
+            try:
+                self.p.kill()
+                self.p.wait(timeout=2)
+            except Exception:
+                pass
+        self.errf.close()
+
+    def stderr_tail(self, n=600):
+        try:
+            with open(self.stderr_path, "rb") as f:
+                return f.read()[-n:].decode(errors="replace")
+        except OSError:
+            return ""
+
+
+def idkey(v):
+    return json.dumps(v, sort_keys=True)
+
+
+# --------------------------------------------------------------------------
+# executing a sequence on one side
+
+def subst(line, side):
+    if isinstance(line, str):
+        return line.replace("@ROOT@", side.root).replace("@SIDE@", side.name)
+    return line
+
+
+def run_side(side, steps, rec):
+    """Runs steps on side, appending per-step records to rec (a list)."""
+    try:
+        side.start()
+    except OSError as e:
+        rec.append(("start", "spawn failed: %s" % e))
+        return
+    counts = {}
+    for st in steps:
+        if left() <= 0:
+            rec.append(("budget", "overall time budget exhausted"))
+            break
+        if st.kind in ("R", "N", "X"):
+            line = subst(st.line, side)
+            t_send = time.monotonic()
+            ok = side.send(line)
+            if st.kind == "R":
+                key = idkey(st.arg)
+                counts[key] = counts.get(key, 0) + 1
+                want = counts[key]
+                got = side.wait(lambda: len(side.responses(key)) >= want or side.eof, STEP_TIMEOUT)
+                rs = side.responses(key)
+                if len(rs) >= want:
+                    rec.append(("resp", rs[want - 1]))
+                elif not ok or side.eof:
+                    rec.append(("resp", "<connection closed>"))
+                else:
+                    rec.append(("resp", "<no response within %gs>" % STEP_TIMEOUT))
+                # elapsed time (for waitMs checks)
+                rec[-1] = rec[-1] + (round((arrival(side, key, want) or time.monotonic()) - t_send, 3),)
+            elif st.kind == "N":
+                time.sleep(st.arg)
+                rec.append(("sent-noresp", "open" if not side.eof else "<connection closed>"))
+            else:  # X
+                got = side.wait(lambda: side.eof, 3.0)
+                rec.append(("expect-close", "closed" if got else "<still open after 3s>"))
+        elif st.kind == "SLEEP":
+            time.sleep(st.arg)
+        elif st.kind == "CLOSED":
+            pid = st.arg
+            got = side.wait(lambda: side.notes(pid, "process/closed") or side.eof, STEP_TIMEOUT)
+            if not side.notes(pid, "process/closed"):
+                rec.append(("closed-wait", "<no process/closed for %r>" % pid))
+        elif st.kind == "OUTPUT":
+            pid, n = st.arg
+            got = side.wait(lambda: out_bytes(side, pid) >= n or side.eof, STEP_TIMEOUT)
+            if out_bytes(side, pid) < n:
+                rec.append(("output-wait", "<fewer than %d output bytes for %r>" % (n, pid)))
+        elif st.kind == "EOF":
+            t = time.monotonic()
+            try:
+                side.p.stdin.close()
+            except Exception:
+                pass
+            try:
+                rc = side.p.wait(timeout=3)
+                rec.append(("eof-exit", "rc=%s" % rc, "within 3s"))
+            except subprocess.TimeoutExpired:
+                rec.append(("eof-exit", "<server still running 3s after stdin EOF>"))
+        elif st.kind == "CHECK":
+            try:
+                rec.append(("check", st.desc, st.arg(side)))
+            except Exception as e:  # pragma: no cover
+                rec.append(("check", st.desc, "exception: %r" % e))
+
+
+def arrival(side, key, n):
+    c = 0
+    for t, o in side.msgs:
+        if "method" not in o and idkey(o.get("id")) == key:
+            c += 1
+            if c == n:
+                return t
+    return None
+
+
+def out_bytes(side, pid):
+    n = 0
+    for o in side.notes(pid, "process/output"):
+        try:
+            n += len(base64.b64decode(o["params"]["chunk"]))
+        except Exception:
+            pass
+    return n
+
+
+# --------------------------------------------------------------------------
+# normalisation
+
+UUID4 = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$")
+ENV_IGNORED = ("executorVersion", "providerId", "shell", "prependPathDirs")
+
+
+def norm_envinfo(ei, notes):
+    if not isinstance(ei, dict):
+        return ei
+    ei = dict(ei)
+    for k in ENV_IGNORED:
+        if k in ei:
+            ei[k] = "<ignored>"
+    if "capabilities" in ei:
+        caps = ei["capabilities"]
+        if isinstance(caps, dict) and all(isinstance(v, bool) for v in caps.values()):
+            notes.append(("capabilities", caps))
+            ei["capabilities"] = "<map of booleans>"
+    return ei
+
+
+def norm_resp(method, o, notes, loose_read):
+    if not isinstance(o, dict):
+        return o
+    o = json.loads(json.dumps(o))
+    res = o.get("result")
+    if isinstance(res, dict):
+        if "sessionId" in res:
+            sid = res["sessionId"]
+            res["sessionId"] = "<uuid4>" if isinstance(sid, str) and UUID4.match(sid) else \
+                "<not a uuid4: %r>" % (sid,)
+            if "environmentInfo" in res:
+                res["environmentInfo"] = norm_envinfo(res["environmentInfo"], notes)
+        if method == "environment/info":
+            o["result"] = norm_envinfo(res, notes)
+        if loose_read and method == "process/read" and "chunks" in res:
+            res["chunks"] = coalesce([(c.get("stream"), c.get("chunk")) for c in res["chunks"]])
+            res["nextSeq"] = "<n>"
+    return o
+
+
+def coalesce(pairs):
+    out = []
+    for stream, chunk in pairs:
+        try:
+            data = base64.b64decode(chunk, validate=True)
+        except Exception:
+            data = ("<bad base64 %r>" % chunk).encode()
+        if out and out[-1][0] == stream:
+            out[-1][1] += data
+        else:
+            out.append([stream, bytearray(data)])
+    return [[s, bytes(d).decode("utf-8", "backslashreplace")] for s, d in out]
+
+
+def canon_process(notes):
+    """canonical form + list of invariant violations for one processId"""
+    bad = []
+    seqs = [n["params"].get("seq") for n in notes]
+    ordered = sorted(notes, key=lambda n: (n["params"].get("seq") or 0))
+    if sorted(seqs) != list(range(1, len(seqs) + 1)):
+        bad.append("seq numbers are not 1..%d: %s" % (len(seqs), seqs))
+    kinds = [n["method"] for n in ordered]
+    if kinds.count("process/exited") > 1 or kinds.count("process/closed") > 1:
+        bad.append("duplicate exited/closed: %s" % kinds)
+    if "process/closed" in kinds and kinds[-1] != "process/closed":
+        bad.append("process/closed is not last: %s" % kinds)
+    if "process/closed" in kinds and "process/exited" not in kinds:
+        bad.append("process/closed without process/exited")
+    outs, exited, closed = [], None, False
+    for n in ordered:
+        p = n["params"]
+        if n["method"] == "process/output":
+            try:
+                ln = len(base64.b64decode(p.get("chunk", ""), validate=True))
+                if ln == 0 or ln > 8192:
+                    bad.append("output chunk of %d bytes (seq %s)" % (ln, p.get("seq")))
+            except Exception:
+                bad.append("bad base64 in output seq %s" % p.get("seq"))
+            outs.append((p.get("stream"), p.get("chunk", "")))
+            extra = set(p) - {"processId", "seq", "stream", "chunk"}
+            if extra:
+                bad.append("unexpected process/output fields %s" % sorted(extra))
+        elif n["method"] == "process/exited":
+            exited = {k: v for k, v in p.items() if k not in ("seq", "processId")}
+        elif n["method"] == "process/closed":
+            closed = True
+            extra = set(p) - {"processId", "seq"}
+            if extra:
+                bad.append("unexpected process/closed fields %s" % sorted(extra))
+        else:
+            bad.append("unknown notification %s" % n["method"])
+    return {"output": coalesce(outs), "exited": exited, "closed": closed}, bad
+
+
+def summarize(side, rec, loose_read, steps):
+    """-> (comparable dict, invariant violations, informational notes)"""
+    notes, bad = [], []
+    methods, waits = [], []
+    for st in steps:
+        if st.kind == "R":
+            try:
+                o = json.loads(subst(st.line, side))
+                methods.append(o.get("method"))
+                w = (o.get("params") or {}).get("waitMs") if o.get("method") == "process/read" else None
+                waits.append(w if isinstance(w, int) and not isinstance(w, bool) and w >= 100 else None)
+            except Exception:
+                methods.append(None)
+                waits.append(None)
+    comp_steps = []
+    mi = 0
+    for r in rec:
+        if r[0] == "resp":
+            m = methods[mi] if mi < len(methods) else None
+            wait_ms = waits[mi] if mi < len(waits) else None
+            mi += 1
+            item = ("resp", norm_resp(m, r[1], notes, loose_read))
+            if wait_ms and len(r) > 2:
+                # classify: did the long-poll run to its deadline or return early?
+                item += ("waited full waitMs" if r[2] * 1000 >= wait_ms * 0.85
+                         else "returned before waitMs",)
+            comp_steps.append(item)
+        else:
+            comp_steps.append(r[:2] if r[0] != "check" else r)
+    procs = {}
+    pids = []
+    for o in side.notes():
+        pid = (o.get("params") or {}).get("processId")
+        if o["method"].startswith("process/"):
+            if pid not in procs:
+                procs[pid] = []
+                pids.append(pid)
+            procs[pid].append(o)
+    canon = {}
+    for pid in pids:
+        c, b = canon_process(procs[pid])
+        canon[pid] = c
+        bad += ["%s: %s" % (pid, x) for x in b]
+    other = [o for o in side.notes() if not o["method"].startswith("process/")]
+    # responses to ids that were never asked for
+    asked = set()
+    for st in steps:
+        if st.kind == "R":
+            asked.add(idkey(st.arg))
+    unsolicited = [o for _, o in side.msgs if "method" not in o and idkey(o.get("id")) not in asked]
+    if side.raw_bad:
+        bad.append("non-JSON output lines: %r" % side.raw_bad[:3])
+    return {"steps": comp_steps, "processes": canon, "other_notifications": other,
+            "unsolicited": unsolicited}, bad, notes
+
+
+# --------------------------------------------------------------------------
+# the sequences
+
+def P(pid, argv, tty=False, env=None, cwd="file://@ROOT@", **extra):
+    p = {"processId": pid, "argv": argv, "cwd": cwd,
+         "env": {"PATH": "/usr/bin:/bin"} if env is None else env, "tty": tty}
+    p.update(extra)
+    return p
+
+
+def start(rid, pid, argv, **kw):
+    return R(json.dumps({"id": rid, "method": "process/start", "params": P(pid, argv, **kw)},
+                        separators=(",", ":")))
+
+
+def req(rid, method, params=Ellipsis):
+    o = {"id": rid, "method": method}
+    if params is not Ellipsis:
+        o["params"] = params
+    return R(json.dumps(o, separators=(",", ":")))
+
+
+def pids_gone(side, names):
+    res = {}
+    for n in names:
+        path = os.path.join(side.root, "pid.%s.%s" % (side.name, n))
+        try:
+            pid = int(open(path).read().strip())
+        except (OSError, ValueError):
+            res[n] = "no pid file"
+            continue
+        alive = False
+        try:
+            with open("/proc/%d/status" % pid) as f:
+                alive = "\nState:\tZ" not in f.read()
+        except OSError:
+            pass
+        res[n] = "alive" if alive else "gone"
+    return res
+
+
+def kill_leftovers(side, names):
+    for n in names:
+        try:
+            pid = int(open(os.path.join(side.root, "pid.%s.%s" % (side.name, n))).read().strip())
+            os.kill(pid, signal.SIGKILL)
+        except (OSError, ValueError):
+            pass
+
+
+SEQUENCES = []
+
+
+def seq(desc, steps, init=True, loose_read=False, order=None):
+    SEQUENCES.append({"desc": desc, "steps": (INIT() if init else []) + steps,
+                      "loose_read": loose_read, "order": order})
+
+
+# ---- lifecycle
+seq("initialize result shape, environment/info, environment/status", [
+    req(1, "environment/info"), req(2, "environment/info", None), req(3, "environment/info", {}),
+    req(4, "environment/status"), req(5, "environment/status", {}),
+])
+seq("gating before initialize (every group, valid params) and decode-before-gating", [
+    start(1, "a", ["true"]),
+    req(2, "process/read", {"processId": "a"}),
+    req(3, "process/write", {"processId": "a", "chunk": "", "writeId": "w"}),
+    req(4, "process/terminate", {"processId": "a"}),
+    req(5, "process/signal", {"processId": "a", "signal": "interrupt"}),
+    req(6, "fs/readFile", {"path": "file:///etc/hostname"}),
+    req(7, "fs/getMetadata", {"path": "file:///etc/hostname"}),
+    req(8, "http/request", {"method": "GET", "url": "http://127.0.0.1:9/", "requestId": "r"}),
+    req(9, "environment/info"),
+    req(10, "environment/status"),
+    req(11, "process/start", {}),
+    req(12, "fs/readFile", {}),
+    req(13, "environment/info", {"a": 1}),
+    req(14, "nope/nope", {}),
+    req(15, "process/read", {"processId": 5}),
+], init=False)
+seq("gating after initialize but before initialized", [
+    req(1, "initialize", {"clientName": "t"}),
+    start(2, "a", ["true"]),
+    req(3, "process/read", {"processId": "a"}),
+    req(4, "fs/readFile", {"path": "file:///etc/hostname"}),
+    req(5, "http/request", {"method": "GET", "url": "http://127.0.0.1:9/", "requestId": "r"}),
+    req(6, "environment/info"),
+    req(7, "environment/status"),
+    req(8, "nope/nope"),
+    N('{"method":"initialized"}'),
+    req(9, "environment/status"),
+], init=False)
+seq("initialize: param errors, failed initialize does not count, second initialize", [
+    req(1, "initialize"), req(2, "initialize", None), req(3, "initialize", {}),
+    req(4, "initialize", {"clientName": 5}), req(5, "initialize", "x"),
+    req(6, "initialize", {"clientName": "t", "resumeSessionId": 5}),
+    req(7, "initialize", {"clientName": "t", "resumeSessionId": "no-such-session"}),
+    req(8, "initialize", {"clientName": "t", "resumeSessionId": None}),
+    req(9, "initialize", {"clientName": "t"}),
+    N('{"method":"initialized"}'),
+    req(10, "initialize", {"clientName": "t"}),
+    req(11, "environment/status"),
+], init=False)
+seq("initialized before initialize closes the connection",
+    [X('{"method":"initialized"}')], init=False)
+seq("initialized repeated, with params and malformed trace, is accepted", [
+    N('{"method":"initialized"}'), N('{"method":"initialized","params":5}'),
+    N('{"method":"initialized","trace":"x"}'), req(1, "environment/status"),
+])
+# ---- envelope
+seq("malformed JSON and bad envelopes get id -1 errors, connection stays open", [
+    M("not json"), M("{"), M('{"id":1'), M("[]"), M("[1]"), M('"str"'), M("123"), M("null"),
+    M("{}"), M('{"id":1.5,"method":"x"}'), M('{"id":null,"method":"x"}'),
+    M('{"id":true,"method":"x"}'), M('{"id":1e3,"method":"x"}'),
+    M('{"id":9223372036854775808,"method":"x"}'), M('{"method":5}'), M('{"id":1}'),
+    M('{"id":1,"method":"x"} x'), M('{"id":1,"method":"x"} {"id":2,"method":"y"}'),
+    M('{"id":1,"method":"x","id":2}'), M('{"id":1,"method":"nope\\ud800"}'),
+    M('{"id":1,"method":"environment/status","trace":"x"}'),
+    N("   "), N("\t"), N("\r"), N(""),
+    R('{"id":2,"method":"a\\u0000b"}'),
+    R('{"id":3,"method":"nope"}\r'),
+    R('{"id":4,"method":"nope","jsonrpc":"2.0"}'),
+    R('{"id":"","method":"nope"}'), R('{"id":"s","method":"nope"}'),
+    R('{"id":-9223372036854775808,"method":"nope"}'),
+    R('{"id":9223372036854775807,"method":"nope"}'),
+    R('{"id":5,"method":"nope","result":{}}'),
+    R('{"id":6,"method":"environment/status","trace":{"traceparent":"00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"}}'),
+], init=False)
+seq("invalid UTF-8 on stdin closes the connection", [X(b'{"id":2,"method":"\xff\xfe"}')])
+seq("a notification other than initialized closes the connection",
+    [X('{"method":"process/read","params":{"processId":"a"}}')])
+seq("a client response object closes the connection", [X('{"id":7,"result":{}}')])
+seq("a client error object closes the connection",
+    [X('{"id":7,"error":{"code":1,"message":"x"}}')])
+seq("params forms: null, [], positional arrays, scalars", [
+    req(1, "process/read"), req(2, "process/read", None), req(3, "process/read", []),
+    req(4, "process/read", ["a", 0, None, 0]), req(5, "environment/status", []),
+    req(6, "environment/status", None), req(7, "environment/status", 5),
+    req(8, "process/read", "x"), req(9, "process/read", {"processId": None}),
+])
+# ---- process/start
+seq("process/start: each required field missing, wrong types", [
+    req(1, "process/start", {k: v for k, v in P("a", ["true"]).items() if k != "processId"}),
+    req(2, "process/start", {k: v for k, v in P("a", ["true"]).items() if k != "argv"}),
+    req(3, "process/start", {k: v for k, v in P("a", ["true"]).items() if k != "cwd"}),
+    req(4, "process/start", {k: v for k, v in P("a", ["true"]).items() if k != "env"}),
+    req(5, "process/start", {k: v for k, v in P("a", ["true"]).items() if k != "tty"}),
+    req(6, "process/start", P(5, ["true"])),
+    req(7, "process/start", P("a", "true")),
+    req(8, "process/start", P("a", None)),
+    req(9, "process/start", P("a", ["true"], tty="yes")),
+    req(10, "process/start", P("a", ["true"], tty=None)),
+    req(11, "process/start", P("a", ["true"], pipeStdin="x")),
+    req(12, "process/start", P("a", ["true"], arg0=5)),
+    req(13, "process/start", P("a", ["true"], cwd=None)),
+    req(14, "process/start", None),
+])
+seq("process/start: argv [] / non-string / empty program", [
+    start(1, "a", []), start(2, "a", ["true", 5]), start(3, "a", [""]),
+    start(4, "a", [""], tty=True),
+])
+seq("process/start: env with non-string / null value, env not a map", [
+    start(1, "a", ["true"], env={"A": 5}), start(2, "a", ["true"], env={"A": None}),
+    start(3, "a", ["true"], env=[]),
+    req(4, "process/start", dict(P("a", ["true"]), env=None)),
+])
+seq("process/start: cwd variants", [
+    start(1, "a", ["true"], cwd="@ROOT@"), start(2, "a", ["true"], cwd=""),
+    start(3, "a", ["true"], cwd="http://x/tmp"), start(4, "a", ["true"], cwd="file://host/tmp"),
+    start(5, "a", ["true"], cwd="file:///nonexistent/dir"),
+    start(6, "a", ["true"], cwd="file://@ROOT@/afile"),
+    start(7, "b", ["/bin/pwd"], cwd="file://@ROOT@/sub/../sub"), CLOSED("b"),
+    start(8, "c", ["/bin/pwd"], cwd="file://localhost@ROOT@/sub"), CLOSED("c"),
+])
+seq("process/start: tty with and without PATH", [
+    start(1, "t1", ["true"], tty=True, env={}),
+    start(2, "t2", ["true"], tty=True), CLOSED("t2"),
+    start(3, "t3", ["/bin/true"], tty=True, env={}), CLOSED("t3"),
+    start(4, "t4", ["true"], tty=False, env={}), CLOSED("t4"),
+])
+seq("process/start: program not found / not executable; id released after failure", [
+    start(1, "n1", ["/nonexistent/prog"]),
+    start(2, "n2", ["nonexistent-prog-xyz"]),
+    start(3, "n3", ["true"], env={"PATH": "/nonexistent"}),
+    start(4, "n4", ["/nonexistent/prog"], tty=True),
+    start(5, "n5", ["nonexistent-prog-xyz"], tty=True),
+    start(6, "x1", ["@ROOT@/afile"]),
+    start(7, "x2", ["@ROOT@"]),
+    start(8, "n1", ["/bin/true"]), CLOSED("n1"),
+])
+seq("process/start: duplicate processId (running and exited), empty processId", [
+    start(1, "d", ["sleep", "30"]),
+    start(2, "d", ["/bin/true"]),
+    start(3, "", ["/bin/true"]), CLOSED(""),
+    start(4, "", ["/bin/true"]),
+    req(5, "process/terminate", {"processId": "d"}), CLOSED("d"),
+    start(6, "d", ["/bin/true"]),
+])
+seq("process/start: arg0 (non-tty), arg0 null; env is exact; stdin is /dev/null", [
+    start(1, "a0", ["sh", "-c", "echo $0"], arg0="myname"), CLOSED("a0"),
+    start(2, "a1", ["/bin/sh", "-c", "echo $0"], arg0=None), CLOSED("a1"),
+    start(3, "e", ["/usr/bin/env"], env={"A": "1", "B": ""}), CLOSED("e"),
+    start(4, "s", ["/bin/sh", "-c", "cat; echo rc=$?"]), CLOSED("s"),
+    start(5, "t", ["/bin/sh", "-c", "test -t 0; echo $?; echo T=$TERM"]), CLOSED("t"),
+])
+# ---- happy paths: output / exit / closed / read
+RW = ["/bin/sh", "-c", "printf aaaa; sleep 0.1; printf bbbbbb; sleep 0.1; printf cc >&2; sleep 0.1; exit 4"]
+seq("process output/exited/closed with seq; read with afterSeq/maxBytes", [
+    start(1, "p", RW), CLOSED("p"),
+    req(2, "process/read", {"processId": "p"}),
+    req(3, "process/read", {"processId": "p", "afterSeq": 0}),
+    req(4, "process/read", {"processId": "p", "afterSeq": 1}),
+    req(5, "process/read", {"processId": "p", "afterSeq": 3}),
+    req(6, "process/read", {"processId": "p", "afterSeq": 4}),
+    req(7, "process/read", {"processId": "p", "afterSeq": 5}),
+    req(8, "process/read", {"processId": "p", "afterSeq": 99, "waitMs": 200}),
+    req(9, "process/read", {"processId": "p", "maxBytes": 0}),
+    req(10, "process/read", {"processId": "p", "maxBytes": 1}),
+    req(11, "process/read", {"processId": "p", "maxBytes": 4}),
+    req(12, "process/read", {"processId": "p", "maxBytes": 5}),
+    req(13, "process/read", {"processId": "p", "maxBytes": 10}),
+    req(14, "process/read", {"processId": "p", "maxBytes": 11}),
+    req(15, "process/read", {"processId": "p", "afterSeq": 1, "maxBytes": 0}),
+    req(16, "process/read", {"processId": "p", "afterSeq": 3, "maxBytes": 0}),
+    req(17, "process/read", {"processId": "p", "afterSeq": None, "maxBytes": None, "waitMs": None}),
+    req(18, "process/read", {"processId": "p", "afterSeq": 18446744073709551615}),
+])
+seq("process/read: unknown id and wrong param types", [
+    start(1, "p", ["/bin/true"]), CLOSED("p"),
+    req(2, "process/read", {"processId": "nope"}),
+    req(3, "process/read", {"processId": "p", "afterSeq": -1}),
+    req(4, "process/read", {"processId": "p", "afterSeq": "1"}),
+    req(5, "process/read", {"processId": "p", "maxBytes": -1}),
+    req(6, "process/read", {"processId": "p", "waitMs": -1}),
+    req(7, "process/read", {"processId": "p", "waitMs": 1.5}),
+    req(8, "process/read", {"processId": "p", "afterSeq": 18446744073709551616}),
+    req(9, "process/read", {"processId": "p", "maxBytes": True}),
+    req(10, "process/read", {}),
+    req(11, "process/read", {"processId": 7}),
+])
+seq("process/read waitMs: times out, wakes on output, on exit, on close", [
+    start(1, "w", ["/bin/sh", "-c", "sleep 0.6; echo hi; sleep 0.4"]),
+    req(2, "process/read", {"processId": "w"}),
+    req(3, "process/read", {"processId": "w", "waitMs": 200}),
+    req(4, "process/read", {"processId": "w", "waitMs": 5000}),
+    req(5, "process/read", {"processId": "w", "afterSeq": 1, "waitMs": 5000}),
+    req(6, "process/read", {"processId": "w", "afterSeq": 2, "waitMs": 5000}),
+    req(7, "process/read", {"processId": "w", "afterSeq": 3, "waitMs": 2000}),
+])
+seq("large output: head -c 100000 /dev/zero (chunks <= 8192, all bytes)", [
+    start(1, "z", ["head", "-c", "100000", "/dev/zero"]), CLOSED("z"),
+    req(2, "process/read", {"processId": "z"}),
+], loose_read=True)
+seq("with --concurrent-requests 1 a long-poll read blocks later requests", [
+    start(1, "s", ["sleep", "30"]),
+    req(2, "process/read", {"processId": "s", "waitMs": 500}),
+    req(3, "environment/status"),
+    req(4, "process/terminate", {"processId": "s"}), CLOSED("s"),
+], order=[2, 3])
+# ---- process/write
+seq("write to cat with pipeStdin: echo, empty chunk, writeId dedupe", [
+    start(1, "c", ["cat"], pipeStdin=True),
+    req(2, "process/write", {"processId": "c", "chunk": "aGVsbG8K", "writeId": "w1"}),
+    OUTPUT("c", 6),
+    req(3, "process/write", {"processId": "c", "chunk": "", "writeId": "w2"}),
+    req(4, "process/write", {"processId": "c", "chunk": "aGVsbG8K", "writeId": "w1"}),
+    req(5, "process/write", {"processId": "c", "chunk": "YnllCg==", "writeId": "w3"}),
+    OUTPUT("c", 10),
+    req(6, "process/terminate", {"processId": "c"}), CLOSED("c"),
+    req(7, "process/read", {"processId": "c"}),
+])
+seq("write errors: missing/empty writeId, bad base64 of several kinds, wrong types", [
+    start(1, "c", ["cat"], pipeStdin=True),
+    req(2, "process/write", {"processId": "c", "chunk": "aGkK"}),
+    req(3, "process/write", {"processId": "c", "chunk": "aGkK", "writeId": ""}),
+    req(4, "process/write", {"processId": "c", "chunk": "!!!", "writeId": "b1"}),
+    req(5, "process/write", {"processId": "c", "chunk": "abc", "writeId": "b2"}),
+    req(6, "process/write", {"processId": "c", "chunk": "ab=c", "writeId": "b3"}),
+    req(7, "process/write", {"processId": "c", "chunk": "YQ", "writeId": "b4"}),
+    req(8, "process/write", {"processId": "c", "chunk": "YR==", "writeId": "b5"}),
+    req(9, "process/write", {"processId": "c", "chunk": "YW==", "writeId": "b6"}),
+    req(10, "process/write", {"processId": "c", "chunk": "Y===", "writeId": "b7"}),
+    req(11, "process/write", {"processId": "c", "chunk": "YWJj=", "writeId": "b8"}),
+    req(12, "process/write", {"processId": "c", "chunk": "YWJj\n", "writeId": "b9"}),
+    req(13, "process/write", {"processId": "c", "chunk": "YW Jj", "writeId": "b10"}),
+    req(14, "process/write", {"processId": "c", "chunk": "_-8=", "writeId": "b11"}),
+    req(15, "process/write", {"processId": "c", "chunk": "YWI", "writeId": "b12"}),
+    req(16, "process/write", {"processId": "c", "chunk": 5, "writeId": "b13"}),
+    req(17, "process/write", {"processId": "c", "chunk": "aGkK", "writeId": 5}),
+    req(18, "process/write", {"processId": "c", "writeId": "b14"}),
+    req(19, "process/write", {"processId": "zz", "chunk": "!!!", "writeId": ""}),
+    req(20, "process/write", {"processId": "zz", "chunk": "", "writeId": ""}),
+    req(21, "process/terminate", {"processId": "c"}), CLOSED("c"),
+])
+seq("write to a non-stdin process, an unknown process, and after exit", [
+    start(1, "n", ["sleep", "30"]),
+    start(2, "c", ["cat"], pipeStdin=True),
+    req(3, "process/write", {"processId": "n", "chunk": "aGkK", "writeId": "w1"}),
+    req(4, "process/write", {"processId": "zz", "chunk": "aGkK", "writeId": "w2"}),
+    req(5, "process/write", {"processId": "c", "chunk": "aGkK", "writeId": "w3"}), OUTPUT("c", 3),
+    req(6, "process/terminate", {"processId": "c"}), CLOSED("c"),
+    req(7, "process/terminate", {"processId": "n"}), CLOSED("n"),
+    req(8, "process/write", {"processId": "c", "chunk": "aGkK", "writeId": "w4"}),
+    req(9, "process/write", {"processId": "c", "chunk": "aGkK", "writeId": "w3"}),
+    req(10, "process/write", {"processId": "n", "chunk": "aGkK", "writeId": "w5"}),
+])
+# ---- tty
+seq("pty: echo through cat, ^D ends it, tty and window size", [
+    start(1, "i", ["cat"], tty=True),
+    req(2, "process/write", {"processId": "i", "chunk": "aGkK", "writeId": "1"}),
+    OUTPUT("i", 8),
+    req(3, "process/write", {"processId": "i", "chunk": "BA==", "writeId": "2"}), CLOSED("i"),
+    start(4, "g", ["sh", "-c", "tty >/dev/null && echo is-a-tty; stty size"], tty=True), CLOSED("g"),
+    start(5, "c", ["sh", "-c", "exit 3"], tty=True), CLOSED("c"),
+])
+seq("pty: exit code of a signal-killed tty process", [
+    start(1, "d", ["sh", "-c", "kill -9 $$"], tty=True), CLOSED("d"),
+])
+# ---- terminate / signal
+seq("terminate: unknown, finished, running (sleep 30 -> 137), repeated, SIGTERM-immune", [
+    req(1, "process/terminate", {"processId": "zz"}),
+    req(2, "process/terminate", {}),
+    req(3, "process/terminate", {"processId": 5}),
+    start(4, "t", ["/bin/true"]), CLOSED("t"),
+    req(5, "process/terminate", {"processId": "t"}),
+    start(6, "sl", ["sleep", "30"]),
+    req(7, "process/terminate", {"processId": "sl"}), CLOSED("sl"),
+    req(8, "process/terminate", {"processId": "sl"}),
+    req(9, "process/read", {"processId": "sl"}),
+    start(10, "ig", ["sh", "-c", "trap '' INT TERM; echo r; sleep 30"]), OUTPUT("ig", 2),
+    req(11, "process/terminate", {"processId": "ig"}), CLOSED("ig"),
+])
+seq("terminate a tty process", [
+    start(1, "tt", ["sleep", "30"], tty=True), SLEEP(0.1),
+    req(2, "process/terminate", {"processId": "tt"}), CLOSED("tt"),
+])
+seq("signal: variants, unknown id, trap handler, default action, after exit", [
+    req(1, "process/signal", {"processId": "zz", "signal": "interrupt"}),
+    req(2, "process/signal", {"processId": "zz", "signal": "kill"}),
+    req(3, "process/signal", {"processId": "zz", "signal": "INT"}),
+    req(4, "process/signal", {"processId": "zz", "signal": "Interrupt"}),
+    req(5, "process/signal", {"processId": "zz", "signal": 2}),
+    req(6, "process/signal", {"processId": "zz", "signal": None}),
+    req(7, "process/signal", {"processId": "zz"}),
+    req(8, "process/signal", {"signal": "interrupt"}),
+    start(9, "sh", ["sh", "-c", "trap 'echo got-int; exit 7' INT; echo ready; while :; do sleep 0.05; done"]),
+    OUTPUT("sh", 6),
+    req(10, "process/signal", {"processId": "sh", "signal": "interrupt"}), CLOSED("sh"),
+    req(11, "process/signal", {"processId": "sh", "signal": "interrupt"}),
+    start(12, "s2", ["sleep", "30"]), SLEEP(0.1),
+    req(13, "process/signal", {"processId": "s2", "signal": "interrupt"}), CLOSED("s2"),
+])
+# ---- disconnect
+seq("stdin EOF with running processes: server exits, process groups killed", [
+    start(1, "a", ["sh", "-c", "echo $$ > @ROOT@/pid.@SIDE@.a; sleep 30 & echo $! > @ROOT@/pid.@SIDE@.b; wait"]),
+    start(2, "b", ["sh", "-c", "echo $$ > @ROOT@/pid.@SIDE@.c; exec sleep 31"], tty=True),
+    SLEEP(0.4),
+    CHECK(lambda s: pids_gone(s, "abc"), "children before EOF"),
+    req(3, "process/read", {"processId": "a", "waitMs": 200}),
+    EOF(),
+    SLEEP(0.3),
+    CHECK(lambda s: pids_gone(s, "abc"), "children after EOF"),
+    CHECK(lambda s: kill_leftovers(s, "abc"), "cleanup"),
+])
+
+
+# --------------------------------------------------------------------------
+# comparison / reporting
+
+def short(v, n=400):
+    s = v if isinstance(v, str) else json.dumps(v, sort_keys=True, separators=(",", ":"))
+    return s if len(s) <= n else s[:n] + "...(%d chars)" % len(s)
+
+
+def diff_obj(a, b, path=""):
+    """yields (path, a, b) of differing leaves"""
+    if isinstance(a, dict) and isinstance(b, dict):
+        for k in sorted(set(a) | set(b), key=str):
+            if k not in a:
+                yield (path + "/" + str(k), "<absent>", b[k])
+            elif k not in b:
+                yield (path + "/" + str(k), a[k], "<absent>")
+            else:
+                yield from diff_obj(a[k], b[k], path + "/" + str(k))
+    elif isinstance(a, list) and isinstance(b, list) and len(a) == len(b):
+        for i, (x, y) in enumerate(zip(a, b)):
+            yield from diff_obj(x, y, "%s[%d]" % (path, i))
+    elif type(a) != type(b) or a != b:   # noqa: E721  (1 vs True must differ)
+        yield (path or "/", a, b)
+
+
+def main():
+    ref = find_ref()
+    if not ref:
+        print("1..0 # SKIP reference codex binary not found (set CODEX_REF)")
+        return 0
+    execd = find_execd()
+    if not execd:
+        print("1..0 # SKIP execd binary not found (set EXECD or top_builddir)")
+        return 0
+    verbose = os.environ.get("DIFF_VERBOSE") == "1"
+    root = tempfile.mkdtemp(prefix="execd-diff.")
+    home = tempfile.mkdtemp(prefix="codexhome.", dir="/var/tmp" if os.path.isdir("/var/tmp") else None)
+    os.makedirs(os.path.join(root, "sub"))
+    with open(os.path.join(root, "afile"), "w") as f:
+        f.write("hi\n")
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("TMPDIR", "TEMP", "TMP", "RUST_LOG", "CODEX_HOME")}
+    env["CODEX_HOME"] = home
+    env.setdefault("HOME", "/root")
+    cmds = {"execd": [execd, "--stdio", "--kill-grace-ms", "0"],
+            "reference": [ref, "exec-server", "--listen", "stdio"]}
+    print("1..%d" % len(SEQUENCES))
+    print("# execd:     %s" % " ".join(cmds["execd"]))
+    print("# reference: %s" % " ".join(cmds["reference"]))
+    sys.stdout.flush()
+    failures = 0
+    caps_reported = False
+    try:
+        for n, sq in enumerate(SEQUENCES, 1):
+            if left() <= 0:
+                print("not ok %d - %s # overall time budget exhausted" % (n, sq["desc"]))
+                failures += 1
+                continue
+            sides = {name: Side(name, cmd, env, root, root) for name, cmd in cmds.items()}
+            recs = {name: [] for name in sides}
+            threads = [threading.Thread(target=run_side, args=(sides[k], sq["steps"], recs[k]),
+                                        daemon=True) for k in sides]
+            for t in threads:
+                t.start()
+            for t in threads:
+                t.join(timeout=max(left(), 1) + 10)
+            for s in sides.values():
+                s.stop()
+            summ, bad, notes = {}, {}, {}
+            for k, s in sides.items():
+                summ[k], bad[k], notes[k] = summarize(s, recs[k], sq["loose_read"], sq["steps"])
+            problems = []
+            for k in sides:
+                for b in bad[k]:
+                    problems.append("%s invariant: %s" % (k, b))
+                rc = sides[k].p.returncode if sides[k].p else None
+                if rc is not None and rc < 0 and rc != -signal.SIGKILL:
+                    problems.append("%s died with signal %d; stderr tail: %s"
+                                    % (k, -rc, sides[k].stderr_tail()))
+            a, b = summ["execd"], summ["reference"]
+            # step-by-step (responses, closes, checks)
+            steps_desc = [st.desc for st in sq["steps"] if st.kind in ("R", "N", "X", "EOF", "CHECK")]
+            if len(a["steps"]) != len(b["steps"]):
+                problems.append("different number of step records: execd %d, reference %d"
+                                % (len(a["steps"]), len(b["steps"])))
+            for i, (x, y) in enumerate(zip(a["steps"], b["steps"])):
+                if x != y:
+                    d = steps_desc[i] if i < len(steps_desc) else "?"
+                    if isinstance(d, str) and len(d) > 200:
+                        d = d[:200] + "..."
+                    detail = list(diff_obj(x[1], y[1])) if len(x) > 1 and len(y) > 1 else []
+                    problems.append("step %d (%s):\n    execd:     %s\n    reference: %s%s" % (
+                        i + 1, short(d, 300), short(list(x)), short(list(y)),
+                        "".join("\n    at %s: execd=%s reference=%s" % (p, short(u, 150), short(v, 150))
+                                for p, u, v in detail[:6])))
+            # notifications per process
+            for pid in sorted(set(a["processes"]) | set(b["processes"]), key=str):
+                x, y = a["processes"].get(pid), b["processes"].get(pid)
+                if x != y:
+                    problems.append("process %r notifications:\n    execd:     %s\n    reference: %s"
+                                    % (pid, short(x), short(y)))
+            for key in ("other_notifications", "unsolicited"):
+                if a[key] != b[key]:
+                    problems.append("%s:\n    execd:     %s\n    reference: %s"
+                                    % (key, short(a[key]), short(b[key])))
+            # response ordering
+            if sq["order"]:
+                orders = {}
+                for k, s in sides.items():
+                    ids = [o.get("id") for _, o in s.msgs if "method" not in o]
+                    orders[k] = [i for i in ids if i in sq["order"]]
+                if orders["execd"] != orders["reference"]:
+                    problems.append("response order of ids %s: execd %s, reference %s"
+                                    % (sq["order"], orders["execd"], orders["reference"]))
+            # capability map (informational)
+            if not caps_reported and notes["execd"] and notes["reference"]:
+                caps_reported = True
+                ce, cr = notes["execd"][0][1], notes["reference"][0][1]
+                unknown = sorted(set(ce) - set(cr))
+                print("# note: capabilities execd=%s" % short(ce, 600))
+                print("# note: capabilities reference=%s" % short(cr, 600))
+                if unknown:
+                    problems.append("execd advertises capabilities unknown to the reference: %s" % unknown)
+            if problems:
+                failures += 1
+                print("not ok %d - %s" % (n, sq["desc"]))
+                for p in problems:
+                    for line in p.split("\n"):
+                        print("# " + line)
+            else:
+                print("ok %d - %s" % (n, sq["desc"]))
+            if verbose:
+                for k in sides:
+                    print("#   [%s] steps: %s" % (k, short(summ[k]["steps"], 3000)))
+                    print("#   [%s] processes: %s" % (k, short(summ[k]["processes"], 3000)))
+            sys.stdout.flush()
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+        shutil.rmtree(home, ignore_errors=True)
+    print("# %d of %d sequences differ; %.1fs" % (failures, len(SEQUENCES), time.monotonic() - T0))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,237 @@
+"""Test client for execd: spawn it, speak JSON-RPC, TAP helpers.
+
+Used by the test scripts under tests/ (run with Debian's /usr/bin/python3).
+"""
+import base64
+import json
+import os
+import select
+import signal
+import subprocess
+import sys
+import time
+
+TOP_BUILDDIR = os.environ.get("top_builddir", ".")
+EXECD = os.environ.get("EXECD", os.path.join(TOP_BUILDDIR, "src", "execd"))
+
+
+def b64(data):
+    if isinstance(data, str):
+        data = data.encode()
+    return base64.b64encode(data).decode()
+
+
+def unb64(s):
+    return base64.b64decode(s)
+
+
+class Tap:
+    """Minimal TAP producer: plan at the end, a bail-out on an overall timeout."""
+
+    def __init__(self, timeout=120):
+        self.n = 0
+        self.failed = 0
+        signal.signal(signal.SIGALRM, self._timeout)
+        signal.alarm(timeout)
+
+    def _timeout(self, *a):
+        print("Bail out! test timed out")
+        sys.stdout.flush()
+        os._exit(1)
+
+    def ok(self, cond, desc, diag=None):
+        self.n += 1
+        print("%s %d - %s" % ("ok" if cond else "not ok", self.n, desc))
+        if not cond:
+            self.failed += 1
+            if diag is not None:
+                for line in str(diag).splitlines():
+                    print("# " + line)
+        sys.stdout.flush()
+        return cond
+
+    def eq(self, got, want, desc):
+        return self.ok(got == want, desc, "got:  %r\nwant: %r" % (got, want))
+
+    def skip(self, desc, why):
+        self.n += 1
+        print("ok %d - %s # SKIP %s" % (self.n, desc, why))
+        sys.stdout.flush()
+
+    def done(self):
+        print("1..%d" % self.n)
+        sys.stdout.flush()
+        sys.exit(1 if self.failed else 0)
+
+
+def tap(timeout=120):
+    return Tap(timeout)
+
+
+def skip_all(why):
+    print("1..0 # SKIP %s" % why)
+    sys.exit(0)
+
+
+class Execd:
+    """One execd instance over pipes (newline-delimited JSON-RPC)."""
+
+    def __init__(self, extra_args=None, argv=None, init=True, env=None):
+        cmd = argv if argv is not None else [EXECD, "--stdio"] + list(extra_args or [])
+        self.p = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                  stderr=None, env=env)
+        self.buf = b""
+        self.next_id = 1
+        self.notifications = []
+        self.responses = {}
+        self.eof = False
+        if init:
+            r = self.call("initialize", {"clientName": "test"})
+            if "result" not in r:
+                raise RuntimeError("initialize failed: %r" % r)
+            self.init_result = r["result"]
+            self.notify("initialized")
+
+    @property
+    def pid(self):
+        return self.p.pid
+
+    def send_raw(self, data):
+        if isinstance(data, str):
+            data = data.encode()
+        self.p.stdin.write(data)
+        self.p.stdin.flush()
+
+    def send(self, msg):
+        self.send_raw(json.dumps(msg) + "\n")
+
+    def notify(self, method, params=None):
+        m = {"method": method}
+        if params is not None:
+            m["params"] = params
+        self.send(m)
+
+    def request(self, method, params=None, id=None):
+        if id is None:
+            id = self.next_id
+            self.next_id += 1
+        m = {"id": id, "method": method}
+        if params is not None:
+            m["params"] = params
+        self.send(m)
+        return id
+
+    def _read_some(self, timeout):
+        r, _, _ = select.select([self.p.stdout], [], [], max(0, timeout))
+        if not r:
+            return False
+        data = os.read(self.p.stdout.fileno(), 1 << 20)
+        if not data:
+            self.eof = True
+            return False
+        self.buf += data
+        return True
+
+    def _pump(self, timeout):
+        """Parse whatever lines are buffered; read more for up to timeout."""
+        while b"\n" not in self.buf:
+            if self.eof or not self._read_some(timeout):
+                return False
+        line, self.buf = self.buf.split(b"\n", 1)
+        msg = json.loads(line)
+        if "method" in msg and "id" not in msg:
+            self.notifications.append(msg)
+        else:
+            self.responses[msg.get("id")] = msg
+        return True
+
+    def wait_response(self, id, timeout=10):
+        deadline = time.time() + timeout
+        while id not in self.responses:
+            if not self._pump(deadline - time.time()) and (self.eof or time.time() >= deadline):
+                raise TimeoutError("no response to id %r" % (id,))
+        return self.responses.pop(id)
+
+    def call(self, method, params=None, timeout=10):
+        return self.wait_response(self.request(method, params), timeout)
+
+    def wait_notification(self, method, pred=None, timeout=10, consume=True):
+        deadline = time.time() + timeout
+        while True:
+            for i, n in enumerate(self.notifications):
+                if n["method"] == method and (pred is None or pred(n["params"])):
+                    if consume:
+                        del self.notifications[i]
+                    return n["params"]
+            if not self._pump(deadline - time.time()) and (self.eof or time.time() >= deadline):
+                raise TimeoutError("no %s notification" % method)
+
+    def drain(self, timeout=0.2):
+        while self._pump(timeout):
+            pass
+
+    def start(self, pid, argv, tty=False, env=None, cwd="file:///tmp", **extra):
+        params = {"processId": pid, "argv": argv, "cwd": cwd,
+                  "env": env if env is not None else {"PATH": "/usr/bin:/bin"}, "tty": tty}
+        params.update(extra)
+        return self.call("process/start", params)
+
+    def collect(self, pid, timeout=30):
+        """Output bytes by stream, exit code, until process/closed."""
+        out = {}
+        code = None
+        seqs = []
+        deadline = time.time() + timeout
+        while True:
+            closed = None
+            for n in list(self.notifications):
+                p = n["params"]
+                if p.get("processId") != pid:
+                    continue
+                self.notifications.remove(n)
+                seqs.append(p["seq"])
+                if n["method"] == "process/output":
+                    out[p["stream"]] = out.get(p["stream"], b"") + unb64(p["chunk"])
+                elif n["method"] == "process/exited":
+                    code = p["exitCode"]
+                elif n["method"] == "process/closed":
+                    closed = p
+            if closed is not None:
+                return out, code, seqs
+            if not self._pump(deadline - time.time()) and (self.eof or time.time() >= deadline):
+                raise TimeoutError("process %s did not close" % pid)
+
+    def children(self):
+        """PIDs of execd's children (for leak checks)."""
+        try:
+            with open("/proc/%d/task/%d/children" % (self.p.pid, self.p.pid)) as f:
+                return [int(x) for x in f.read().split()]
+        except OSError:
+            return []
+
+    def close(self, timeout=10):
+        """EOF on stdin; execd must kill its processes and exit. Returns its exit code."""
+        try:
+            self.p.stdin.close()
+        except OSError:
+            pass
+        try:
+            return self.p.wait(timeout)
+        except subprocess.TimeoutExpired:
+            self.p.kill()
+            self.p.wait()
+            return None
+
+    def kill(self):
+        if self.p.poll() is None:
+            self.p.kill()
+            self.p.wait()
+
+
+def pid_alive(pid):
+    try:
+        with open("/proc/%d/stat" % pid) as f:
+            state = f.read().rsplit(")", 1)[1].split()[0]
+        return state != "Z"
+    except OSError:
+        return False
