@@ -352,7 +352,8 @@ ev_run(void)
 		ev.ndead = 0;
 		for (i = 0; i < n && !ev.stop; i++) {
 			io = evs[i].data.ptr;
-			if (!io->active || ev_is_dead(io))
+			/* dead first: its owner may have freed it */
+			if (ev_is_dead(io) || !io->active)
 				continue;
 			io->cb(io, evs[i].events, io->arg);
 		}

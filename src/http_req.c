@@ -1,17 +1,544 @@
 #include "config.h"
 
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "b64.h"
 #include "http_req.h"
+#include "http_xfer.h"
+#include "log.h"
+
+/*
+ * Params are decoded key by key in the order the client sent them, so the
+ * first offending field is the one reported, worded as the reference's
+ * decoder does (it describes every JSON number as "number").
+ */
+struct http_params {
+	const char	*method;
+	const char	*url;
+	const char	*request_id;
+	json_t		*headers;	/* borrowed array */
+	void		*body;		/* decoded, malloc'd */
+	size_t		 bodylen;
+	int		 has_timeout;
+	uint64_t	 timeout_ms;
+	int		 follow;
+	int		 stream;
+};
+
+/* Secrets of the executor itself that a header may never carry (reference's list). */
+static const char *const env_denylist[] = {
+	"CODEX_EXEC_SERVER_NOISE_AUTH_TOKEN", "OPENAI_FEDERATION_RULE_ID",
+	"OPENAI_IDENTITY_TOKEN_FILE", "OPENAI_WORKLOAD_IDENTITY_CONTEXT",
+	"OPENAI_API_KEY", "CODEX_API_KEY", "CODEX_ACCESS_TOKEN",
+	"CODEX_CONNECTORS_TOKEN", "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY",
+	"AWS_SESSION_TOKEN", "AZURE_CLIENT_SECRET", "AZURE_FEDERATED_TOKEN_FILE",
+	"GOOGLE_APPLICATION_CREDENTIALS",
+};
+
+/* Rust's {:?} of a str, as serde quotes strings in its messages. */
+static void
+debug_str(const char *s, char *out, size_t outlen)
+{
+	size_t	o = 0;
+
+	if (outlen < 8)
+		return;
+	out[o++] = '"';
+	for (; *s != '\0' && o + 12 < outlen; s++) {
+		unsigned char c = (unsigned char)*s;
+
+		if (c == '"' || c == '\\')
+			o += snprintf(out + o, outlen - o, "\\%c", c);
+		else if (c == '\n')
+			o += snprintf(out + o, outlen - o, "\\n");
+		else if (c == '\r')
+			o += snprintf(out + o, outlen - o, "\\r");
+		else if (c == '\t')
+			o += snprintf(out + o, outlen - o, "\\t");
+		else if (c < 0x20 || c == 0x7f)
+			o += snprintf(out + o, outlen - o, "\\u{%x}", c);
+		else
+			out[o++] = (char)c;
+	}
+	out[o++] = '"';
+	out[o] = '\0';
+}
+
+static int
+type_error(struct jx_err *e, json_t *v, const char *expected)
+{
+	char	what[300], q[280];
+
+	switch (json_typeof(v)) {
+	case JSON_NULL:
+		snprintf(what, sizeof(what), "null");
+		break;
+	case JSON_TRUE:
+	case JSON_FALSE:
+		snprintf(what, sizeof(what), "boolean `%s`", json_is_true(v) ? "true" : "false");
+		break;
+	case JSON_INTEGER:
+	case JSON_REAL:
+		snprintf(what, sizeof(what), "number");
+		break;
+	case JSON_STRING:
+		debug_str(json_string_value(v), q, sizeof(q));
+		snprintf(what, sizeof(what), "string %s", q);
+		break;
+	case JSON_ARRAY:
+		snprintf(what, sizeof(what), "sequence");
+		break;
+	case JSON_OBJECT:
+		snprintf(what, sizeof(what), "map");
+		break;
+	}
+	snprintf(e->msg, sizeof(e->msg), "invalid type: %s, expected %s", what, expected);
+	return -1;
+}
+
+static int
+want_string(json_t *v, const char **out, struct jx_err *e)
+{
+	if (!json_is_string(v))
+		return type_error(e, v, "a string");
+	*out = json_string_value(v);
+	return 0;
+}
+
+static int
+decode_header(json_t *h, struct jx_err *e)
+{
+	const char	*key, *s;
+	json_t		*v;
+	int		 have_name = 0, have_value = 0;
+
+	if (json_is_array(h)) {
+		/* serde also takes a struct as a sequence of its fields */
+		if (json_array_size(h) < 2) {
+			snprintf(e->msg, sizeof(e->msg), "invalid length %zu, expected "
+			    "struct HttpHeader with 3 elements", json_array_size(h));
+			return -1;
+		}
+		if (want_string(json_array_get(h, 0), &s, e) == -1 ||
+		    want_string(json_array_get(h, 1), &s, e) == -1)
+			return -1;
+		v = json_array_get(h, 2);
+		if (v != NULL && !json_is_null(v) && want_string(v, &s, e) == -1)
+			return -1;
+		return 0;
+	}
+	if (!json_is_object(h))
+		return type_error(e, h, "struct HttpHeader");
+	json_object_foreach(h, key, v) {
+		if (strcmp(key, "name") == 0) {
+			if (want_string(v, &s, e) == -1)
+				return -1;
+			have_name = 1;
+		} else if (strcmp(key, "value") == 0) {
+			if (want_string(v, &s, e) == -1)
+				return -1;
+			have_value = 1;
+		} else if (strcmp(key, "valueEnvVar") == 0) {
+			if (!json_is_null(v) && want_string(v, &s, e) == -1)
+				return -1;
+		}
+	}
+	if (!have_name || !have_value) {
+		snprintf(e->msg, sizeof(e->msg), "missing field `%s`",
+		    have_name ? "value" : "name");
+		return -1;
+	}
+	return 0;
+}
+
+static int
+decode_headers(json_t *v, struct http_params *p, struct jx_err *e)
+{
+	json_t	*h;
+	size_t	 i;
+
+	if (!json_is_array(v))
+		return type_error(e, v, "a sequence");
+	json_array_foreach(v, i, h)
+		if (decode_header(h, e) == -1)
+			return -1;
+	p->headers = v;
+	return 0;
+}
+
+static int
+decode_body(json_t *v, struct http_params *p, struct jx_err *e)
+{
+	if (json_is_null(v))
+		return 0;
+	if (!json_is_string(v))
+		return type_error(e, v, "a string");
+	free(p->body);
+	p->body = b64_decode(json_string_value(v), json_string_length(v), &p->bodylen,
+	    e->msg, sizeof(e->msg));
+	return p->body == NULL ? -1 : 0;
+}
+
+static int
+decode_timeout(json_t *v, struct http_params *p, struct jx_err *e)
+{
+	if (json_is_null(v))
+		return 0;
+	if (json_is_real(v) || (json_is_integer(v) && json_integer_value(v) < 0)) {
+		snprintf(e->msg, sizeof(e->msg), "invalid number");
+		return -1;
+	}
+	if (!json_is_integer(v))
+		return type_error(e, v, "u64");
+	p->has_timeout = 1;
+	p->timeout_ms = (uint64_t)json_integer_value(v);
+	return 0;
+}
+
+static int
+decode_policy(json_t *v, struct http_params *p, struct jx_err *e)
+{
+	const char	*s;
+	char		 q[280];
+
+	if (json_is_object(v) && json_object_size(v) == 1)
+		s = json_object_iter_key(json_object_iter(v));
+	else if (json_is_string(v))
+		s = json_string_value(v);
+	else
+		return type_error(e, v, "string or map");
+	if (strcmp(s, "follow") == 0 || strcmp(s, "stop") == 0) {
+		p->follow = (s[0] == 'f');
+		return 0;
+	}
+	debug_str(s, q, sizeof(q));
+	snprintf(e->msg, sizeof(e->msg), "unknown variant `%.*s`, expected `follow` or `stop`",
+	    (int)strlen(q) - 2, q + 1);
+	return -1;
+}
+
+static int
+decode_field(const char *key, json_t *v, struct http_params *p, struct jx_err *e)
+{
+	if (strcmp(key, "method") == 0)
+		return want_string(v, &p->method, e);
+	if (strcmp(key, "url") == 0)
+		return want_string(v, &p->url, e);
+	if (strcmp(key, "requestId") == 0)
+		return want_string(v, &p->request_id, e);
+	if (strcmp(key, "headers") == 0)
+		return decode_headers(v, p, e);
+	if (strcmp(key, "bodyBase64") == 0)
+		return decode_body(v, p, e);
+	if (strcmp(key, "timeoutMs") == 0)
+		return decode_timeout(v, p, e);
+	if (strcmp(key, "redirectPolicy") == 0)
+		return decode_policy(v, p, e);
+	if (strcmp(key, "streamResponse") == 0) {
+		if (!json_is_boolean(v))
+			return type_error(e, v, "a boolean");
+		p->stream = json_is_true(v);
+	}
+	return 0;
+}
+
+static int
+params_decode(json_t *params, struct http_params *p, struct jx_err *e)
+{
+	const char	*key;
+	json_t		*v;
+
+	memset(p, 0, sizeof(*p));
+	p->follow = 1;
+	if (params == NULL || json_is_null(params)) {
+		snprintf(e->msg, sizeof(e->msg),
+		    "invalid type: null, expected struct HttpRequestParams");
+		return -1;
+	}
+	if (json_is_array(params)) {
+		snprintf(e->msg, sizeof(e->msg), "invalid length %zu, expected "
+		    "struct HttpRequestParams with 8 elements", json_array_size(params));
+		return -1;
+	}
+	if (!json_is_object(params))
+		return type_error(e, params, "struct HttpRequestParams");
+	json_object_foreach(params, key, v)
+		if (decode_field(key, v, p, e) == -1)
+			return -1;
+	key = p->method == NULL ? "method" : p->url == NULL ? "url" :
+	    p->request_id == NULL ? "requestId" : NULL;
+	if (key != NULL) {
+		snprintf(e->msg, sizeof(e->msg), "missing field `%s`", key);
+		return -1;
+	}
+	return 0;
+}
+
+/* RFC 9110 token: what the reference accepts as a method or header name. */
+static int
+is_token(const char *s)
+{
+	unsigned char	c;
+
+	if (*s == '\0')
+		return 0;
+	for (; (c = (unsigned char)*s) != '\0'; s++) {
+		if ((c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') ||
+		    (c >= 'A' && c <= 'Z'))
+			continue;
+		if (strchr("!#$%&'*+-.^_`|~", c) == NULL)
+			return 0;
+	}
+	return 1;
+}
+
+/* Bytes a header value may hold: no controls except tab, no DEL. */
+static int
+is_header_value(const char *s)
+{
+	for (; *s != '\0'; s++)
+		if (((unsigned char)*s < 0x20 && *s != '\t') || *s == 0x7f)
+			return 0;
+	return 1;
+}
+
+/* Like the reference's header map: a later repeat of a name joins the first. */
+static int
+header_add(json_t *map, const char *name, const char *value, int replace)
+{
+	json_t	*vals = json_object_get(map, name);
+
+	if (vals == NULL || replace) {
+		if ((vals = json_array()) == NULL ||
+		    json_object_set_new(map, name, vals) == -1)
+			return -1;
+	}
+	return json_array_append_new(vals, json_string(value));
+}
+
+static int
+header_value(struct rpc_req *req, json_t *h, const char *name, char **out)
+{
+	const char	*value, *var = NULL, *env;
+	size_t		 i;
+
+	value = json_string_value(json_is_array(h) ? json_array_get(h, 1) :
+	    json_object_get(h, "value"));
+	var = json_string_value(json_is_array(h) ? json_array_get(h, 2) :
+	    json_object_get(h, "valueEnvVar"));
+	if (var == NULL)
+		return (*out = strdup(value)) == NULL ? -1 : 0;
+	for (i = 0; i < sizeof(env_denylist) / sizeof(env_denylist[0]); i++) {
+		if (strcasecmp(var, env_denylist[i]) == 0) {
+			rpc_fail(req, RPC_INVALID_PARAMS, "http/request header %s cannot use "
+			    "executor environment variable %s", name, var);
+			return -2;
+		}
+	}
+	if ((env = getenv(var)) == NULL || *env == '\0') {
+		rpc_fail(req, RPC_INVALID_PARAMS, "http/request header %s requires %s"
+		    "executor environment variable %s", name, env ? "a non-empty " : "", var);
+		return -2;
+	}
+	return asprintf(out, "%s%s", value, env) == -1 ? -1 : 0;
+}
+
+/* Userinfo in the URL becomes Basic auth, as the reference does. */
+static int
+basic_auth(json_t *map, const struct http_url *u)
+{
+	char	*cred = NULL, *b64, *hdr = NULL;
+	int	 rc = -1;
+
+	if (u->user == NULL && u->password == NULL)
+		return 0;
+	if (asprintf(&cred, "%s:%s", u->user ? u->user : "",
+	    u->password ? u->password : "") == -1)
+		return -1;
+	if ((b64 = b64_encode(cred, strlen(cred), NULL)) != NULL &&
+	    asprintf(&hdr, "Basic %s", b64) != -1)
+		rc = header_add(map, "authorization", hdr, 0);
+	free(b64);
+	free(hdr);
+	free(cred);
+	return rc;
+}
+
+/* 0 ok, -1 out of memory, -2 answered with an error */
+static int
+headers_build(struct rpc_req *req, json_t *list, struct http_spec *spec)
+{
+	json_t		*h, *seen;
+	const char	*name;
+	char		*lname, *value;
+	size_t		 i, j;
+	int		 rc;
+
+	if ((spec->headers = json_object()) == NULL || (seen = json_object()) == NULL)
+		return -1;
+	rc = basic_auth(spec->headers, &spec->url);
+	json_array_foreach(list, i, h) {
+		if (rc != 0)
+			break;
+		name = json_string_value(json_is_array(h) ? json_array_get(h, 0) :
+		    json_object_get(h, "name"));
+		if (!is_token(name)) {
+			rpc_fail(req, RPC_INVALID_PARAMS,
+			    "http/request header name is invalid: invalid HTTP header name");
+			rc = -2;
+			break;
+		}
+		if ((rc = header_value(req, h, name, &value)) != 0)
+			break;
+		if (!is_header_value(value)) {
+			rpc_fail(req, RPC_INVALID_PARAMS, "http/request header value is "
+			    "invalid for %s: failed to parse header value", name);
+			free(value);
+			rc = -2;
+			break;
+		}
+		if ((lname = strdup(name)) == NULL) {
+			free(value);
+			rc = -1;
+			break;
+		}
+		for (j = 0; lname[j] != '\0'; j++)
+			if (lname[j] >= 'A' && lname[j] <= 'Z')
+				lname[j] = (char)(lname[j] - 'A' + 'a');
+		/* the client's first value of a name replaces one from the URL */
+		rc = header_add(spec->headers, lname, value,
+		    json_object_get(seen, lname) == NULL);
+		if (rc == 0)
+			rc = json_object_set_new(seen, lname, json_true());
+		free(lname);
+		free(value);
+	}
+	json_decref(seen);
+	return rc;
+}
+
+void
+http_spec_free(struct http_spec *spec)
+{
+	if (spec == NULL)
+		return;
+	free(spec->method);
+	http_url_free(&spec->url);
+	json_decref(spec->headers);
+	free(spec->body);
+	free(spec->request_id);
+	free(spec);
+}
+
+/* 0: spec ready; -1: req already answered. */
+static int
+spec_build(struct rpc_req *req, struct http_params *p, struct http_spec *spec)
+{
+	enum http_url_status	 us;
+	char			 err[HTTP_URL_ERRLEN];
+	int			 rc;
+
+	if (p->stream && http_xfer_stream_active(p->request_id)) {
+		rpc_fail(req, RPC_INVALID_PARAMS, "http/request streamResponse requestId "
+		    "`%s` is already active", p->request_id);
+		return -1;
+	}
+	if (!is_token(p->method)) {
+		rpc_fail(req, RPC_INVALID_PARAMS,
+		    "http/request method is invalid: invalid HTTP method");
+		return -1;
+	}
+	us = http_url_parse(p->url, NULL, &spec->url, err, sizeof(err));
+	if (us == HTTP_URL_INVALID || us == HTTP_URL_SCHEME) {
+		rpc_fail(req, RPC_INVALID_PARAMS, us == HTTP_URL_INVALID ?
+		    "http/request url is invalid: %s" :
+		    "http/request only supports http and https URLs, got %s", err);
+		return -1;
+	}
+	if (us != HTTP_URL_OK)
+		goto nomem;
+	if ((rc = headers_build(req, p->headers, spec)) == -2)
+		return -1;
+	if (rc == -1)
+		goto nomem;
+	if (p->has_timeout && p->timeout_ms == 0) {
+		/* the reference's outer timer wins the race at zero */
+		rpc_fail(req, RPC_INTERNAL_ERROR,
+		    "http/request failed: route-aware request timed out");
+		return -1;
+	}
+	if ((spec->method = strdup(p->method)) == NULL ||
+	    (spec->request_id = strdup(p->request_id)) == NULL)
+		goto nomem;
+	if (p->bodylen > 0) {
+		spec->body = p->body;
+		spec->bodylen = p->bodylen;
+		p->body = NULL;
+	}
+	spec->timeout_ms = p->has_timeout ? p->timeout_ms : 0;
+	spec->follow = p->follow;
+	spec->stream = p->stream;
+	return 0;
+nomem:
+	log_warnx("http/request: out of memory");
+	rpc_fail(req, RPC_INTERNAL_ERROR, "http/request failed: out of memory");
+	return -1;
+}
+
+static void
+http_request(struct rpc_req *req, json_t *params)
+{
+	struct http_params	 p;
+	struct http_spec	*spec;
+	struct jx_err		 e;
+
+	if (params_decode(params, &p, &e) == -1) {
+		free(p.body);
+		rpc_fail_params(req, &e);
+		return;
+	}
+	if ((spec = calloc(1, sizeof(*spec))) == NULL) {
+		free(p.body);
+		rpc_fail(req, RPC_INTERNAL_ERROR, "http/request failed: out of memory");
+		return;
+	}
+	spec->url.port = -1;
+	if (p.headers == NULL)
+		p.headers = json_array();	/* an empty list; freed below */
+	else
+		json_incref(p.headers);
+	if (p.headers != NULL && spec_build(req, &p, spec) == 0) {
+		http_xfer_start(req, spec);
+		spec = NULL;
+	} else if (p.headers == NULL)
+		rpc_fail(req, RPC_INTERNAL_ERROR, "http/request failed: out of memory");
+	json_decref(p.headers);
+	http_spec_free(spec);
+	free(p.body);
+}
 
 const struct rpc_method http_methods[] = {
+	{ "http/request", "http", http_request },
 	{ NULL, NULL, NULL },
 };
 
 void
 http_req_init(void)
 {
+	if (http_xfer_init() == -1)
+		fatalx("http/request: cannot set up libcurl");
 }
 
 void
 http_req_shutdown(void)
 {
+	http_xfer_shutdown();
+}
+
+int
+http_req_set_proxy(const char *url)
+{
+	return http_xfer_set_proxy(url);
 }

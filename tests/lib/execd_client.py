@@ -125,7 +125,7 @@ class Execd:
         r, _, _ = select.select([self.p.stdout], [], [], max(0, timeout))
         if not r:
             return False
-        data = os.read(self.p.stdout.fileno(), 1 << 20)
+        data = os.read(self.p.stdout.fileno(), 256 * 1024)
         if not data:
             self.eof = True
             return False
@@ -133,16 +133,18 @@ class Execd:
         return True
 
     def _pump(self, timeout):
-        """Parse whatever lines are buffered; read more for up to timeout."""
+        """Parse every whole line buffered; read more for up to timeout first if none."""
         while b"\n" not in self.buf:
             if self.eof or not self._read_some(timeout):
                 return False
-        line, self.buf = self.buf.split(b"\n", 1)
-        msg = json.loads(line)
-        if "method" in msg and "id" not in msg:
-            self.notifications.append(msg)
-        else:
-            self.responses[msg.get("id")] = msg
+        lines = self.buf.split(b"\n")
+        self.buf = lines.pop()
+        for line in lines:
+            msg = json.loads(line)
+            if "method" in msg and "id" not in msg:
+                self.notifications.append(msg)
+            else:
+                self.responses[msg.get("id")] = msg
         return True
 
     def wait_response(self, id, timeout=10):
@@ -184,20 +186,21 @@ class Execd:
         deadline = time.time() + timeout
         while True:
             closed = None
-            for n in list(self.notifications):
+            mine = [n for n in self.notifications if n["params"].get("processId") == pid]
+            if mine:
+                self.notifications = [n for n in self.notifications
+                                      if n["params"].get("processId") != pid]
+            for n in mine:
                 p = n["params"]
-                if p.get("processId") != pid:
-                    continue
-                self.notifications.remove(n)
                 seqs.append(p["seq"])
                 if n["method"] == "process/output":
-                    out[p["stream"]] = out.get(p["stream"], b"") + unb64(p["chunk"])
+                    out.setdefault(p["stream"], []).append(unb64(p["chunk"]))
                 elif n["method"] == "process/exited":
                     code = p["exitCode"]
                 elif n["method"] == "process/closed":
                     closed = p
             if closed is not None:
-                return out, code, seqs
+                return {k: b"".join(v) for k, v in out.items()}, code, seqs
             if not self._pump(deadline - time.time()) and (self.eof or time.time() >= deadline):
                 raise TimeoutError("process %s did not close" % pid)
 
