@@ -22,6 +22,7 @@
 
 static struct proc	*procs;
 static size_t		 nprocs;
+static struct ev_timer	 sweep_timer;	/* after a disconnect: kill what is left */
 
 static void	proc_out_cb(struct ev_io *, uint32_t, void *);
 static void	proc_in_cb(struct ev_io *, uint32_t, void *);
@@ -448,24 +449,43 @@ proc_children(pid_t *out, size_t max)
 	return n;
 }
 
-void
-proc_final_sweep(void)
+/* Kill every child we have, tracked or adopted; 1 if there were any. */
+static int
+proc_kill_children(void)
 {
 	pid_t	kids[1024];
 	size_t	n, i;
-	int	round;
 
-	for (round = 0; round < 16; round++) {
-		if ((n = proc_children(kids, 1024)) == 0)
-			break;
-		for (i = 0; i < n; i++) {
-			/* the group first: a daemon may have made its own */
-			kill(-kids[i], SIGKILL);
-			kill(kids[i], SIGKILL);
-		}
-		for (i = 0; i < n; i++)
-			waitpid(kids[i], NULL, 0);
+	n = proc_children(kids, 1024);
+	for (i = 0; i < n; i++) {
+		/* the group first: a daemon may have made its own */
+		kill(-kids[i], SIGKILL);
+		kill(kids[i], SIGKILL);
 	}
+	return n > 0;
+}
+
+/*
+ * A daemon that left its process group keeps our pipes open; it comes back
+ * to us (we are its subreaper) once its parent dies, and is killed then.
+ */
+static void
+proc_sweep(struct ev_timer *t, void *arg)
+{
+	if (proc_kill_children())
+		ev_timer_start(&sweep_timer, 50);
+}
+
+void
+proc_final_sweep(void)
+{
+	int	n;
+
+	ev_timer_stop(&sweep_timer);
+	/* each reap may hand us the orphans of the one reaped: kill again */
+	for (n = 0; n < 100000 && proc_kill_children(); n++)
+		if (waitpid(-1, NULL, 0) == -1 && errno == ECHILD)
+			break;
 }
 
 static void
@@ -478,6 +498,7 @@ proc_detached(void)
 	for (p = procs; p != NULL; p = p->next)
 		if (p->closed)
 			ev_timer_start(&p->expire_timer, 0);
+	proc_sweep(&sweep_timer, NULL);
 	/* nobody reads now: let EOFs through so the loop can finish */
 	proc_resume_all();
 }
@@ -490,6 +511,7 @@ proc_init(void)
 		log_warn("PR_SET_CHILD_SUBREAPER");
 	if (ev_signal(SIGCHLD, proc_sigchld, NULL) == -1)
 		fatalx("cannot watch SIGCHLD");
+	ev_timer_init(&sweep_timer, proc_sweep, NULL);
 	rpc_on_drain(proc_resume_all);
 	rpc_on_detach(proc_detached);
 }
