@@ -77,6 +77,11 @@ b64_check(const unsigned char *s, size_t len, size_t *npad, char *err, size_t er
 			return -1;
 		}
 	}
+	/* '=' after a whole quad is not padding but a stray symbol */
+	if (pad > 0 && data % 4 == 0) {
+		snprintf(err, errlen, "Invalid symbol %u, offset %zu.", '=', data);
+		return -1;
+	}
 	if (data % 4 == 1) {
 		snprintf(err, errlen, "Invalid input length.");
 		return -1;

@@ -123,6 +123,13 @@ jx_bool(json_t *o, const char *key, enum jx_need need, int *out, struct jx_err *
 int
 jx_u64(json_t *o, const char *key, enum jx_need need, uint64_t *out, struct jx_err *e)
 {
+	return jx_uint(o, key, need, out, "u64", e);
+}
+
+int
+jx_uint(json_t *o, const char *key, enum jx_need need, uint64_t *out, const char *tname,
+    struct jx_err *e)
+{
 	json_t	*v;
 	int	 r;
 
@@ -133,8 +140,23 @@ jx_u64(json_t *o, const char *key, enum jx_need need, uint64_t *out, struct jx_e
 		return -1;
 	}
 	if (!json_is_integer(v))
-		return jx_type_error(e, v, "u64");
+		return jx_type_error(e, v, tname);
 	*out = (uint64_t)json_integer_value(v);
+	return 1;
+}
+
+int
+jx_enum(json_t *o, const char *key, const char **out, struct jx_err *e)
+{
+	json_t	*v;
+	int	 r;
+
+	if ((r = jx_field(o, key, JX_REQ, &v, e)) <= 0)
+		return r;
+	/* a unit variant is a string; serde would also take a one-key map */
+	if (!json_is_string(v))
+		return jx_type_error(e, v, "string or map");
+	*out = json_string_value(v);
 	return 1;
 }
 

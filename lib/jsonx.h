@@ -31,6 +31,11 @@ int	 jx_str(json_t *o, const char *key, enum jx_need need, const char **out,
 	    size_t *len, struct jx_err *e);
 int	 jx_bool(json_t *o, const char *key, enum jx_need need, int *out, struct jx_err *e);
 int	 jx_u64(json_t *o, const char *key, enum jx_need need, uint64_t *out, struct jx_err *e);
+/* the same with the type named in errors ("usize") */
+int	 jx_uint(json_t *o, const char *key, enum jx_need need, uint64_t *out,
+	    const char *tname, struct jx_err *e);
+/* a required enum given as its variant name */
+int	 jx_enum(json_t *o, const char *key, const char **out, struct jx_err *e);
 int	 jx_i64(json_t *o, const char *key, enum jx_need need, int64_t *out, struct jx_err *e);
 /* any JSON object; *out borrowed */
 int	 jx_obj(json_t *o, const char *key, enum jx_need need, json_t **out, struct jx_err *e);

@@ -499,6 +499,10 @@ http_request(struct rpc_req *req, json_t *params)
 		rpc_fail_params(req, &e);
 		return;
 	}
+	if (!rpc_admit(req)) {
+		free(p.body);
+		return;
+	}
 	if ((spec = calloc(1, sizeof(*spec))) == NULL) {
 		free(p.body);
 		rpc_fail(req, RPC_INTERNAL_ERROR, "http/request failed: out of memory");
@@ -520,8 +524,8 @@ http_request(struct rpc_req *req, json_t *params)
 }
 
 const struct rpc_method http_methods[] = {
-	{ "http/request", "http", http_request },
-	{ NULL, NULL, NULL },
+	{ "http/request", "http", http_request, RPC_SELF_GATED },
+	{ NULL, NULL, NULL, 0 },
 };
 
 void

@@ -366,7 +366,8 @@ proc_exited(struct proc *p, int status)
 	if (WIFEXITED(status))
 		p->exit_code = WEXITSTATUS(status);
 	else if (WIFSIGNALED(status))
-		p->exit_code = 128 + WTERMSIG(status);
+		/* the reference's PTY layer reports any death by signal as 1 */
+		p->exit_code = p->tty ? 1 : 128 + WTERMSIG(status);
 	else
 		p->exit_code = -1;
 	/* Output already in the pipes goes out before the exit, bounded. */

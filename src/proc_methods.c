@@ -22,12 +22,12 @@ static void	m_signal(struct rpc_req *, json_t *);
 static void	m_terminate(struct rpc_req *, json_t *);
 
 const struct rpc_method proc_methods[] = {
-	{ "process/start", "exec", m_start },
-	{ "process/read", "exec", m_read },
-	{ "process/write", "exec", m_write },
-	{ "process/signal", "exec", m_signal },
-	{ "process/terminate", "exec", m_terminate },
-	{ NULL, NULL, NULL },
+	{ "process/start", "exec", m_start, RPC_SELF_GATED },
+	{ "process/read", "exec", m_read, RPC_SELF_GATED },
+	{ "process/write", "exec", m_write, RPC_SELF_GATED },
+	{ "process/signal", "exec", m_signal, RPC_SELF_GATED },
+	{ "process/terminate", "exec", m_terminate, RPC_SELF_GATED },
+	{ NULL, NULL, NULL, 0 },
 };
 
 struct start_params {
@@ -49,7 +49,7 @@ static int
 start_parse(json_t *params, struct start_params *sp, struct jx_err *e)
 {
 	memset(sp, 0, sizeof(*sp));
-	if (jx_struct(params, "ExecParams", e) == -1 ||
+	if (jx_struct(params, "WireExecParams", e) == -1 ||
 	    jx_str(params, "processId", JX_REQ, &sp->id, NULL, e) == -1 ||
 	    jx_strarray(params, "argv", JX_REQ, &sp->argv, e) == -1 ||
 	    jx_str(params, "cwd", JX_REQ, &sp->cwd_uri, NULL, e) == -1 ||
@@ -109,12 +109,18 @@ m_start(struct rpc_req *req, json_t *params)
 		rpc_fail_params(req, &e);
 		return;
 	}
+	if (!rpc_admit(req))
+		return;
 	if (json_array_size(sp.argv) == 0) {
 		rpc_fail(req, RPC_INVALID_PARAMS, "argv must not be empty");
 		return;
 	}
 	if ((cwd = uri_to_path(sp.cwd_uri, &e)) == NULL) {
-		rpc_fail_params(req, &e);
+		if (strncmp(e.msg, "invalid URI: file URI host", 26) == 0)
+			rpc_fail(req, RPC_INVALID_PARAMS, "cwd URI `%s` is not valid on this "
+			    "exec-server host: '%s' is invalid on 'linux'", sp.cwd_uri, sp.cwd_uri);
+		else
+			rpc_fail_params(req, &e);
 		return;
 	}
 	if (proc_find(sp.id) != NULL) {
@@ -127,6 +133,11 @@ m_start(struct rpc_req *req, json_t *params)
 	}
 	if (sp.network_proxy != NULL) {
 		rpc_fail(req, RPC_INVALID_REQUEST, "network proxy launch is not supported");
+		goto done;
+	}
+	if (*json_string_value(json_array_get(sp.argv, 0)) == '\0') {
+		rpc_fail(req, RPC_INTERNAL_ERROR, "missing program for %s spawn",
+		    sp.tty ? "PTY" : "pipe");
 		goto done;
 	}
 	if ((env = proc_env_build(sp.env, sp.env_policy, &e)) == NULL) {
@@ -181,11 +192,13 @@ m_read(struct rpc_req *req, json_t *params)
 	if (jx_struct(params, "ReadParams", &e) == -1 ||
 	    jx_str(params, "processId", JX_REQ, &id, NULL, &e) == -1 ||
 	    jx_u64(params, "afterSeq", JX_OPT, &after, &e) == -1 ||
-	    (has_max = jx_u64(params, "maxBytes", JX_OPT, &max, &e)) == -1 ||
+	    (has_max = jx_uint(params, "maxBytes", JX_OPT, &max, "usize", &e)) == -1 ||
 	    jx_u64(params, "waitMs", JX_OPT, &wait, &e) == -1) {
 		rpc_fail_params(req, &e);
 		return;
 	}
+	if (!rpc_admit(req))
+		return;
 	if ((p = proc_find(id)) == NULL) {
 		rpc_fail(req, RPC_INVALID_REQUEST, "unknown process id %s", id);
 		return;
@@ -216,20 +229,20 @@ m_write(struct rpc_req *req, json_t *params)
 		rpc_fail_params(req, &e);
 		return;
 	}
-	if (*wid == '\0') {
-		rpc_fail(req, RPC_INVALID_PARAMS, "writeId must not be empty");
+	if (!rpc_admit(req))
 		return;
-	}
 	if ((data = b64_decode(chunk, clen, &dlen, err, sizeof(err))) == NULL) {
 		rpc_fail(req, RPC_INVALID_PARAMS, "%s", err);
 		return;
 	}
-	if ((p = proc_find(id)) == NULL)
+	if (*wid == '\0')
+		rpc_fail(req, RPC_INVALID_PARAMS, "writeId must not be empty");
+	else if ((p = proc_find(id)) == NULL)
 		rpc_reply(req, write_status("unknownProcess"));
-	else if (!p->writable)
-		rpc_reply(req, write_status("stdinClosed"));
 	else if (proc_seen_write_id(p, wid))
 		rpc_reply(req, write_status("accepted"));
+	else if (!p->writable)
+		rpc_reply(req, write_status("stdinClosed"));
 	else if (proc_write_stdin(p, data, dlen) == -1)
 		rpc_fail(req, RPC_INTERNAL_ERROR, "failed to write to process stdin");
 	else {
@@ -248,7 +261,7 @@ m_signal(struct rpc_req *req, json_t *params)
 
 	if (jx_struct(params, "SignalParams", &e) == -1 ||
 	    jx_str(params, "processId", JX_REQ, &id, NULL, &e) == -1 ||
-	    jx_str(params, "signal", JX_REQ, &sig, NULL, &e) == -1) {
+	    jx_enum(params, "signal", &sig, &e) == -1) {
 		rpc_fail_params(req, &e);
 		return;
 	}
@@ -256,6 +269,8 @@ m_signal(struct rpc_req *req, json_t *params)
 		rpc_fail(req, RPC_INVALID_PARAMS, "unknown variant `%s`, expected `interrupt`", sig);
 		return;
 	}
+	if (!rpc_admit(req))
+		return;
 	if ((p = proc_find(id)) != NULL)
 		proc_signal_group(p, SIGINT);
 	rpc_reply(req, json_object());
@@ -274,6 +289,8 @@ m_terminate(struct rpc_req *req, json_t *params)
 		rpc_fail_params(req, &e);
 		return;
 	}
+	if (!rpc_admit(req))
+		return;
 	p = proc_find(id);
 	running = p != NULL && !p->exited;
 	if (running)

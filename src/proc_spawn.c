@@ -163,7 +163,23 @@ proc_spawn(const struct spawn_req *rq, struct spawn_res *res, int *err, char *ms
 	ssize_t	 n;
 	pid_t	 pid;
 
-	if ((e = resolve_program(rq->argv[0], rq->envp, prog, sizeof(prog))) != 0)
+	if (rq->tty && strchr(rq->argv[0], '/') == NULL) {
+		/* the reference's PTY spawner looks only at the child's own PATH */
+		const char *path = env_lookup(rq->envp, "PATH");
+
+		if (path == NULL) {
+			*err = ENOENT;
+			snprintf(msg, msglen, "Unable to spawn %s because:\nUnable to resolve the PATH",
+			    rq->argv[0]);
+			return -1;
+		}
+		if (resolve_program(rq->argv[0], rq->envp, prog, sizeof(prog)) != 0) {
+			*err = ENOENT;
+			snprintf(msg, msglen, "Unable to spawn %s because:\nNo viable candidates "
+			    "found in PATH \"%s\"", rq->argv[0], path);
+			return -1;
+		}
+	} else if ((e = resolve_program(rq->argv[0], rq->envp, prog, sizeof(prog))) != 0)
 		return spawn_fail(e, err, msg, msglen);
 	if (pipe2(rep, O_CLOEXEC) == -1)
 		return spawn_fail(errno, err, msg, msglen);

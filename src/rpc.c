@@ -290,16 +290,23 @@ rpc_lookup(const char *name)
 	return NULL;
 }
 
-static void
-rpc_run(struct rpc_req *req)
+int
+rpc_admit(struct rpc_req *req)
 {
 	const char	*gate;
 
+	if ((gate = session_gate(req->m)) == NULL)
+		return 1;
+	rpc_fail(req, RPC_INVALID_REQUEST, "%s", gate);
+	return 0;
+}
+
+static void
+rpc_run(struct rpc_req *req)
+{
 	rpc.inflight++;
-	if ((gate = session_gate(req->m)) != NULL) {
-		rpc_fail(req, RPC_INVALID_REQUEST, "%s", gate);
+	if (!(req->m->flags & RPC_SELF_GATED) && !rpc_admit(req))
 		return;
-	}
 	req->m->fn(req, req->params);
 }
 
@@ -381,8 +388,8 @@ rpc_input(const char *data, size_t len)
 		rpc_dispatch();
 		break;
 	case RPC_MSG_NOTIFICATION:
-		if (strcmp(m.method, "initialized") == 0)
-			session_initialized();
+		if (strcmp(m.method, "initialized") == 0 && session_initialized() == 0)
+			break;
 		else {
 			/* as the reference: a protocol violation ends the connection */
 			log_info("unexpected notification %s: closing", m.method);

@@ -34,7 +34,15 @@ struct rpc_method {
 	const char	*name;
 	const char	*group;		/* in gating messages: "exec", "filesystem", ... */
 	rpc_handler	*fn;
+	int		 flags;
 };
+
+/*
+ * The handler decodes its params first and then calls rpc_admit(), as the
+ * reference answers bad params before lifecycle gating.  Without the flag
+ * the dispatcher gates before calling the handler.
+ */
+#define RPC_SELF_GATED	0x1
 
 /* What a transport gives the dispatcher. */
 struct rpc_transport {
@@ -65,6 +73,8 @@ void	rpc_on_drain(void (*cb)(void));
 /* Called when the connection goes away; modules release per-connection state. */
 void	rpc_on_detach(void (*cb)(void));
 
+/* 1: go on; 0: the request was answered with the gating error. */
+int	rpc_admit(struct rpc_req *req);
 void	rpc_reply(struct rpc_req *req, json_t *result);			/* steals result */
 void	rpc_fail(struct rpc_req *req, int code, const char *fmt, ...)
 	    __attribute__((format(printf, 3, 4)));

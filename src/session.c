@@ -28,10 +28,10 @@ static void	m_environment_info(struct rpc_req *, json_t *);
 static void	m_environment_status(struct rpc_req *, json_t *);
 
 const struct rpc_method session_methods[] = {
-	{ "initialize", NULL, m_initialize },
-	{ "environment/info", "environment info", m_environment_info },
-	{ "environment/status", "environment status", m_environment_status },
-	{ NULL, NULL, NULL },
+	{ "initialize", NULL, m_initialize, 0 },
+	{ "environment/info", "environment info", m_environment_info, RPC_SELF_GATED },
+	{ "environment/status", "environment status", m_environment_status, RPC_SELF_GATED },
+	{ NULL, NULL, NULL, 0 },
 };
 
 const char *
@@ -58,11 +58,14 @@ session_gate(const struct rpc_method *m)
 	return msg;
 }
 
-void
+int
 session_initialized(void)
 {
-	if (sess.init_done)
-		sess.initialized = 1;
+	/* initialized before a successful initialize is a protocol violation */
+	if (!sess.init_done)
+		return -1;
+	sess.initialized = 1;
+	return 0;
 }
 
 void
@@ -182,7 +185,8 @@ m_environment_info(struct rpc_req *req, json_t *params)
 		rpc_fail_params(req, &e);
 		return;
 	}
-	rpc_reply(req, session_environment_info());
+	if (rpc_admit(req))
+		rpc_reply(req, session_environment_info());
 }
 
 static void
@@ -194,5 +198,6 @@ m_environment_status(struct rpc_req *req, json_t *params)
 		rpc_fail_params(req, &e);
 		return;
 	}
-	rpc_reply(req, json_pack("{s:s}", "status", "ready"));
+	if (rpc_admit(req))
+		rpc_reply(req, json_pack("{s:s}", "status", "ready"));
 }
