@@ -194,6 +194,7 @@ jsonl_start(struct conn *c)
 	jl.t.resume_input = jsonl_resume;
 	jl.t.close = jsonl_close;
 	snprintf(jl.t.name, sizeof(jl.t.name), "exec-server stdio");
+	jl.t.framing = "";
 	/* bytes the sniffer already read are the start of the first line */
 	if (buf_append(&jl.in, buf_head(&c->pre), buf_avail(&c->pre)) == -1)
 		return -1;

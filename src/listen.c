@@ -217,6 +217,8 @@ listen_serve(const int *fds, int nfds)
 {
 	int	i;
 
+	if (ev_init() == -1)
+		return 1;
 	if (ev_signal(SIGCHLD, listen_reap, NULL) == -1 ||
 	    ev_signal(SIGTERM, listen_stop, NULL) == -1 ||
 	    ev_signal(SIGINT, listen_stop, NULL) == -1)

@@ -47,6 +47,7 @@ usage(void)
 	    "usage: execd [--stdio | --inetd | --listen ws://HOST:PORT] [--token-file FILE]\n"
 	    "             [--allow-remote] [--no-auth] [--max-message BYTES]\n"
 	    "             [--retention BYTES] [--kill-grace-ms MS] [--concurrent-requests N]\n"
+	    "             [--header-timeout-ms MS]\n"
 	    "             [--proxy-control PATH] [--log stderr|syslog|none] [--log-level LEVEL]\n");
 	exit(2);
 }
@@ -162,6 +163,7 @@ main(int argc, char *argv[])
 		{ "retention", required_argument, NULL, 'r' },
 		{ "kill-grace-ms", required_argument, NULL, 'k' },
 		{ "concurrent-requests", required_argument, NULL, 'c' },
+		{ "header-timeout-ms", required_argument, NULL, 'H' },
 		{ "proxy-control", required_argument, NULL, 'P' },
 		{ "log", required_argument, NULL, 'L' },
 		{ "log-level", required_argument, NULL, 'v' },
@@ -198,6 +200,9 @@ main(int argc, char *argv[])
 			conf.concurrency = number("--concurrent-requests", optarg, 1024);
 			if (conf.concurrency == 0)
 				fatalx("--concurrent-requests must be at least 1");
+			break;
+		case 'H':
+			conf.header_timeout_ms = number("--header-timeout-ms", optarg, 3600000);
 			break;
 		case 'P': conf.proxy_control = optarg; break;
 		case 'L':

@@ -377,8 +377,8 @@ rpc_input(const char *data, size_t len)
 		minus1 = json_integer(-1);
 		{
 			char full[1400];
-			snprintf(full, sizeof(full), "failed to parse JSON-RPC message from %s: %s",
-			    rpc.t->name, err);
+			snprintf(full, sizeof(full), "failed to parse %sJSON-RPC message from %s: %s",
+			    rpc.t->framing, rpc.t->name, err);
 			rpc_send_error(minus1, RPC_INVALID_REQUEST, full);
 		}
 		json_decref(minus1);

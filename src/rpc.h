@@ -57,6 +57,8 @@ struct rpc_transport {
 	void		(*close)(void *ctx);
 	/* "exec-server stdio", "exec-server websocket 127.0.0.1:5555" */
 	char		  name[128];
+	/* "" or "websocket ": what the reference says it failed to parse */
+	const char	 *framing;
 };
 
 void	rpc_init(void);

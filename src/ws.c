@@ -234,6 +234,7 @@ ws_start(struct conn *c)
 	ws.t.resume_input = ws_resume;
 	ws.t.close = ws_close;
 	snprintf(ws.t.name, sizeof(ws.t.name), "exec-server websocket %s", c->peer);
+	ws.t.framing = "websocket ";
 	ev_timer_init(&ws.ping, ws_ping, NULL);
 	ev_timer_init(&ws.linger, ws_linger_done, NULL);
 	ev_timer_start(&ws.ping, WS_PING_MS);
