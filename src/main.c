@@ -31,6 +31,7 @@ struct execd_conf conf = {
 	.closed_keep_ms = 80000,
 	.concurrency = 1,
 	.header_timeout_ms = 10000,
+	.resume_ttl_ms = 30000,
 };
 
 enum mode {
@@ -47,7 +48,7 @@ usage(void)
 	    "usage: execd [--stdio | --inetd | --listen ws://HOST:PORT] [--token-file FILE]\n"
 	    "             [--allow-remote] [--no-auth] [--max-message BYTES]\n"
 	    "             [--retention BYTES] [--kill-grace-ms MS] [--concurrent-requests N]\n"
-	    "             [--header-timeout-ms MS]\n"
+	    "             [--header-timeout-ms MS] [--state-dir DIR] [--resume-ttl-ms MS]\n"
 	    "             [--proxy-control PATH] [--log stderr|syslog|none] [--log-level LEVEL]\n");
 	exit(2);
 }
@@ -140,6 +141,21 @@ ensure_std_fds(void)
 		close(fd);
 }
 
+/* Where per-session sockets live: systemd's RuntimeDirectory, /run/execd, or /tmp. */
+static const char *
+default_state_dir(void)
+{
+	static char	 dir[PATH_MAX];
+	const char	*rt = getenv("RUNTIME_DIRECTORY");
+
+	if (rt != NULL && *rt != '\0' && strchr(rt, ':') == NULL)
+		return rt;
+	if (geteuid() == 0)
+		return "/run/execd";
+	snprintf(dir, sizeof(dir), "/tmp/execd-%ld", (long)geteuid());
+	return dir;
+}
+
 static int
 is_listening_socket(int fd)
 {
@@ -164,6 +180,8 @@ main(int argc, char *argv[])
 		{ "kill-grace-ms", required_argument, NULL, 'k' },
 		{ "concurrent-requests", required_argument, NULL, 'c' },
 		{ "header-timeout-ms", required_argument, NULL, 'H' },
+		{ "state-dir", required_argument, NULL, 'S' },
+		{ "resume-ttl-ms", required_argument, NULL, 'T' },
 		{ "proxy-control", required_argument, NULL, 'P' },
 		{ "log", required_argument, NULL, 'L' },
 		{ "log-level", required_argument, NULL, 'v' },
@@ -205,6 +223,10 @@ main(int argc, char *argv[])
 			conf.header_timeout_ms = number("--header-timeout-ms", optarg, 3600000);
 			break;
 		case 'P': conf.proxy_control = optarg; break;
+		case 'S': conf.state_dir = optarg; break;
+		case 'T':
+			conf.resume_ttl_ms = number("--resume-ttl-ms", optarg, 24 * 3600000);
+			break;
 		case 'L':
 			if (log_parse_dest(optarg, &dest) == -1)
 				fatalx("--log: stderr, syslog or none");
@@ -228,6 +250,8 @@ main(int argc, char *argv[])
 	log_init("execd", dest, level);
 	if (token_file != NULL)
 		conf.token = read_token(token_file);
+	if (conf.state_dir == NULL)
+		conf.state_dir = default_state_dir();
 
 	nfds = listen_inherited(fds, 16);
 	if (mode == MODE_LISTEN) {

@@ -17,6 +17,7 @@
 #include "execd.h"
 #include "proc.h"
 #include "proc_table.h"
+#include "resume.h"
 
 #define PROC_READ_SIZE	8192	/* bytes per process/output chunk, as the reference */
 
@@ -213,8 +214,9 @@ proc_emit_closed(struct proc *p)
 		log_notice("process %s: %llu bytes of output were evicted past the "
 		    "retention bound of %zu bytes", p->id,
 		    (unsigned long long)p->ring.dropped_bytes, conf.retention_bytes);
-	/* nobody can read it any more once the client is gone */
-	ev_timer_start(&p->expire_timer, rpc_attached() ? conf.closed_keep_ms : 0);
+	/* nobody can read it any more once the client is gone for good */
+	ev_timer_start(&p->expire_timer,
+	    rpc_attached() || resume_waiting() ? conf.closed_keep_ms : 0);
 	proc_wake(p);
 }
 
@@ -285,8 +287,11 @@ proc_out_cb(struct ev_io *io, uint32_t events, void *arg)
 	struct proc	*p = arg;
 	int		*open_flag = io == &p->out_io ? &p->out_open : &p->err_open;
 
-	/* a slow client: leave the bytes in the pipe, the child blocks */
-	if (rpc_congested()) {
+	/*
+	 * A slow client, or none while the session waits for one and the
+	 * retention is full: leave the bytes in the pipe, the child blocks.
+	 */
+	if (rpc_congested() || (!rpc_attached() && p->ring.bytes >= conf.retention_bytes)) {
 		proc_pause(p);
 		return;
 	}
@@ -489,12 +494,11 @@ proc_final_sweep(void)
 			break;
 }
 
-static void
-proc_detached(void)
+void
+proc_end_session(void)
 {
 	struct proc	*p;
 
-	/* no session resume: the client is gone, so are its processes */
 	proc_kill_all();
 	for (p = procs; p != NULL; p = p->next)
 		if (p->closed)
@@ -502,6 +506,19 @@ proc_detached(void)
 	proc_sweep(&sweep_timer, NULL);
 	/* nobody reads now: let EOFs through so the loop can finish */
 	proc_resume_all();
+}
+
+static void
+proc_detached(void)
+{
+	struct proc	*p;
+
+	/* reads parked by the gone connection are answered (and dropped) now */
+	for (p = procs; p != NULL; p = p->next)
+		proc_wake(p);
+	/* the session may come back within its TTL; else its processes go now */
+	if (!resume_detached())
+		proc_end_session();
 }
 
 void

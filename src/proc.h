@@ -12,5 +12,7 @@ void	proc_kill_all(void);
 /* Kill whatever is left among our children (escaped daemons), then reap them. */
 void	proc_final_sweep(void);
 size_t	proc_count(void);
+/* The session is over: kill everything, forget every process. */
+void	proc_end_session(void);
 
 #endif

@@ -75,6 +75,14 @@ rpc_attach(struct rpc_transport *t)
 {
 	rpc.t = t;
 	rpc.gen++;
+	rpc.inflight = 0;
+	session_connection_reset();
+}
+
+struct rpc_transport *
+rpc_transport(void)
+{
+	return rpc.t;
 }
 
 int
@@ -159,11 +167,18 @@ rpc_send_error(json_t *id, int code, const char *msg)
 static void
 rpc_req_done(struct rpc_req *req)
 {
-	rpc_req_free(req);
-	if (rpc.inflight > 0)
+	/* a request of a connection that is gone no longer holds a slot */
+	if (req->gen == rpc.gen && rpc.inflight > 0)
 		rpc.inflight--;
+	rpc_req_free(req);
 	if (!rpc.dispatching && rpc.qlen > 0 && !ev_timer_armed(&rpc.kick))
 		ev_timer_start(&rpc.kick, 0);
+}
+
+json_t *
+rpc_req_id(const struct rpc_req *req)
+{
+	return req->id;
 }
 
 int
@@ -419,6 +434,7 @@ rpc_detach(void)
 		return;
 	rpc.t = NULL;
 	rpc.gen++;
+	rpc.inflight = 0;
 	while ((req = rpc.qhead) != NULL) {
 		rpc.qhead = req->next;
 		rpc_req_free(req);

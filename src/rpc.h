@@ -55,6 +55,10 @@ struct rpc_transport {
 	void		(*resume_input)(void *ctx);
 	/* flush what is queued, then close */
 	void		(*close)(void *ctx);
+	/* the socket to hand to another instance (session resume), -1 if none */
+	int		(*takeover_fd)(void *ctx);
+	/* drop the connection at once, silently: another instance took it */
+	void		(*abandon)(void *ctx);
 	/* "exec-server stdio", "exec-server websocket 127.0.0.1:5555" */
 	char		  name[128];
 	/* "" or "websocket ": what the reference says it failed to parse */
@@ -68,6 +72,7 @@ int	rpc_input(const char *msg, size_t len);
 /* The peer is gone (EOF, close, error). */
 void	rpc_detach(void);
 int	rpc_attached(void);
+struct rpc_transport *rpc_transport(void);
 /* Transport's queue went below its low-water mark. */
 void	rpc_output_drained(void);
 int	rpc_congested(void);
@@ -87,6 +92,7 @@ int	rpc_errno_code(int errnum);
 /* "No such file or directory (os error 2)" */
 const char *rpc_errno_text(int errnum, char *buf, size_t len);
 int	rpc_req_alive(const struct rpc_req *req);
+json_t	*rpc_req_id(const struct rpc_req *req);	/* borrowed */
 void	rpc_notify(const char *method, json_t *params);		/* steals params */
 
 /* Session id of this instance (set by initialize). */

@@ -9,6 +9,7 @@
 #include "execd.h"
 #include "http_req.h"
 #include "proc.h"
+#include "resume.h"
 #include "rpc.h"
 #include "serve.h"
 #include "sniff.h"
@@ -17,7 +18,8 @@ static void
 serve_stop(int signo, void *arg)
 {
 	log_info("signal %d: ending the session", signo);
-	proc_kill_all();
+	resume_cleanup();
+	proc_end_session();
 	rpc_detach();
 }
 
@@ -38,6 +40,7 @@ serve_connection(int in_fd, int out_fd)
 		return 1;
 	ev_run();
 	http_req_shutdown();
+	resume_cleanup();
 	proc_final_sweep();
 	ev_free();
 	return 0;

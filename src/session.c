@@ -14,11 +14,13 @@
 #include "log.h"
 #include "execd.h"
 #include "session.h"
+#include "resume.h"
 #include "uri.h"
 
 static struct {
-	int	 init_done;		/* initialize answered */
-	int	 initialized;		/* initialized received */
+	int	 init_done;		/* initialize answered on this connection */
+	int	 initialized;		/* initialized received on this connection */
+	int	 has_id;		/* the session exists (it outlives connections) */
 	char	 id[37];
 	json_t	*caps;
 } sess;
@@ -56,6 +58,13 @@ session_gate(const struct rpc_method *m)
 	else
 		return NULL;
 	return msg;
+}
+
+void
+session_connection_reset(void)
+{
+	sess.init_done = 0;
+	sess.initialized = 0;
 }
 
 int
@@ -149,11 +158,34 @@ session_environment_info(void)
 	return info;
 }
 
+/* A fresh instance asked for another's session: hand it our connection. */
+static void
+session_resume_elsewhere(struct rpc_req *req, const char *resume, json_t *params)
+{
+	struct rpc_transport	*t = rpc_transport();
+	int			 fd = -1, r = -1;
+
+	if (!sess.has_id && t != NULL && t->takeover_fd != NULL)
+		fd = t->takeover_fd(t->ctx);
+	if (fd != -1)
+		r = resume_handoff(resume, fd, rpc_req_id(req), params);
+	if (r == 0) {
+		log_info("connection handed to session %s", resume);
+		t->abandon(t->ctx);
+		rpc_reply(req, json_null());	/* dropped: the connection is gone */
+	} else if (r == -2)
+		rpc_fail(req, RPC_SESSION_ATTACHED,
+		    "session %s is already attached to another connection", resume);
+	else
+		rpc_fail(req, RPC_INVALID_REQUEST, "unknown session id %s", resume);
+}
+
 static void
 m_initialize(struct rpc_req *req, json_t *params)
 {
-	struct jx_err	 e;
-	const char	*client, *resume = NULL;
+	struct jx_err		 e;
+	const char		*client, *resume = NULL;
+	struct rpc_transport	*t;
 
 	if (sess.init_done) {
 		rpc_fail(req, RPC_INVALID_REQUEST, "initialize may only be sent once per connection");
@@ -165,13 +197,21 @@ m_initialize(struct rpc_req *req, json_t *params)
 		rpc_fail_params(req, &e);
 		return;
 	}
-	if (resume != NULL) {
-		rpc_fail(req, RPC_INVALID_REQUEST, "unknown session id %s", resume);
+	if (resume != NULL && !(sess.has_id && strcmp(resume, sess.id) == 0)) {
+		session_resume_elsewhere(req, resume, params);
 		return;
 	}
-	session_new_id();
+	if (resume == NULL) {
+		session_new_id();
+		sess.has_id = 1;
+		t = rpc_transport();
+		/* only a WebSocket client can come back: publish where it can find us */
+		if (t != NULL && t->takeover_fd != NULL && t->takeover_fd(t->ctx) != -1)
+			resume_publish(sess.id);
+		log_info("session %s for client \"%s\"", sess.id, client);
+	} else
+		log_info("session %s resumed by client \"%s\"", sess.id, client);
 	sess.init_done = 1;
-	log_info("session %s for client \"%s\"", sess.id, client);
 	rpc_reply(req, json_pack("{s:s,s:o}", "sessionId", sess.id,
 	    "environmentInfo", session_environment_info()));
 }

@@ -26,6 +26,13 @@ static struct {
 	int			 was_congested;
 	int			 closing;	/* close frame queued by us */
 	int			 detached;
+	/*
+	 * Set from inside wslay's callbacks (a protocol violation, a hand-over):
+	 * the context cannot be freed under wslay_event_recv(), so the
+	 * teardown runs from a timer.  No close frame is sent either way.
+	 */
+	int			 doomed;
+	struct ev_timer		 doom;
 } ws;
 
 static void	ws_update(void);
@@ -101,6 +108,7 @@ ws_finish(void)
 		return;
 	ev_timer_stop(&ws.ping);
 	ev_timer_stop(&ws.linger);
+	ev_timer_stop(&ws.doom);
 	ws_detach();
 	wslay_event_context_free(ws.ctx);
 	conn_close(ws.c);
@@ -110,6 +118,8 @@ ws_finish(void)
 static void
 ws_on_read(struct conn *c)
 {
+	if (ws.doomed)
+		return;
 	if (wslay_event_recv(ws.ctx) != 0) {
 		ws_finish();
 		return;
@@ -120,6 +130,8 @@ ws_on_read(struct conn *c)
 static void
 ws_on_write(struct conn *c)
 {
+	if (ws.doomed)
+		return;
 	if (wslay_event_send(ws.ctx) != 0) {
 		ws_finish();
 		return;
@@ -142,7 +154,7 @@ ws_update(void)
 {
 	int	rd, wr;
 
-	if (ws.c == NULL)
+	if (ws.c == NULL || ws.doomed)
 		return;
 	rd = wslay_event_want_read(ws.ctx) && !ws.c->in_eof;
 	wr = wslay_event_want_write(ws.ctx);
@@ -180,6 +192,39 @@ ws_ping(struct ev_timer *t, void *arg)
 }
 
 static int
+ws_takeover_fd(void *ctx)
+{
+	/* a socket only: a pair of pipes cannot be handed to another instance */
+	if (ws.c == NULL || ws.c->in_fd != ws.c->out_fd || ws.c->in_eof)
+		return -1;
+	return ws.c->in_fd;
+}
+
+static void
+ws_doom_run(struct ev_timer *t, void *arg)
+{
+	ws_finish();
+}
+
+static void
+ws_doom(void)
+{
+	ws_detach();
+	if (ws.c == NULL || ws.doomed)
+		return;
+	ws.doomed = 1;
+	conn_want(ws.c, 0, 0);
+	ev_timer_start(&ws.doom, 0);
+}
+
+static void
+ws_abandon(void *ctx)
+{
+	/* no close frame: the connection lives on in the instance that took it */
+	ws_doom();
+}
+
+static int
 ws_send(void *ctx, const char *data, size_t len)
 {
 	struct wslay_event_msg	msg = { WSLAY_TEXT_FRAME, (const uint8_t *)data, len };
@@ -211,8 +256,7 @@ static void
 ws_close(void *ctx)
 {
 	/* the reference drops the connection on a protocol violation */
-	ws_detach();
-	ws_finish();
+	ws_doom();
 }
 
 int
@@ -233,10 +277,13 @@ ws_start(struct conn *c)
 	ws.t.pending = ws_pending;
 	ws.t.resume_input = ws_resume;
 	ws.t.close = ws_close;
+	ws.t.takeover_fd = ws_takeover_fd;
+	ws.t.abandon = ws_abandon;
 	snprintf(ws.t.name, sizeof(ws.t.name), "exec-server websocket %s", c->peer);
 	ws.t.framing = "websocket ";
 	ev_timer_init(&ws.ping, ws_ping, NULL);
 	ev_timer_init(&ws.linger, ws_linger_done, NULL);
+	ev_timer_init(&ws.doom, ws_doom_run, NULL);
 	ev_timer_start(&ws.ping, WS_PING_MS);
 	conn_set_handlers(c, ws_on_read, ws_on_write, NULL);
 	rpc_attach(&ws.t);

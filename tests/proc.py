@@ -190,7 +190,10 @@ c.start("flood", ["sh", "-c", "head -c 268435456 /dev/zero"])
 time.sleep(2)
 with open("/proc/%d/status" % c.pid) as f:
     rss = [int(l.split()[1]) for l in f if l.startswith("VmRSS:")][0]
-t.ok(rss < 96 * 1024, "a slow client applies back-pressure (execd RSS %d KiB)" % rss)
+if os.environ.get("EXECD_SANITIZERS"):
+    t.skip("a slow client applies back-pressure", "RSS means nothing under ASan (%d KiB)" % rss)
+else:
+    t.ok(rss < 96 * 1024, "a slow client applies back-pressure (execd RSS %d KiB)" % rss)
 out, code, _ = c.collect("flood", timeout=120)
 t.eq(len(out.get("stdout", b"")), 256 << 20, "and nothing is lost once it reads again")
 

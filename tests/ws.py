@@ -1,6 +1,8 @@
 """WebSocket transport: the listener, auth, routes, framing, limits, isolation."""
 import json
 import os
+import shutil
+import tempfile
 import signal
 import socket
 import subprocess
@@ -13,7 +15,9 @@ from wsclient import (Listener, http_raw, status_of, upgrade_request, frame,
                       parse_frames, run, ws_call)
 
 t = tap(timeout=120)
-L = Listener(["--max-message", "1048576", "--header-timeout-ms", "1000"])
+state = tempfile.mkdtemp(prefix="execd-ws.")
+L = Listener(["--max-message", "1048576", "--header-timeout-ms", "1000",
+              "--state-dir", state, "--resume-ttl-ms", "300"])
 t.ok(len(L.token) >= 32, "--listen prints ws://HOST:PORT/TOKEN with a generated token")
 
 # routes and auth, before any upgrade
@@ -157,10 +161,11 @@ pid = run(leave())
 deadline = time.time() + 5
 while pid_alive(pid) and time.time() < deadline:
     time.sleep(0.05)
-t.ok(not pid_alive(pid), "a WebSocket client leaving takes its processes with it")
+t.ok(not pid_alive(pid), "a WebSocket client leaving takes its processes with it (after the resume TTL)")
 
 rc = L.stop()
 t.eq(rc, 0, "the listener exits 0 on SIGTERM")
+shutil.rmtree(state, ignore_errors=True)
 
 # refusing non-loopback binds, and a given token file
 p = subprocess.run([EXECD, "--listen", "ws://0.0.0.0:0"], capture_output=True, text=True, timeout=10)

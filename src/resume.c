@@ -1,0 +1,270 @@
+#include "config.h"
+
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+
+#include <ctype.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "evloop.h"
+#include "log.h"
+#include "jsonx.h"
+#include "conn.h"
+#include "execd.h"
+#include "proc.h"
+#include "resume.h"
+#include "rpc.h"
+#include "ws.h"
+
+#define RESUME_MAGIC	0x65786431u	/* "exd1" */
+#define RESUME_MAX	(1024 * 1024)	/* an initialize request is small */
+
+struct resume_hdr {
+	uint32_t	magic;
+	uint32_t	len;
+};
+
+static struct {
+	char		 path[sizeof(((struct sockaddr_un *)0)->sun_path)];
+	struct ev_io	 lio;
+	int		 listening;
+	struct ev_timer	 ttl;
+	int		 waiting;
+	struct conn	 conn;		/* the connection handed to us */
+} rs;
+
+static int
+session_id_ok(const char *id)
+{
+	size_t	i, n = strlen(id);
+
+	/* a UUID: it becomes a file name, so nothing else gets through */
+	if (n != 36)
+		return 0;
+	for (i = 0; i < n; i++)
+		if (!(isxdigit((unsigned char)id[i]) || id[i] == '-'))
+			return 0;
+	return 1;
+}
+
+static int
+socket_path(const char *id, char *out, size_t len)
+{
+	if (conf.state_dir == NULL || !session_id_ok(id))
+		return -1;
+	if ((size_t)snprintf(out, len, "%s/session-%s.sock", conf.state_dir, id) >= len)
+		return -1;
+	return 0;
+}
+
+static void
+resume_expired(struct ev_timer *t, void *arg)
+{
+	log_info("session not resumed within %u ms: ending it", conf.resume_ttl_ms);
+	rs.waiting = 0;
+	resume_cleanup();
+	proc_end_session();
+}
+
+/* The owner's side: a new instance brings us our client back. */
+static void
+resume_take(int us)
+{
+	struct resume_hdr	 hdr;
+	struct msghdr		 mh = { 0 };
+	struct iovec		 iov = { &hdr, sizeof(hdr) };
+	char			 cbuf[CMSG_SPACE(sizeof(int))], *msg = NULL, reply;
+	struct cmsghdr		*cm;
+	ssize_t			 n;
+	int			 fd = -1;
+	size_t			 got;
+
+	mh.msg_iov = &iov;
+	mh.msg_iovlen = 1;
+	mh.msg_control = cbuf;
+	mh.msg_controllen = sizeof(cbuf);
+	n = recvmsg(us, &mh, MSG_CMSG_CLOEXEC);
+	if (n != sizeof(hdr) || hdr.magic != RESUME_MAGIC || hdr.len > RESUME_MAX)
+		goto bad;
+	for (cm = CMSG_FIRSTHDR(&mh); cm != NULL; cm = CMSG_NXTHDR(&mh, cm))
+		if (cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_RIGHTS)
+			memcpy(&fd, CMSG_DATA(cm), sizeof(fd));
+	if (fd == -1 || (msg = malloc(hdr.len)) == NULL)
+		goto bad;
+	for (got = 0; got < hdr.len; got += (size_t)n)
+		if ((n = read(us, msg + got, hdr.len - got)) <= 0)
+			goto bad;
+	if (rpc_attached()) {
+		reply = 'A';
+		(void)!write(us, &reply, 1);
+		goto out;
+	}
+	reply = 'K';
+	if (write(us, &reply, 1) != 1)
+		goto bad;
+	if (conn_open(&rs.conn, fd, fd) == -1 || ws_start(&rs.conn) == -1) {
+		log_warnx("cannot take over a resumed connection");
+		goto out;
+	}
+	fd = -1;
+	ev_timer_stop(&rs.ttl);
+	rs.waiting = 0;
+	log_info("session resumed by %s", rs.conn.peer);
+	/* the initialize that asked for us is the first message of the new connection */
+	rpc_input(msg, hdr.len);
+	rpc_output_drained();
+	goto out;
+bad:
+	log_warnx("malformed resume hand-over on %s", rs.path);
+out:
+	if (fd != -1)
+		close(fd);
+	free(msg);
+	close(us);
+}
+
+static void
+resume_accept(struct ev_io *io, uint32_t events, void *arg)
+{
+	struct ucred	cred;
+	socklen_t	cl = sizeof(cred);
+	int		us, fl;
+
+	if ((us = accept4(io->fd, NULL, NULL, SOCK_CLOEXEC)) == -1)
+		return;
+	if (getsockopt(us, SOL_SOCKET, SO_PEERCRED, &cred, &cl) == -1 ||
+	    (cred.uid != getuid() && cred.uid != 0)) {
+		log_warnx("resume attempt by uid %ld refused", (long)cred.uid);
+		close(us);
+		return;
+	}
+	/* the hand-over is sent whole right after connect: a bounded blocking read */
+	fl = fcntl(us, F_GETFL);
+	fcntl(us, F_SETFL, fl & ~O_NONBLOCK);
+	setsockopt(us, SOL_SOCKET, SO_RCVTIMEO, &(struct timeval){ 2, 0 },
+	    sizeof(struct timeval));
+	resume_take(us);
+}
+
+int
+resume_publish(const char *session_id)
+{
+	struct sockaddr_un	 sun = { .sun_family = AF_UNIX };
+	mode_t			 old;
+	int			 fd;
+
+	ev_timer_init(&rs.ttl, resume_expired, NULL);
+	if (conf.resume_ttl_ms == 0 || socket_path(session_id, rs.path, sizeof(rs.path)) == -1)
+		return -1;
+	if (mkdir(conf.state_dir, 0700) == -1 && errno != EEXIST) {
+		log_warn("mkdir %s: sessions cannot be resumed", conf.state_dir);
+		return -1;
+	}
+	memcpy(sun.sun_path, rs.path, strlen(rs.path) + 1);
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	old = umask(077);
+	if (fd == -1 || bind(fd, (struct sockaddr *)&sun, sizeof(sun)) == -1 ||
+	    listen(fd, 4) == -1) {
+		umask(old);
+		log_warn("session socket %s: sessions cannot be resumed", rs.path);
+		if (fd != -1)
+			close(fd);
+		rs.path[0] = '\0';
+		return -1;
+	}
+	umask(old);
+	if (ev_io_add(&rs.lio, fd, EPOLLIN, resume_accept, NULL) == -1) {
+		close(fd);
+		unlink(rs.path);
+		rs.path[0] = '\0';
+		return -1;
+	}
+	/* the socket alone must not keep an idle instance alive */
+	ev_hold(-1);
+	rs.listening = 1;
+	return 0;
+}
+
+int
+resume_detached(void)
+{
+	if (!rs.listening)
+		return 0;
+	rs.waiting = 1;
+	ev_timer_start(&rs.ttl, conf.resume_ttl_ms);
+	log_info("client gone: keeping the session for %u ms", conf.resume_ttl_ms);
+	return 1;
+}
+
+int
+resume_waiting(void)
+{
+	return rs.waiting;
+}
+
+void
+resume_cleanup(void)
+{
+	if (!rs.listening)
+		return;
+	ev_hold(1);
+	ev_io_del(&rs.lio);
+	close(rs.lio.fd);
+	unlink(rs.path);
+	rs.listening = 0;
+	ev_timer_stop(&rs.ttl);
+}
+
+int
+resume_handoff(const char *session_id, int fd, json_t *id, json_t *params)
+{
+	struct sockaddr_un	 sun = { .sun_family = AF_UNIX };
+	struct resume_hdr	 hdr = { RESUME_MAGIC, 0 };
+	char			 cbuf[CMSG_SPACE(sizeof(int))], *msg, reply = 0;
+	struct iovec		 iov = { &hdr, sizeof(hdr) };
+	struct msghdr		 mh = { 0 };
+	struct cmsghdr		*cm;
+	json_t			*req;
+	size_t			 len;
+	int			 us, rc = -1;
+
+	if (socket_path(session_id, sun.sun_path, sizeof(sun.sun_path)) == -1)
+		return -1;
+	req = json_pack("{s:O,s:s,s:O}", "id", id, "method", "initialize", "params", params);
+	msg = req != NULL ? jx_dump(req, &len) : NULL;
+	json_decref(req);
+	if (msg == NULL || len > RESUME_MAX)
+		goto out;
+	hdr.len = (uint32_t)len;
+	if ((us = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0)) == -1)
+		goto out;
+	setsockopt(us, SOL_SOCKET, SO_RCVTIMEO, &(struct timeval){ 2, 0 },
+	    sizeof(struct timeval));
+	if (connect(us, (struct sockaddr *)&sun, sizeof(sun)) == -1) {
+		close(us);
+		goto out;
+	}
+	mh.msg_iov = &iov;
+	mh.msg_iovlen = 1;
+	mh.msg_control = cbuf;
+	mh.msg_controllen = sizeof(cbuf);
+	cm = CMSG_FIRSTHDR(&mh);
+	cm->cmsg_level = SOL_SOCKET;
+	cm->cmsg_type = SCM_RIGHTS;
+	cm->cmsg_len = CMSG_LEN(sizeof(int));
+	memcpy(CMSG_DATA(cm), &fd, sizeof(fd));
+	if (sendmsg(us, &mh, MSG_NOSIGNAL) == sizeof(hdr) &&
+	    write(us, msg, len) == (ssize_t)len && read(us, &reply, 1) == 1)
+		rc = reply == 'K' ? 0 : reply == 'A' ? -2 : -1;
+	close(us);
+out:
+	free(msg);
+	return rc;
+}

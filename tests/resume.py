@@ -1,0 +1,99 @@
+"""Session resume over WebSocket: reattach, missed output, -32010, TTL."""
+import base64
+import json
+import os
+import tempfile
+import time
+
+import websockets
+
+from execd_client import tap, pid_alive
+from wsclient import Listener, run, ws_call
+
+t = tap(timeout=90)
+state = tempfile.mkdtemp(prefix="execd-resume.")
+L = Listener(["--state-dir", state, "--resume-ttl-ms", "1500"])
+
+
+async def first():
+    ws = await websockets.connect(L.url, ping_interval=None)
+    r = await ws_call(ws, 1, "initialize", {"clientName": "A"})
+    sid = r["result"]["sessionId"]
+    await ws.send(json.dumps({"method": "initialized"}))
+    await ws_call(ws, 2, "process/start", {"processId": "tick", "argv": ["sh", "-c",
+                  "echo $$; i=0; while [ $i -lt 8 ]; do i=$((i+1)); echo t$i; sleep 0.2; done"],
+                  "cwd": "file:///tmp", "env": {}, "tty": False})
+    pid = None
+    while pid is None:
+        m = json.loads(await ws.recv())
+        if m.get("method") == "process/output":
+            pid = int(base64.b64decode(m["params"]["chunk"]).split()[0])
+    return ws, sid, pid
+
+
+async def scenario():
+    a, sid, pid = await first()
+    files = os.listdir(state)
+    await a.close()
+    await __import__("asyncio").sleep(0.6)      # output goes on while detached
+    b = await websockets.connect(L.url, ping_interval=None)
+    r = await ws_call(b, 1, "initialize", {"clientName": "B", "resumeSessionId": sid})
+    resumed = r.get("result", {}).get("sessionId")
+    await b.send(json.dumps({"method": "initialized"}))
+    r = await ws_call(b, 2, "process/read", {"processId": "tick", "afterSeq": 0})
+    chunks = r["result"]["chunks"]
+    text = b"".join(base64.b64decode(c["chunk"]) for c in chunks)
+    seqs = [c["seq"] for c in chunks]
+    # a second attach while b is attached
+    c = await websockets.connect(L.url, ping_interval=None)
+    r2 = await ws_call(c, 1, "initialize", {"clientName": "C", "resumeSessionId": sid})
+    r3 = await ws_call(c, 2, "initialize", {"clientName": "C"})
+    await c.close()
+    live = None
+    while live is None:
+        m = json.loads(await b.recv())
+        if m.get("method") == "process/output":
+            live = m["params"]["seq"]
+    await b.close()
+    return sid, pid, files, resumed, text, seqs, r2, r3, live
+
+sid, pid, files, resumed, text, seqs, r2, r3, live = run(scenario())
+t.ok(files == ["session-%s.sock" % sid], "the session is published in the state directory", files)
+t.eq(resumed, sid, "initialize with resumeSessionId reattaches the same session")
+t.ok(b"t1" in text and b"t2" in text and seqs == list(range(1, len(seqs) + 1)),
+     "output produced while detached is readable with afterSeq", (text, seqs))
+t.eq(r2.get("error", {}).get("code"), -32010, "a second attach gets -32010")
+t.eq(r2.get("error", {}).get("message"),
+     "session %s is already attached to another connection" % sid, "-32010 message as the reference")
+t.ok("result" in r3, "after a refused resume the connection can still initialize afresh")
+t.ok(live is not None and live > seqs[-1], "notifications are live again after the resume")
+
+async def unknown():
+    ws = await websockets.connect(L.url, ping_interval=None)
+    r = await ws_call(ws, 1, "initialize", {"clientName": "D",
+                      "resumeSessionId": "00000000-0000-4000-8000-000000000000"})
+    r4 = await ws_call(ws, 2, "initialize", {"clientName": "D", "resumeSessionId": "../../etc"})
+    await ws.close()
+    return r, r4
+r, r4 = run(unknown())
+t.eq(r.get("error"), {"code": -32600, "message":
+     "unknown session id 00000000-0000-4000-8000-000000000000"}, "an unknown session id")
+t.eq(r4.get("error", {}).get("code"), -32600, "a session id that is not a UUID is unknown")
+
+# after the TTL the processes are killed and the session is gone
+deadline = time.time() + 6
+while (pid_alive(pid) or os.listdir(state)) and time.time() < deadline:
+    time.sleep(0.1)
+t.ok(not pid_alive(pid), "after the TTL the detached session's processes are killed")
+t.eq(os.listdir(state), [], "and its socket is removed")
+
+async def late():
+    ws = await websockets.connect(L.url, ping_interval=None)
+    r = await ws_call(ws, 1, "initialize", {"clientName": "E", "resumeSessionId": sid})
+    await ws.close()
+    return r
+r = run(late())
+t.eq(r.get("error", {}).get("message"), "unknown session id %s" % sid, "resume after the TTL fails")
+L.stop()
+os.rmdir(state)
+t.done()
