@@ -14,6 +14,7 @@
 #include "session.h"
 #include "proc.h"
 #include "fs.h"
+#include "fs_watch.h"
 #include "http_req.h"
 
 #define RPC_QUEUE_MAX	256	/* parsed requests waiting; then input pauses */
@@ -28,7 +29,7 @@ struct rpc_req {
 };
 
 static const struct rpc_method *rpc_tables[] = {
-	session_methods, proc_methods, fs_methods, http_methods,
+	session_methods, proc_methods, fs_methods, fs_watch_methods, http_methods,
 };
 
 static struct {

@@ -7,6 +7,7 @@
 #include "evloop.h"
 #include "log.h"
 #include "execd.h"
+#include "fs_watch.h"
 #include "http_req.h"
 #include "proc.h"
 #include "resume.h"
@@ -32,6 +33,7 @@ serve_connection(int in_fd, int out_fd)
 	rpc_init();
 	proc_init();
 	http_req_init();
+	fs_watch_init();
 	if (ev_signal(SIGTERM, serve_stop, NULL) == -1 ||
 	    ev_signal(SIGINT, serve_stop, NULL) == -1 ||
 	    ev_signal(SIGHUP, serve_stop, NULL) == -1)

@@ -142,7 +142,7 @@ session_environment_info(void)
 	tmps = json_array();
 	if (tmp != NULL && *tmp != '\0')
 		json_array_append_new(tmps, uri_or_null(tmp));
-	if (sess.caps == NULL)
+	if (json_object_get(sess.caps, "networkProxyLaunch") == NULL)
 		session_set_capability("networkProxyLaunch", 0);
 	info = json_pack("{s:o,s:s,s:s,s:o,s:o,s:s,s:[],s:o,s:o,s:O}",
 	    "shell", session_shell(),

@@ -1,0 +1,228 @@
+/*
+ * One watch per connection, as the reference: the client names paths that
+ * do not exist yet; we watch the nearest existing ancestor of each for the
+ * next path component appearing, say so once, and forget the watch.
+ */
+#include "config.h"
+
+#include <sys/inotify.h>
+#include <sys/stat.h>
+
+#include <errno.h>
+#include <limits.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "evloop.h"
+#include "log.h"
+#include "session.h"
+#include "fs_watch.h"
+#include "uri.h"
+
+#define WATCH_MAX_PATHS	1024
+
+struct watch_target {
+	int	 wd;
+	char	*name;		/* the component that must appear in wd's directory */
+};
+
+static struct {
+	int			 fd;	/* inotify, -1 when no watch */
+	struct ev_io		 io;
+	uint64_t		 id;	/* the active watch */
+	uint64_t		 last;	/* highest id ever used: ids only go up */
+	int			 used;
+	struct watch_target	*t;
+	size_t			 nt;
+} fw = { .fd = -1 };
+
+static void	m_watch_missing(struct rpc_req *, json_t *);
+
+const struct rpc_method fs_watch_methods[] = {
+	{ "fs/watchMissing", "filesystem", m_watch_missing, RPC_SELF_GATED },
+	{ NULL, NULL, NULL, 0 },
+};
+
+static void
+watch_clear(void)
+{
+	size_t	i;
+
+	if (fw.fd != -1) {
+		ev_io_del(&fw.io);
+		close(fw.fd);
+		fw.fd = -1;
+	}
+	for (i = 0; i < fw.nt; i++)
+		free(fw.t[i].name);
+	free(fw.t);
+	fw.t = NULL;
+	fw.nt = 0;
+}
+
+static void
+watch_event(struct ev_io *io, uint32_t events, void *arg)
+{
+	char				 buf[16384] __attribute__((aligned(8)));
+	const struct inotify_event	*ev;
+	ssize_t				 n;
+	size_t				 i, off;
+	int				 hit = 0;
+
+	while ((n = read(fw.fd, buf, sizeof(buf))) > 0) {
+		for (off = 0; off < (size_t)n; off += sizeof(*ev) + ev->len) {
+			ev = (const struct inotify_event *)(buf + off);
+			for (i = 0; i < fw.nt && !hit; i++)
+				if (fw.t[i].wd == ev->wd && (ev->mask & IN_IGNORED ||
+				    (ev->len > 0 && strcmp(ev->name, fw.t[i].name) == 0)))
+					hit = 1;
+		}
+	}
+	if (!hit)
+		return;
+	rpc_notify("fs/missingChanged", json_pack("{s:I}", "watchId", (json_int_t)fw.id));
+	watch_clear();
+}
+
+/* Split path into its nearest existing ancestor and the next component. */
+static int
+nearest_ancestor(const char *path, char *dir, size_t dirlen, char **next)
+{
+	struct stat	 st;
+	char		*slash;
+	const char	*comp;
+	size_t		 n;
+
+	if (strlen(path) >= dirlen)
+		return -1;
+	strcpy(dir, path);
+	for (;;) {
+		if ((slash = strrchr(dir, '/')) == NULL)
+			return -1;
+		comp = path + (slash - dir) + 1;
+		if (slash == dir)
+			dir[1] = '\0';
+		else
+			*slash = '\0';
+		if (stat(dir, &st) == 0 && S_ISDIR(st.st_mode))
+			break;
+		if (strcmp(dir, "/") == 0)
+			return -1;
+	}
+	n = strcspn(comp, "/");
+	if (n == 0 || (*next = strndup(comp, n)) == NULL)
+		return -1;
+	return 0;
+}
+
+static int
+watch_add(const char *path)
+{
+	struct watch_target	*t;
+	char			 dir[PATH_MAX], *next;
+	int			 wd;
+
+	if (nearest_ancestor(path, dir, sizeof(dir), &next) == -1)
+		return -1;
+	wd = inotify_add_watch(fw.fd, dir, IN_CREATE | IN_MOVED_TO | IN_ONLYDIR);
+	if (wd == -1 || (t = reallocarray(fw.t, fw.nt + 1, sizeof(*t))) == NULL) {
+		log_warn("inotify watch %s", dir);
+		free(next);
+		return -1;
+	}
+	fw.t = t;
+	fw.t[fw.nt].wd = wd;
+	fw.t[fw.nt].name = next;
+	fw.nt++;
+	return 0;
+}
+
+static json_t *
+watching(int on)
+{
+	return json_pack("{s:b}", "watching", on);
+}
+
+static void
+m_watch_missing(struct rpc_req *req, json_t *params)
+{
+	struct jx_err	 e;
+	struct stat	 st;
+	json_t		*missing, *v;
+	uint64_t	 id;
+	char		**paths;
+	size_t		 i, n;
+	int		 ok = 1;
+
+	if (jx_struct(params, "FsWatchMissingParams", &e) == -1 ||
+	    jx_u64(params, "watchId", JX_REQ, &id, &e) == -1 ||
+	    jx_strarray(params, "missing", JX_REQ, &missing, &e) == -1) {
+		rpc_fail_params(req, &e);
+		return;
+	}
+	n = json_array_size(missing);
+	if ((paths = calloc(n + 1, sizeof(*paths))) == NULL) {
+		rpc_fail(req, RPC_INTERNAL_ERROR, "out of memory");
+		return;
+	}
+	json_array_foreach(missing, i, v)
+		if ((paths[i] = uri_to_path(json_string_value(v), &e)) == NULL) {
+			rpc_fail_params(req, &e);
+			goto out;
+		}
+	if (!rpc_admit(req))
+		goto out;
+	/* a stale generation, nothing to watch, or something already there */
+	if ((fw.used && id <= fw.last) || n == 0 || n > WATCH_MAX_PATHS)
+		ok = 0;
+	for (i = 0; ok && i < n; i++)
+		if (lstat(paths[i], &st) == 0)
+			ok = 0;
+	if (!fw.used || id > fw.last) {
+		fw.last = id;
+		fw.used = 1;
+	}
+	if (!ok) {
+		rpc_reply(req, watching(0));
+		goto out;
+	}
+	watch_clear();
+	fw.id = id;
+	if ((fw.fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC)) == -1 ||
+	    ev_io_add(&fw.io, fw.fd, EPOLLIN, watch_event, NULL) == -1) {
+		log_warn("inotify");
+		if (fw.fd != -1)
+			close(fw.fd);
+		fw.fd = -1;
+		rpc_reply(req, watching(0));
+		goto out;
+	}
+	for (i = 0; i < n; i++)
+		if (watch_add(paths[i]) == -1)
+			ok = 0;
+	if (!ok)
+		watch_clear();
+	rpc_reply(req, watching(ok));
+out:
+	for (i = 0; i < n; i++)
+		free(paths[i]);
+	free(paths);
+}
+
+static void
+fs_watch_detached(void)
+{
+	/* watches belong to the connection, not the session */
+	watch_clear();
+	fw.used = 0;
+	fw.last = 0;
+}
+
+void
+fs_watch_init(void)
+{
+	rpc_on_detach(fs_watch_detached);
+	session_set_capability("fsWatchMissing", 1);
+}

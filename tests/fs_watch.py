@@ -1,0 +1,61 @@
+"""fs/watchMissing and fs/missingChanged."""
+import os
+import shutil
+import tempfile
+import time
+
+from execd_client import Execd, tap
+
+t = tap(timeout=60)
+d = tempfile.mkdtemp(prefix="execd-watch.")
+u = lambda p: "file://" + os.path.join(d, p)
+c = Execd()
+t.eq(c.init_result["environmentInfo"]["capabilities"].get("fsWatchMissing"), True,
+     "initialize advertises fsWatchMissing")
+
+
+def watch(wid, paths):
+    return c.call("fs/watchMissing", {"watchId": wid, "missing": paths})
+
+
+def fired(wid, timeout=2.0):
+    try:
+        c.wait_notification("fs/missingChanged", lambda p: p["watchId"] == wid, timeout=timeout)
+        return True
+    except TimeoutError:
+        return False
+
+
+t.eq(watch(5, [u("a/b.txt")]).get("result"), {"watching": True}, "a missing path is watched")
+open(os.path.join(d, "unrelated"), "w").close()
+t.ok(not fired(5, 0.5), "an unrelated change does not fire")
+os.mkdir(os.path.join(d, "a"))
+t.ok(fired(5), "creating an intermediate directory fires")
+t.ok(not fired(5, 0.3), "and fires once")
+t.eq(watch(5, [u("a/c")]).get("result"), {"watching": False}, "a watchId not above the last is stale")
+t.eq(watch(6, []).get("result"), {"watching": False}, "an empty list is not watched")
+t.eq(watch(7, [u("a")]).get("result"), {"watching": False}, "a path that exists is not watched")
+t.eq(watch(8, [u("a/x"), u("deep/er/y")]).get("result"), {"watching": True}, "several paths")
+t.eq(watch(9, [u("a/z")]).get("result"), {"watching": True}, "a newer watch replaces the older")
+open(os.path.join(d, "a", "x"), "w").close()
+t.ok(not fired(8, 0.5), "the replaced watch no longer fires")
+os.rename(os.path.join(d, "a", "x"), os.path.join(d, "a", "z"))
+t.ok(fired(9), "a path moved into place fires")
+r = watch(10, ["/tmp/x"])
+t.eq(r.get("error"), {"code": -32602, "message": "invalid URI: relative URL without a base"}, "a bare path")
+r = c.call("fs/watchMissing", {"watchId": -1, "missing": []})
+t.eq(r.get("error"), {"code": -32602, "message": "invalid number"}, "a negative watchId")
+r = c.call("fs/watchMissing", {"missing": []})
+t.eq(r.get("error"), {"code": -32602, "message": "missing field `watchId`"}, "no watchId")
+r = c.call("fs/watchMissing", {"watchId": 11, "missing": "x"})
+t.eq(r.get("error"), {"code": -32602, "message": 'invalid type: string "x", expected a sequence'},
+     "missing must be a list")
+t.eq(c.close(), 0, "execd exits 0")
+
+c = Execd(init=False)
+r = c.call("fs/watchMissing", {"watchId": 1, "missing": [u("q")]})
+t.eq(r.get("error"), {"code": -32600, "message": "client must call initialize before using filesystem methods"},
+     "gated like every filesystem method")
+c.close()
+shutil.rmtree(d)
+t.done()
