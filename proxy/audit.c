@@ -385,6 +385,17 @@ audit_decision(struct conn *c, const struct verdict *v)
 		lose(1);
 		return;
 	}
+	if (c->naddrs > 0) {
+		json_t	*res = json_array();
+		char	 a[64];
+		size_t	 i;
+
+		for (i = 0; i < c->naddrs; i++) {
+			addr_ntop(&c->addrs[i], a, sizeof(a));
+			json_array_append_new(res, json_string(a));
+		}
+		json_object_set_new(ev, "resolved", res);
+	}
 	json_object_set_new(ev, "decision", json_string(v->allow ? "allow" : "deny"));
 	json_object_set_new(ev, "reason", json_string(v->reason));
 	json_object_set_new(ev, "source", json_string(v->source));

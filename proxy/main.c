@@ -1,16 +1,205 @@
-/* execd-proxy: the managed network proxy sidecar (being written). */
+/*
+ * execd-proxy: the managed network proxy sidecar of execd.  Start-up,
+ * signals and configuration reloads; the work happens in the modules.
+ */
 #include "config.h"
 
+#include <sys/resource.h>
+
+#include <errno.h>
+#include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
 
 #include "log.h"
+#include "proxy.h"
+
+#define DEFAULT_CONF	SYSCONFDIR "/execd-proxy.conf"
+
+struct proxy_conf	*pconf;
+static const char	*conf_path = DEFAULT_CONF;
+static unsigned		 generation = 1;
+
+unsigned
+conf_generation(void)
+{
+	return generation;
+}
+
+static void
+usage(void)
+{
+	fprintf(stderr, "usage: execd-proxy [-dnv] [-f file] [-s control-socket]\n");
+	exit(1);
+}
+
+/* Thousands of relays take descriptors: go as far as the hard limit allows. */
+static void
+raise_nofile(void)
+{
+	struct rlimit	rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) == -1 || rl.rlim_cur >= rl.rlim_max)
+		return;
+	rl.rlim_cur = rl.rlim_max;
+	if (setrlimit(RLIMIT_NOFILE, &rl) == -1)
+		log_warn("setrlimit RLIMIT_NOFILE");
+}
+
+static int
+same_addr(const struct sockaddr_storage *a, int ha, const struct sockaddr_storage *b, int hb)
+{
+	return ha == hb && (!ha || memcmp(a, b, sizeof(*a)) == 0);
+}
+
+static int
+str_eq(const char *a, const char *b)
+{
+	return (a == NULL && b == NULL) || (a != NULL && b != NULL && strcmp(a, b) == 0);
+}
+
+/* Listeners and the control socket stay as they are until a restart. */
+static void
+keep_sockets(struct proxy_conf *nc, const struct proxy_conf *oc)
+{
+	if (!same_addr(&nc->http_addr, nc->has_http, &oc->http_addr, oc->has_http) ||
+	    !same_addr(&nc->socks_addr, nc->has_socks, &oc->socks_addr, oc->has_socks))
+		log_warnx("reload: listener changes take effect at the next restart");
+	if (!str_eq(nc->control_path, oc->control_path))
+		log_warnx("reload: control socket changes take effect at the next restart");
+	nc->http_addr = oc->http_addr;
+	nc->has_http = oc->has_http;
+	nc->socks_addr = oc->socks_addr;
+	nc->has_socks = oc->has_socks;
+	free(nc->control_path);
+	nc->control_path = strdup(oc->control_path);
+}
+
+static void
+reload(int signo, void *arg)
+{
+	struct proxy_conf	*nc, *oc = pconf;
+	char			 err[512];
+
+	if ((nc = conf_load(conf_path, err, sizeof(err))) == NULL) {
+		log_warnx("reload failed, keeping the running configuration: %s", err);
+		return;
+	}
+	keep_sockets(nc, oc);
+	if (nc->control_path == NULL) {
+		log_warnx("reload failed: out of memory");
+		conf_unref(nc);
+		return;
+	}
+	if (!str_eq(nc->dns_servers, oc->dns_servers) || nc->dns_ms != oc->dns_ms) {
+		if (resolve_set_servers(nc->dns_servers, nc->dns_ms) == -1)
+			log_warnx("reload: resolver setup failed; lookups fail until fixed");
+	}
+	/* reopened every time: this is also how a rotated audit file is picked up */
+	audit_open(nc->audit, nc->audit_path);
+	nc->generation = ++generation;
+	pconf = nc;
+	conf_unref(oc);
+	log_notice("configuration reloaded from %s (generation %u)", conf_path, generation);
+}
+
+static void
+stop(int signo, void *arg)
+{
+	log_notice("%s: shutting down", strsignal(signo));
+	ev_break();
+}
+
+static int
+start(const char *control_override)
+{
+	if (control_override != NULL) {
+		free(pconf->control_path);
+		if ((pconf->control_path = strdup(control_override)) == NULL)
+			return -1;
+	}
+	if (ev_init() == -1 || resolve_init(pconf->dns_servers, pconf->dns_ms) == -1)
+		return -1;
+	audit_open(pconf->audit, pconf->audit_path);
+	if (pconf->has_http && listener_open(&http_listener, PROTO_HTTP, &pconf->http_addr) == -1)
+		return -1;
+	if (pconf->has_socks &&
+	    listener_open(&socks_listener, PROTO_SOCKS5, &pconf->socks_addr) == -1)
+		return -1;
+	if (control_open(pconf->control_path) == -1)
+		return -1;
+	if (ev_signal(SIGHUP, reload, NULL) == -1 || ev_signal(SIGTERM, stop, NULL) == -1 ||
+	    ev_signal(SIGINT, stop, NULL) == -1)
+		return -1;
+	return 0;
+}
+
+static void
+finish(void)
+{
+	listener_close(&http_listener);
+	listener_close(&socks_listener);
+	control_close();
+	conn_close_all();
+	resolve_shutdown();
+	audit_close();
+	conf_unref(pconf);
+	pconf = NULL;
+	ev_free();
+}
 
 int
 main(int argc, char *argv[])
 {
-	(void)argc;
-	(void)argv;
+	const char	*control = NULL;
+	char		 err[512];
+	int		 ch, check = 0, level = LOG_NOTICE;
+
 	log_init("execd-proxy", LOG_DEST_STDERR, LOG_NOTICE);
-	fprintf(stderr, "execd-proxy: not implemented yet\n");
-	return 1;
+	while ((ch = getopt(argc, argv, "df:ns:v")) != -1) {
+		switch (ch) {
+		case 'd':
+			level = LOG_DEBUG;
+			break;
+		case 'f':
+			conf_path = optarg;
+			break;
+		case 'n':
+			check = 1;
+			break;
+		case 's':
+			control = optarg;
+			break;
+		case 'v':
+			level = level == LOG_NOTICE ? LOG_INFO : LOG_DEBUG;
+			break;
+		default:
+			usage();
+		}
+	}
+	if (optind != argc)
+		usage();
+	log_setlevel(level);
+	if ((pconf = conf_load(conf_path, err, sizeof(err))) == NULL) {
+		fprintf(stderr, "execd-proxy: %s\n", err);
+		return 1;
+	}
+	if (check) {
+		fprintf(stderr, "execd-proxy: configuration OK\n");
+		conf_unref(pconf);
+		return 0;
+	}
+	signal(SIGPIPE, SIG_IGN);
+	raise_nofile();
+	if (start(control) == -1) {
+		log_warnx("start-up failed");
+		finish();
+		return 1;
+	}
+	log_notice("ready (configuration %s)", conf_path);
+	ev_run();
+	finish();
+	return 0;
 }

@@ -84,6 +84,20 @@ host_literal(const char *host, struct sockaddr_storage *ss)
 	return 0;
 }
 
+/* The address alone, no port: "192.0.2.1", "2001:db8::1". */
+void
+addr_ntop(const struct sockaddr_storage *ss, char *out, size_t len)
+{
+	const void	*a;
+
+	if (ss->ss_family == AF_INET)
+		a = &((const struct sockaddr_in *)ss)->sin_addr;
+	else
+		a = &((const struct sockaddr_in6 *)ss)->sin6_addr;
+	if (inet_ntop(ss->ss_family, a, out, (socklen_t)len) == NULL)
+		snprintf(out, len, "?");
+}
+
 static int
 v4_in(uint32_t a, uint32_t net, int bits)
 {
@@ -272,7 +286,7 @@ policy_check_host(const struct policy *pol, const char *source, const char *host
 	    (is_literal && !addr_is_public((const struct sockaddr *)lit))) &&
 	    !exact_allowed(pol, host))
 		DENY(v, 0, "not_allowed_local", source);
-	if (!list_matches(pol->allow, pol->nallow, host))
+	if (pol->has_allowlist && !list_matches(pol->allow, pol->nallow, host))
 		DENY(v, 0, "not_allowed", source);
 	if (!port_allowed(pol, port))
 		DENY(v, 0, "port_not_allowed", source);
@@ -300,11 +314,21 @@ policy_check_host(const struct policy *pol, const char *source, const char *host
 	verdict_set(v, 1, "allow", source);
 }
 
-/* Must the resolved addresses be vetted?  Not for an exactly allowed local literal. */
+/*
+ * Must the resolved addresses be vetted?  Always without local access,
+ * except for a literal or localhost that an allow entry names exactly
+ * (the reference's exception); an ordinary name never escapes the check.
+ */
 int
 policy_wants_addr_check(const struct policy *pol, const char *host)
 {
-	return !pol->allow_local && !exact_allowed(pol, host);
+	struct sockaddr_storage	ss;
+
+	if (pol->allow_local)
+		return 0;
+	if (host_literal(host, &ss) || is_local_name(host))
+		return !exact_allowed(pol, host);
+	return 1;
 }
 
 void

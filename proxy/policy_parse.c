@@ -71,10 +71,11 @@ policy_free(struct policy *pol)
 	free(pol);
 }
 
-static void
+void
 policy_defaults(struct policy *pol)
 {
 	memset(pol, 0, sizeof(*pol));
+	pol->has_allowlist = 1;		/* an empty one allows nothing */
 	pol->enabled = 1;
 	pol->socks5 = 1;
 	pol->mode = MODE_FULL;
@@ -148,7 +149,7 @@ parse_port(const char *s, uint16_t *port)
 	return 0;
 }
 
-static int
+int
 policy_add_ports(struct policy *pol, const char *spec)
 {
 	char			 lo[8], *dash;
@@ -544,8 +545,15 @@ parse_line(struct parse *p, char *line)
 	}
 	if (strcmp(w[0], "upstream") == 0) {
 		if (p->conf->upstream != NULL)
-			return perr(p, "upstream given twice");
+			free(p->conf->upstream->auth);
+		free(p->conf->upstream);
+		p->conf->upstream = NULL;
 		return parse_upstream(p, w[1]);
+	}
+	if (strcmp(w[0], "splice") == 0) {
+		if (parse_bool(w[1], &p->conf->splice) == -1)
+			return perr(p, "splice takes yes or no");
+		return 0;
 	}
 	if (strcmp(w[0], "ca-bundle") == 0) {
 		if (w[1][0] != '/')
@@ -571,6 +579,7 @@ conf_new(void)
 	c->connect_ms = 10 * 1000;
 	c->header_ms = 30 * 1000;
 	c->dns_ms = 2000;
+	c->splice = 1;
 	c->audit = AUDIT_STDERR;
 	return c;
 }
@@ -637,127 +646,4 @@ conf_unref(struct proxy_conf *c)
 		free(c->upstream->auth);
 	free(c->upstream);
 	free(c);
-}
-
-/* ---------------------------------------------------- per-process policies */
-
-static int
-json_patterns(struct policy *pol, json_t *o, const char *key, int deny, char *err,
-    size_t errlen)
-{
-	json_t	*a, *v;
-	size_t	 i;
-
-	if ((a = json_object_get(o, key)) == NULL || json_is_null(a))
-		return 0;
-	if (!json_is_array(a)) {
-		snprintf(err, errlen, "policy.%s must be an array of strings", key);
-		return -1;
-	}
-	json_array_foreach(a, i, v) {
-		if (!json_is_string(v)) {
-			snprintf(err, errlen, "policy.%s must be an array of strings", key);
-			return -1;
-		}
-		if (policy_add_pattern(pol, deny, json_string_value(v), err, errlen) == -1)
-			return -1;
-	}
-	return 0;
-}
-
-static int
-json_flag(json_t *o, const char *key, int *out, char *err, size_t errlen)
-{
-	json_t	*v;
-
-	if ((v = json_object_get(o, key)) == NULL || json_is_null(v))
-		return 0;
-	if (!json_is_boolean(v)) {
-		snprintf(err, errlen, "policy.%s must be a boolean", key);
-		return -1;
-	}
-	*out = json_is_true(v);
-	return 0;
-}
-
-static int
-json_ports(struct policy *pol, json_t *o, char *err, size_t errlen)
-{
-	json_t	*a, *v;
-	size_t	 i;
-	char	 num[16];
-
-	if ((a = json_object_get(o, "ports")) == NULL || json_is_null(a))
-		return 0;
-	if (!json_is_array(a))
-		goto bad;
-	json_array_foreach(a, i, v) {
-		if (json_is_integer(v)) {
-			snprintf(num, sizeof(num), "%lld", (long long)json_integer_value(v));
-			if (policy_add_ports(pol, num) == -1)
-				goto bad;
-		} else if (!json_is_string(v) ||
-		    policy_add_ports(pol, json_string_value(v)) == -1)
-			goto bad;
-	}
-	return 0;
-bad:
-	snprintf(err, errlen, "policy.ports must be an array of ports or \"LOW-HIGH\" ranges");
-	return -1;
-}
-
-/*
- * {"allow":[...], "deny":[...], "ports":[...], "allow_local":bool,
- *  "mode":"full"|"limited", "enabled":bool, "socks5":bool, "socks5_udp":bool}
- */
-struct policy *
-policy_from_json(json_t *o, char *err, size_t errlen)
-{
-	struct policy	*pol;
-	json_t		*mode;
-	const char	*key;
-	json_t		*v;
-	static const char *known[] = { "allow", "deny", "ports", "allow_local", "mode",
-	    "enabled", "socks5", "socks5_udp", NULL };
-	size_t		 i;
-
-	if (!json_is_object(o)) {
-		snprintf(err, errlen, "policy must be an object");
-		return NULL;
-	}
-	json_object_foreach(o, key, v) {
-		for (i = 0; known[i] != NULL && strcmp(known[i], key) != 0; i++)
-			;
-		if (known[i] == NULL) {
-			snprintf(err, errlen, "unknown policy field \"%s\"", key);
-			return NULL;
-		}
-	}
-	if ((pol = malloc(sizeof(*pol))) == NULL) {
-		snprintf(err, errlen, "out of memory");
-		return NULL;
-	}
-	policy_defaults(pol);
-	if (json_patterns(pol, o, "allow", 0, err, errlen) == -1 ||
-	    json_patterns(pol, o, "deny", 1, err, errlen) == -1 ||
-	    json_ports(pol, o, err, errlen) == -1 ||
-	    json_flag(o, "allow_local", &pol->allow_local, err, errlen) == -1 ||
-	    json_flag(o, "enabled", &pol->enabled, err, errlen) == -1 ||
-	    json_flag(o, "socks5", &pol->socks5, err, errlen) == -1 ||
-	    json_flag(o, "socks5_udp", &pol->socks5_udp, err, errlen) == -1)
-		goto fail;
-	if ((mode = json_object_get(o, "mode")) != NULL && !json_is_null(mode)) {
-		if (json_is_string(mode) && strcmp(json_string_value(mode), "full") == 0)
-			pol->mode = MODE_FULL;
-		else if (json_is_string(mode) && strcmp(json_string_value(mode), "limited") == 0)
-			pol->mode = MODE_LIMITED;
-		else {
-			snprintf(err, errlen, "policy.mode must be \"full\" or \"limited\"");
-			goto fail;
-		}
-	}
-	return pol;
-fail:
-	policy_free(pol);
-	return NULL;
 }

@@ -38,6 +38,7 @@ enum proxy_mode {
 struct policy {
 	char		**allow;	/* normalised patterns */
 	size_t		  nallow;
+	int		  has_allowlist;	/* 0: no allowlist, nothing to match */
 	char		**deny;
 	size_t		  ndeny;
 	struct portrange *ports;	/* NULL: every port */
@@ -97,6 +98,7 @@ struct proxy_conf {
 	unsigned		 connect_ms;
 	unsigned		 header_ms;
 	unsigned		 dns_ms;
+	int			 splice;	/* 0: relays copy with read/write */
 	enum audit_dest		 audit;
 	char			*audit_path;
 };
@@ -107,17 +109,22 @@ extern struct proxy_conf *pconf;	/* the live configuration */
 struct proxy_conf *conf_load(const char *path, char *err, size_t errlen);
 struct proxy_conf *conf_ref(struct proxy_conf *);
 void	 conf_unref(struct proxy_conf *);
-struct policy *policy_from_json(json_t *o, char *err, size_t errlen);
+void	 policy_defaults(struct policy *);
 void	 policy_free(struct policy *);
 void	 policy_clear(struct policy *);
 int	 policy_add_pattern(struct policy *, int deny, const char *pat,
 	    char *err, size_t errlen);
+int	 policy_add_ports(struct policy *, const char *spec);
 int	 parse_hostport(const char *s, struct sockaddr_storage *ss, uint16_t defport);
+
+/* policy_json.c */
+struct policy *policy_from_json(json_t *o, char *err, size_t errlen);
 
 /* policy.c */
 int	 host_normalize(const char *in, size_t len, char *out, size_t outlen);
 int	 host_literal(const char *host, struct sockaddr_storage *ss);
 int	 addr_is_public(const struct sockaddr *sa);
+void	 addr_ntop(const struct sockaddr_storage *, char *out, size_t len);
 int	 pattern_matches(const char *pat, const char *host);
 void	 policy_check_host(const struct policy *, const char *source, const char *host,
 	    int is_literal, const struct sockaddr_storage *lit, uint16_t port,
@@ -160,6 +167,7 @@ struct half {
 	int		*src, *dst;
 	int		 pipe[2];	/* splice(2) through this, -1: read/write */
 	size_t		 inpipe;
+	int		 bulk;		/* pipe enlarged for a bulk transfer */
 	struct buf	 pend;		/* written before anything else */
 	int		 eof;		/* src said EOF */
 	int		 shut;		/* dst got shutdown(SHUT_WR) */
@@ -174,6 +182,8 @@ enum conn_state {
 	CS_DIALING,		/* policy, DNS and connect in progress */
 	CS_RELAY,
 	CS_REPLY,		/* flushing a final reply to the client */
+	CS_LINGER,		/* reply sent: draining input until EOF */
+	CS_UDP,			/* a SOCKS5 UDP association lives while this is open */
 	CS_DEAD,
 };
 
@@ -213,20 +223,26 @@ struct conn {
 	uint16_t		 port;
 	int			 is_literal;
 	int			 socks_step;
-	struct buf		 uhead;		/* what goes upstream first */
+	struct buf		 uhead;		/* rewritten request head */
 	int			 want_upgrade;
 
 	/* dialing */
+	int			 dial_phase;
+	uint32_t		 uwant;		/* upstream events wanted while dialling */
 	struct resolve_req	*rq;
-	struct sockaddr_storage	 addrs[PROXY_ADDRS_MAX];
+	struct sockaddr_storage	 addrs[PROXY_ADDRS_MAX];	/* vetted targets */
 	size_t			 naddrs, addr_i;
-	char			 addr[64];	/* the address actually dialled */
+	char			 addr[64];	/* the address dialled */
 	int			 via_upstream;
-	int			 upstream_step;
+	struct sockaddr_storage	 upaddrs[PROXY_ADDRS_MAX];	/* upstream proxy */
+	size_t			 nup, up_i;
 	struct verdict		 verdict;
 	enum dial_fail		 fail;
+	int			 allowed;	/* an allow was audited: audit the close */
+	const char		*result;	/* for the close record */
 
 	struct half		 c2u, u2c;
+	struct udp_assoc	*udp;		/* SOCKS5 UDP ASSOCIATE */
 	int			 audited_close;
 };
 
@@ -239,7 +255,9 @@ void	 conn_close(struct conn *, const char *why);
 int	 conn_attach_reg(struct conn *, struct reg *);
 void	 conn_want(struct conn *);
 void	 conn_reply_close(struct conn *, const void *msg, size_t len);
+int	 conn_flush(struct conn *);
 void	 conn_timer(struct conn *, unsigned ms);
+void	 conn_close_all(void);
 unsigned conn_count(void);
 unsigned conn_pending(void);
 void	 conn_close_reg(struct reg *);
@@ -257,25 +275,32 @@ void	 listener_close(struct listener *);
 extern struct listener	http_listener, socks_listener;
 
 /* http_proxy.c */
-void	 http_start(struct conn *);
 void	 http_input(struct conn *);
 void	 http_dial_done(struct conn *);
+void	 http_forward_failed(struct conn *, enum dial_fail);
 void	 http_fail_reply(struct conn *, int status, const char *reason_phrase,
 	    const char *body);
 
 /* http_forward.c */
-int	 http_forward_prepare(struct conn *, const char *target, const char *head,
+struct reqline;
+int	 http_forward_prepare(struct conn *, const struct reqline *, const char *head,
 	    size_t headlen, char *err, size_t errlen);
 void	 http_forward_start(struct conn *);
 
 /* socks5.c */
-void	 socks_start(struct conn *);
 void	 socks_input(struct conn *);
 void	 socks_dial_done(struct conn *);
+
+/* socks5_udp.c */
+struct udp_assoc;
+int	 udp_assoc_open(struct conn *, struct sockaddr_storage *bnd);
+void	 udp_assoc_close(struct udp_assoc *);
+void	 udp_assoc_free(struct udp_assoc *);
 
 /* dial.c */
 void	 dial_start(struct conn *);
 void	 dial_io(struct conn *, uint32_t events);
+void	 dial_timeout(struct conn *);
 void	 dial_cancel(struct conn *);
 
 /* tunnel.c */
@@ -289,7 +314,7 @@ uint32_t tunnel_interest(struct conn *, int fd);
 typedef void	resolve_cb(void *arg, int status, const struct sockaddr_storage *addrs,
 		    size_t n);
 int	 resolve_init(const char *servers, unsigned timeout_ms);
-int	 resolve_set_servers(const char *servers);
+int	 resolve_set_servers(const char *servers, unsigned timeout_ms);
 void	 resolve_shutdown(void);
 struct resolve_req *resolve_start(const char *host, resolve_cb *, void *arg);
 void	 resolve_cancel(struct resolve_req *);

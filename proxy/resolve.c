@@ -195,9 +195,10 @@ channel_close(void)
 
 /* Only done when the servers change. */
 int
-resolve_set_servers(const char *servers)
+resolve_set_servers(const char *servers, unsigned tmo_ms)
 {
 	channel_close();
+	timeout_ms = tmo_ms;
 	return channel_open(servers);
 }
 

@@ -1,0 +1,413 @@
+/*
+ * A client connection from accept() to close: which descriptors are
+ * watched for what in each state, its timer, its place in the lists.
+ * Closed connections are freed from a timer, after the loop has finished
+ * dispatching the batch that may still name them.
+ */
+#include "config.h"
+
+#include <netinet/tcp.h>
+#include <arpa/inet.h>
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "log.h"
+#include "proxy.h"
+
+#define LINGER_MS	2000
+
+struct connlist		conns = TAILQ_HEAD_INITIALIZER(conns);
+static struct connlist	graveyard = TAILQ_HEAD_INITIALIZER(graveyard);
+static struct ev_timer	reaper;
+static int		reaper_ready;
+static unsigned		nconns, npending;
+
+static void	client_io(struct ev_io *, uint32_t, void *);
+static void	upstream_io(struct ev_io *, uint32_t, void *);
+
+static void
+reap(struct ev_timer *t, void *arg)
+{
+	struct conn	*c;
+
+	while ((c = TAILQ_FIRST(&graveyard)) != NULL) {
+		TAILQ_REMOVE(&graveyard, c, entry);
+		udp_assoc_free(c->udp);
+		free(c);
+	}
+}
+
+static void
+fmt_peer(const struct sockaddr_storage *ss, char *out, size_t len)
+{
+	char	a[INET6_ADDRSTRLEN];
+
+	if (ss->ss_family == AF_INET) {
+		const struct sockaddr_in *sin = (const struct sockaddr_in *)ss;
+
+		inet_ntop(AF_INET, &sin->sin_addr, a, sizeof(a));
+		snprintf(out, len, "%s:%u", a, ntohs(sin->sin_port));
+	} else if (ss->ss_family == AF_INET6) {
+		const struct sockaddr_in6 *sin6 = (const struct sockaddr_in6 *)ss;
+
+		inet_ntop(AF_INET6, &sin6->sin6_addr, a, sizeof(a));
+		snprintf(out, len, "[%s]:%u", a, ntohs(sin6->sin6_port));
+	} else
+		snprintf(out, len, "unknown");
+}
+
+static void
+conn_timeout(struct ev_timer *t, void *arg)
+{
+	struct conn	*c = arg;
+	uint64_t	 idle;
+
+	switch (c->state) {
+	case CS_GREETING:
+		conn_close(c, "header_timeout");
+		break;
+	case CS_DIALING:
+		dial_timeout(c);
+		break;
+	case CS_RELAY:
+	case CS_UDP:
+		idle = ev_now() - c->last_io;
+		if (idle + 5 < c->conf->idle_ms) {
+			conn_timer(c, (unsigned)(c->conf->idle_ms - idle));
+			break;
+		}
+		if (c->proto == PROTO_HTTP && c->u2c.filter != NULL)
+			http_forward_failed(c, DIAL_TIMEOUT);
+		else
+			conn_close(c, "idle_timeout");
+		break;
+	case CS_REPLY:
+	case CS_LINGER:
+		conn_close(c, NULL);
+		break;
+	case CS_DEAD:
+		break;
+	}
+}
+
+struct conn *
+conn_new(struct listener *l, int fd, const struct sockaddr_storage *peer)
+{
+	struct conn	*c;
+	int		 one = 1;
+
+	if (!reaper_ready) {
+		ev_timer_init(&reaper, reap, NULL);
+		reaper_ready = 1;
+	}
+	if ((c = calloc(1, sizeof(*c))) == NULL) {
+		log_warn("connection from listener %s", l->name);
+		close(fd);
+		return NULL;
+	}
+	c->l = l;
+	c->proto = l->kind;
+	c->cfd = fd;
+	c->ufd = -1;
+	c->conf = conf_ref(pconf);
+	c->started = c->last_io = ev_now();
+	fmt_peer(peer, c->client, sizeof(c->client));
+	half_init(&c->c2u, &c->cfd, &c->ufd);
+	half_init(&c->u2c, &c->ufd, &c->cfd);
+	ev_timer_init(&c->timer, conn_timeout, c);
+	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	TAILQ_INSERT_TAIL(&conns, c, entry);
+	nconns++;
+	npending++;
+	c->counted_pending = 1;
+	c->state = CS_GREETING;
+	conn_timer(c, c->conf->header_ms);
+	conn_want(c);
+	return c;
+}
+
+static void
+set_interest(struct conn *c, struct ev_io *io, int fd, uint32_t ev, ev_io_cb *cb)
+{
+	if (fd == -1)
+		return;
+	if (ev == 0) {
+		if (io->active)
+			ev_io_del(io);
+		return;
+	}
+	if (io->active) {
+		ev_io_set(io, ev);
+		return;
+	}
+	if (ev_io_add(io, fd, ev, cb, c) == -1)
+		conn_close(c, "internal_error");
+}
+
+/* Watch each descriptor for exactly what the current state needs. */
+void
+conn_want(struct conn *c)
+{
+	uint32_t	cev = 0, uev = 0;
+
+	switch (c->state) {
+	case CS_GREETING:
+		cev = EPOLLIN | (buf_avail(&c->out) ? EPOLLOUT : 0);
+		break;
+	case CS_DIALING:
+		uev = c->uwant;
+		break;
+	case CS_RELAY:
+		cev = tunnel_interest(c, c->cfd);
+		uev = tunnel_interest(c, c->ufd);
+		break;
+	case CS_REPLY:
+		cev = EPOLLOUT;
+		break;
+	case CS_LINGER:
+	case CS_UDP:
+		cev = EPOLLIN;
+		break;
+	case CS_DEAD:
+		return;
+	}
+	set_interest(c, &c->cio, c->cfd, cev, client_io);
+	if (c->state != CS_DEAD)
+		set_interest(c, &c->uio, c->ufd, uev, upstream_io);
+}
+
+void
+conn_timer(struct conn *c, unsigned ms)
+{
+	ev_timer_start(&c->timer, ms);
+}
+
+/* Read what the client sent into c->in; -1 when it is gone. */
+static int
+read_client(struct conn *c)
+{
+	ssize_t	n;
+
+	if (buf_reserve(&c->in, 4096) == -1)
+		return -1;
+	n = read(c->cfd, c->in.data + c->in.len, c->in.cap - c->in.len);
+	if (n > 0) {
+		c->in.len += (size_t)n;
+		return 0;
+	}
+	if (n == -1 && (errno == EAGAIN || errno == EINTR))
+		return 0;
+	return -1;
+}
+
+/* Write what is in c->out; -1 on error, 1 while some is left. */
+int
+conn_flush(struct conn *c)
+{
+	ssize_t	n;
+
+	while (buf_avail(&c->out) > 0) {
+		n = write(c->cfd, buf_head(&c->out), buf_avail(&c->out));
+		if (n > 0) {
+			buf_consume(&c->out, (size_t)n);
+			continue;
+		}
+		if (n == -1 && errno == EINTR)
+			continue;
+		if (n == -1 && errno == EAGAIN)
+			return 1;
+		return -1;
+	}
+	return 0;
+}
+
+static void
+linger_read(struct conn *c)
+{
+	char	sink[4096];
+	ssize_t	n;
+
+	while ((n = read(c->cfd, sink, sizeof(sink))) > 0)
+		;
+	if (n == 0 || (n == -1 && errno != EAGAIN && errno != EINTR))
+		conn_close(c, NULL);
+}
+
+static void
+client_io(struct ev_io *io, uint32_t events, void *arg)
+{
+	struct conn	*c = arg;
+	int		 r;
+
+	switch (c->state) {
+	case CS_GREETING:
+		if ((events & EPOLLOUT) && conn_flush(c) == -1) {
+			conn_close(c, NULL);
+			return;
+		}
+		if (events & (EPOLLIN | EPOLLHUP | EPOLLERR)) {
+			if (read_client(c) == -1) {
+				conn_close(c, NULL);
+				return;
+			}
+			if (c->proto == PROTO_SOCKS5)
+				socks_input(c);
+			else
+				http_input(c);
+		}
+		break;
+	case CS_RELAY:
+		c->last_io = ev_now();
+		tunnel_io(c);
+		return;
+	case CS_REPLY:
+		if ((r = conn_flush(c)) == -1) {
+			conn_close(c, NULL);
+			return;
+		}
+		if (r == 0) {
+			shutdown(c->cfd, SHUT_WR);
+			c->state = CS_LINGER;
+			conn_timer(c, LINGER_MS);
+		}
+		break;
+	case CS_LINGER:
+	case CS_UDP:
+		/* nothing more is expected on the TCP side: EOF ends it */
+		linger_read(c);
+		break;
+	case CS_DIALING:
+	case CS_DEAD:
+		break;
+	}
+	if (c->state != CS_DEAD && c->state != CS_DIALING)
+		conn_want(c);
+}
+
+static void
+upstream_io(struct ev_io *io, uint32_t events, void *arg)
+{
+	struct conn	*c = arg;
+
+	if (c->state == CS_DIALING)
+		dial_io(c, events);
+	else if (c->state == CS_RELAY) {
+		c->last_io = ev_now();
+		tunnel_io(c);
+	}
+}
+
+/* Send a final reply, then close (lingering, so the client gets to read it). */
+void
+conn_reply_close(struct conn *c, const void *msg, size_t len)
+{
+	dial_cancel(c);
+	if (c->ufd != -1) {
+		if (c->uio.active)
+			ev_io_del(&c->uio);
+		close(c->ufd);
+		c->ufd = -1;
+	}
+	buf_reset(&c->out);
+	if (buf_append(&c->out, msg, len) == -1) {
+		conn_close(c, "internal_error");
+		return;
+	}
+	c->state = CS_REPLY;
+	conn_timer(c, c->conf->header_ms);
+	client_io(&c->cio, EPOLLOUT, c);
+}
+
+int
+conn_attach_reg(struct conn *c, struct reg *r)
+{
+	if (r->nconns >= c->conf->max_conns_client)
+		return -1;
+	c->reg = r;
+	r->nconns++;
+	TAILQ_INSERT_TAIL(&r->conns, c, reg_entry);
+	if (c->counted_pending) {
+		c->counted_pending = 0;
+		npending--;
+	}
+	return 0;
+}
+
+/* why: the result recorded for a relay that was allowed; NULL for none. */
+void
+conn_close(struct conn *c, const char *why)
+{
+	if (c->state == CS_DEAD)
+		return;
+	if (c->allowed && !c->audited_close)
+		audit_tunnel_close(c, why ? why : c->result ? c->result : "ok");
+	c->audited_close = 1;
+	c->state = CS_DEAD;
+	dial_cancel(c);
+	udp_assoc_close(c->udp);
+	ev_timer_stop(&c->timer);
+	if (c->cio.active)
+		ev_io_del(&c->cio);
+	if (c->uio.active)
+		ev_io_del(&c->uio);
+	if (c->cfd != -1)
+		close(c->cfd);
+	if (c->ufd != -1)
+		close(c->ufd);
+	c->cfd = c->ufd = -1;
+	half_free(&c->c2u);
+	half_free(&c->u2c);
+	buf_free(&c->in);
+	buf_free(&c->out);
+	buf_free(&c->uhead);
+	if (c->reg != NULL) {
+		TAILQ_REMOVE(&c->reg->conns, c, reg_entry);
+		c->reg->nconns--;
+		c->reg = NULL;
+	}
+	if (c->counted_pending)
+		npending--;
+	nconns--;
+	conf_unref(c->conf);
+	c->conf = NULL;
+	TAILQ_REMOVE(&conns, c, entry);
+	TAILQ_INSERT_TAIL(&graveyard, c, entry);
+	ev_timer_start(&reaper, 0);
+}
+
+void
+conn_close_reg(struct reg *r)
+{
+	struct conn	*c;
+
+	while ((c = TAILQ_FIRST(&r->conns)) != NULL)
+		conn_close(c, "unregistered");
+}
+
+void
+conn_close_all(void)
+{
+	struct conn	*c;
+
+	while ((c = TAILQ_FIRST(&conns)) != NULL)
+		conn_close(c, "shutdown");
+	reap(NULL, NULL);
+	if (reaper_ready)
+		ev_timer_stop(&reaper);
+}
+
+unsigned
+conn_count(void)
+{
+	return nconns;
+}
+
+unsigned
+conn_pending(void)
+{
+	return npending;
+}

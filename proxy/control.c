@@ -1,0 +1,409 @@
+/*
+ * The control socket: a Unix stream socket (mode 0600) on which execd
+ * registers the processes it starts.  Only the proxy's own user or root
+ * may talk to it (SO_PEERCRED).  One JSON object per line each way; see
+ * execd-proxy(8).  Registrations belong to the connection that made them
+ * and end with it, so a vanished execd leaves no working credentials.
+ */
+#include "config.h"
+
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "jsonx.h"
+#include "log.h"
+#include "proxy.h"
+
+#define CTL_LINE_MAX	(256 * 1024)
+#define CTL_TAGS_MAX	(8 * 1024)
+#define CTL_OUT_MAX	(4 * 1024 * 1024)
+
+struct ctl_client {
+	TAILQ_ENTRY(ctl_client)	 entry;
+	TAILQ_HEAD(, reg)	 regs;
+	int			 fd;
+	struct ev_io		 io;
+	struct buf		 in, out;
+	uid_t			 uid;
+	pid_t			 pid;
+	int			 dead;
+};
+
+static TAILQ_HEAD(, ctl_client)	clients = TAILQ_HEAD_INITIALIZER(clients);
+static TAILQ_HEAD(, ctl_client)	dead_clients = TAILQ_HEAD_INITIALIZER(dead_clients);
+static int			ctl_fd = -1;
+static struct ev_io		ctl_io;
+static struct ev_timer		ctl_reaper;
+static char			ctl_path[sizeof(((struct sockaddr_un *)0)->sun_path)];
+
+static void
+reap(struct ev_timer *t, void *arg)
+{
+	struct ctl_client *cl;
+
+	while ((cl = TAILQ_FIRST(&dead_clients)) != NULL) {
+		TAILQ_REMOVE(&dead_clients, cl, entry);
+		free(cl);
+	}
+}
+
+static void
+client_close(struct ctl_client *cl, const char *why)
+{
+	struct reg	*r;
+	size_t		 n = 0;
+
+	if (cl->dead)
+		return;
+	while ((r = TAILQ_FIRST(&cl->regs)) != NULL) {
+		TAILQ_REMOVE(&cl->regs, r, owner_entry);
+		reg_destroy(r);
+		n++;
+	}
+	log_notice("control: client pid %d %s; %zu registrations dropped", (int)cl->pid,
+	    why, n);
+	if (cl->io.active)
+		ev_io_del(&cl->io);
+	close(cl->fd);
+	buf_free(&cl->in);
+	buf_free(&cl->out);
+	cl->dead = 1;
+	TAILQ_REMOVE(&clients, cl, entry);
+	TAILQ_INSERT_TAIL(&dead_clients, cl, entry);
+	ev_timer_start(&ctl_reaper, 0);
+}
+
+static int
+flush_out(struct ctl_client *cl)
+{
+	ssize_t	n;
+
+	while (buf_avail(&cl->out) > 0) {
+		n = send(cl->fd, buf_head(&cl->out), buf_avail(&cl->out), MSG_NOSIGNAL);
+		if (n > 0) {
+			buf_consume(&cl->out, (size_t)n);
+			continue;
+		}
+		if (n == -1 && errno == EINTR)
+			continue;
+		if (n == -1 && errno == EAGAIN)
+			break;
+		return -1;
+	}
+	ev_io_set(&cl->io, EPOLLIN | (buf_avail(&cl->out) ? EPOLLOUT : 0));
+	return 0;
+}
+
+static void
+send_json(struct ctl_client *cl, json_t *o)
+{
+	char	*s;
+	size_t	 len;
+
+	s = jx_dump(o, &len);
+	json_decref(o);
+	if (s == NULL || buf_avail(&cl->out) + len + 1 > CTL_OUT_MAX ||
+	    buf_append(&cl->out, s, len) == -1 || buf_append(&cl->out, "\n", 1) == -1) {
+		free(s);
+		client_close(cl, "stalled (reply queue full)");
+		return;
+	}
+	free(s);
+}
+
+static int
+send_error(struct ctl_client *cl, json_t *id, const char *msg)
+{
+	send_json(cl, json_pack("{s:O?, s:b, s:s}", "id", id, "ok", 0, "error", msg));
+	return -1;
+}
+
+static json_t *
+listener_addr(const struct listener *l)
+{
+	return l->fd != -1 ? json_string(l->name) : json_null();
+}
+
+static int
+op_register(struct ctl_client *cl, json_t *req, json_t *id)
+{
+	json_t		*tags, *pj, *cred, *o;
+	struct policy	*pol = NULL;
+	struct reg	*r;
+	const char	*want_id = NULL, *want_secret = NULL;
+	char		 err[256], *dump;
+	size_t		 len;
+	int		 local, socks;
+
+	tags = json_object_get(req, "tags");
+	if (tags != NULL && !json_is_object(tags) && !json_is_null(tags))
+		return send_error(cl, id, "tags must be an object");
+	if (tags != NULL && json_is_object(tags)) {
+		if ((dump = jx_dump(tags, &len)) == NULL || len > CTL_TAGS_MAX) {
+			free(dump);
+			return send_error(cl, id, "tags too large");
+		}
+		free(dump);
+	} else
+		tags = NULL;
+	if ((pj = json_object_get(req, "policy")) != NULL && !json_is_null(pj) &&
+	    (pol = policy_from_json(pj, err, sizeof(err))) == NULL)
+		return send_error(cl, id, err);
+	if ((cred = json_object_get(req, "credentials")) != NULL && !json_is_null(cred)) {
+		want_id = json_string_value(json_object_get(cred, "id"));
+		want_secret = json_string_value(json_object_get(cred, "secret"));
+		if (want_id == NULL || want_secret == NULL) {
+			policy_free(pol);
+			return send_error(cl, id, "credentials need id and secret strings");
+		}
+	}
+	if ((r = reg_create(cl, tags, pol, want_id, want_secret, err, sizeof(err))) == NULL) {
+		policy_free(pol);
+		return send_error(cl, id, err);
+	}
+	TAILQ_INSERT_TAIL(&cl->regs, r, owner_entry);
+	local = pconf->policy.allow_local && (pol == NULL || pol->allow_local);
+	socks = socks_listener.fd != -1 && pconf->policy.socks5 && (pol == NULL || pol->socks5);
+	o = json_pack("{s:O?, s:b, s:{s:s, s:s}, s:o, s:o, s:b, s:b, s:s?}", "id", id,
+	    "ok", 1, "credentials", "id", r->id, "secret", r->secret,
+	    "http", listener_addr(&http_listener),
+	    "socks5", socks ? listener_addr(&socks_listener) : json_null(),
+	    "allow_local", local, "socks5_enabled", socks, "ca_bundle", pconf->ca_bundle);
+	log_info("control: registered %s%s", r->id, want_id ? " (restored)" : "");
+	send_json(cl, o);
+	return 0;
+}
+
+static int
+op_unregister(struct ctl_client *cl, json_t *req, json_t *id)
+{
+	const char	*rid = json_string_value(json_object_get(req, "credential"));
+	struct reg	*r;
+
+	if (rid == NULL)
+		return send_error(cl, id, "credential must be a string");
+	if ((r = reg_find(rid)) == NULL)
+		return send_error(cl, id, "unknown credential");
+	TAILQ_REMOVE(&r->owner->regs, r, owner_entry);
+	reg_destroy(r);
+	log_info("control: unregistered %s", rid);
+	send_json(cl, json_pack("{s:O?, s:b}", "id", id, "ok", 1));
+	return 0;
+}
+
+static void
+op_status(struct ctl_client *cl, json_t *id)
+{
+	send_json(cl, json_pack("{s:O?, s:b, s:s, s:i, s:I, s:I, s:I, s:I, s:o, s:o,"
+	    " s:{s:I, s:I}}", "id", id, "ok", 1, "version", PACKAGE_VERSION,
+	    "pid", (int)getpid(), "generation", (json_int_t)conf_generation(),
+	    "registrations", (json_int_t)reg_count(), "connections", (json_int_t)conn_count(),
+	    "pending", (json_int_t)conn_pending(),
+	    "http", listener_addr(&http_listener), "socks5", listener_addr(&socks_listener),
+	    "audit", "written", (json_int_t)audit_written(), "lost", (json_int_t)audit_lost()));
+}
+
+static void
+handle_line(struct ctl_client *cl, const char *line, size_t len)
+{
+	json_t		*req, *id;
+	json_error_t	 jerr;
+	const char	*op;
+
+	if ((req = json_loadb(line, len, JSON_REJECT_DUPLICATES, &jerr)) == NULL) {
+		send_error(cl, NULL, "malformed JSON");
+		return;
+	}
+	id = json_object_get(req, "id");
+	op = json_string_value(json_object_get(req, "op"));
+	if (!json_is_object(req) || op == NULL)
+		send_error(cl, id, "a request is an object with an \"op\" string");
+	else if (strcmp(op, "register") == 0)
+		op_register(cl, req, id);
+	else if (strcmp(op, "unregister") == 0)
+		op_unregister(cl, req, id);
+	else if (strcmp(op, "status") == 0)
+		op_status(cl, id);
+	else
+		send_error(cl, id, "unknown op");
+	json_decref(req);
+}
+
+static int
+read_input(struct ctl_client *cl)
+{
+	ssize_t	n;
+
+	if (buf_reserve(&cl->in, 8192) == -1) {
+		client_close(cl, "out of memory");
+		return -1;
+	}
+	n = read(cl->fd, cl->in.data + cl->in.len, cl->in.cap - cl->in.len);
+	if (n > 0) {
+		cl->in.len += (size_t)n;
+		return 0;
+	}
+	if (n == -1 && (errno == EAGAIN || errno == EINTR))
+		return 1;
+	client_close(cl, n == 0 ? "disconnected" : "read error");
+	return -1;
+}
+
+static void
+client_io(struct ev_io *io, uint32_t events, void *arg)
+{
+	struct ctl_client	*cl = arg;
+	uint8_t			*nl;
+	size_t			 len;
+
+	if ((events & EPOLLOUT) && flush_out(cl) == -1) {
+		client_close(cl, "write error");
+		return;
+	}
+	if (!(events & (EPOLLIN | EPOLLHUP | EPOLLERR)) || read_input(cl) != 0)
+		return;
+	while (!cl->dead && (nl = memchr(buf_head(&cl->in), '\n', buf_avail(&cl->in))) != NULL) {
+		len = (size_t)(nl - buf_head(&cl->in));
+		handle_line(cl, (const char *)buf_head(&cl->in), len);
+		if (!cl->dead)
+			buf_consume(&cl->in, len + 1);
+	}
+	if (cl->dead)
+		return;
+	if (buf_avail(&cl->in) > CTL_LINE_MAX)
+		client_close(cl, "sent an overlong line");
+	else if (flush_out(cl) == -1)
+		client_close(cl, "write error");
+}
+
+static void
+accept_ready(struct ev_io *io, uint32_t events, void *arg)
+{
+	struct ctl_client	*cl;
+	struct ucred		 cred;
+	socklen_t		 len = sizeof(cred);
+	int			 fd;
+
+	while ((fd = accept4(ctl_fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC)) != -1) {
+		if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) == -1) {
+			log_warn("control: SO_PEERCRED");
+			close(fd);
+			continue;
+		}
+		if (cred.uid != 0 && cred.uid != geteuid()) {
+			log_warnx("control: refusing pid %d of uid %u", (int)cred.pid,
+			    (unsigned)cred.uid);
+			close(fd);
+			continue;
+		}
+		if ((cl = calloc(1, sizeof(*cl))) == NULL) {
+			log_warn("control");
+			close(fd);
+			continue;
+		}
+		cl->fd = fd;
+		cl->uid = cred.uid;
+		cl->pid = cred.pid;
+		TAILQ_INIT(&cl->regs);
+		if (ev_io_add(&cl->io, fd, EPOLLIN, client_io, cl) == -1) {
+			close(fd);
+			free(cl);
+			continue;
+		}
+		TAILQ_INSERT_TAIL(&clients, cl, entry);
+		log_info("control: client pid %d connected", (int)cred.pid);
+	}
+	if (errno != EAGAIN && errno != EINTR && errno != ECONNABORTED)
+		log_warn("control: accept");
+}
+
+/* A socket left by a dead proxy is replaced; a live one is not. */
+static int
+clear_stale(const struct sockaddr_un *sun)
+{
+	struct stat	st;
+	int		fd, r;
+
+	if (lstat(sun->sun_path, &st) == -1)
+		return errno == ENOENT ? 0 : -1;
+	if (!S_ISSOCK(st.st_mode)) {
+		log_warnx("control: %s exists and is not a socket", sun->sun_path);
+		return -1;
+	}
+	if ((fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0)) == -1)
+		return -1;
+	r = connect(fd, (const struct sockaddr *)sun, sizeof(*sun));
+	close(fd);
+	if (r == 0) {
+		log_warnx("control: %s is in use by a running proxy", sun->sun_path);
+		return -1;
+	}
+	return unlink(sun->sun_path);
+}
+
+int
+control_open(const char *path)
+{
+	struct sockaddr_un	sun = { .sun_family = AF_UNIX };
+	mode_t			old;
+
+	if (strlen(path) >= sizeof(sun.sun_path)) {
+		log_warnx("control: %s: path too long", path);
+		return -1;
+	}
+	snprintf(sun.sun_path, sizeof(sun.sun_path), "%s", path);
+	if (clear_stale(&sun) == -1)
+		return -1;
+	if ((ctl_fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0)) == -1) {
+		log_warn("control: socket");
+		return -1;
+	}
+	old = umask(0177);
+	if (bind(ctl_fd, (struct sockaddr *)&sun, sizeof(sun)) == -1) {
+		umask(old);
+		log_warn("control: bind %s", path);
+		goto fail;
+	}
+	umask(old);
+	if (chmod(path, 0600) == -1 || listen(ctl_fd, 64) == -1) {
+		log_warn("control: %s", path);
+		unlink(path);
+		goto fail;
+	}
+	snprintf(ctl_path, sizeof(ctl_path), "%s", path);
+	ev_timer_init(&ctl_reaper, reap, NULL);
+	if (ev_io_add(&ctl_io, ctl_fd, EPOLLIN, accept_ready, NULL) == -1) {
+		unlink(path);
+		goto fail;
+	}
+	log_notice("control socket %s", path);
+	return 0;
+fail:
+	close(ctl_fd);
+	ctl_fd = -1;
+	return -1;
+}
+
+void
+control_close(void)
+{
+	struct ctl_client *cl;
+
+	while ((cl = TAILQ_FIRST(&clients)) != NULL)
+		client_close(cl, "closed at shutdown");
+	reap(NULL, NULL);
+	if (ctl_fd == -1)
+		return;
+	ev_timer_stop(&ctl_reaper);
+	ev_io_del(&ctl_io);
+	close(ctl_fd);
+	ctl_fd = -1;
+	unlink(ctl_path);
+}

@@ -1,0 +1,466 @@
+/*
+ * From a parsed request to a connected upstream socket: the host policy
+ * (global, then the process's own), name resolution, the address check,
+ * and a non-blocking connect to exactly the addresses that were checked.
+ * Through an upstream proxy the last step is a CONNECT to it instead.
+ */
+#include "config.h"
+
+#include <netinet/tcp.h>
+#include <arpa/inet.h>
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "log.h"
+#include "proxy.h"
+
+#define DNS_GRACE_MS	500	/* our own cap above c-ares's retries */
+
+enum dial_phase {
+	DP_NONE,
+	DP_RESOLVE,		/* the target's name */
+	DP_UP_RESOLVE,		/* the upstream proxy's name */
+	DP_CONNECT,
+	DP_UP_HANDSHAKE,	/* CONNECT sent to the upstream proxy */
+};
+
+static void	connect_next(struct conn *);
+static void	up_resolve(struct conn *);
+static void	up_connect(struct conn *);
+
+static void
+finish(struct conn *c, enum dial_fail f)
+{
+	c->fail = f;
+	c->dial_phase = DP_NONE;
+	ev_timer_stop(&c->timer);
+	c->uwant = 0;
+	if (c->proto == PROTO_SOCKS5)
+		socks_dial_done(c);
+	else
+		http_dial_done(c);
+}
+
+static void
+deny(struct conn *c, const struct verdict *v)
+{
+	c->verdict = *v;
+	audit_decision(c, v);
+	finish(c, DIAL_DENIED);
+}
+
+static void
+set_port(struct sockaddr_storage *ss, uint16_t port)
+{
+	if (ss->ss_family == AF_INET)
+		((struct sockaddr_in *)ss)->sin_port = htons(port);
+	else
+		((struct sockaddr_in6 *)ss)->sin6_port = htons(port);
+}
+
+/* Both policies look at the addresses; the first refusal stands. */
+static int
+addrs_allowed(struct conn *c, struct verdict *v)
+{
+	policy_check_addrs(&c->conf->policy, "baseline_policy", c->host, c->addrs,
+	    c->naddrs, v);
+	if (v->allow && c->reg != NULL && c->reg->policy != NULL)
+		policy_check_addrs(c->reg->policy, "process_policy", c->host, c->addrs,
+		    c->naddrs, v);
+	return v->allow;
+}
+
+static int
+needs_addr_check(struct conn *c)
+{
+	return policy_wants_addr_check(&c->conf->policy, c->host) ||
+	    (c->reg != NULL && c->reg->policy != NULL &&
+	    policy_wants_addr_check(c->reg->policy, c->host));
+}
+
+/* The addresses are settled and vetted: record the decision, start dialling. */
+static void
+allowed(struct conn *c)
+{
+	struct verdict	v = { 1, "allow", "baseline_policy" };
+	size_t		i;
+
+	for (i = 0; i < c->naddrs; i++)
+		set_port(&c->addrs[i], c->port);
+	if (c->naddrs > 0)
+		addr_ntop(&c->addrs[0], c->addr, sizeof(c->addr));
+	if (c->reg != NULL && c->reg->policy != NULL)
+		v.source = "process_policy";
+	c->verdict = v;
+	c->allowed = 1;
+	audit_decision(c, &v);
+	c->addr_i = 0;
+	if (c->conf->upstream != NULL) {
+		c->via_upstream = 1;
+		up_resolve(c);
+		return;
+	}
+	connect_next(c);
+}
+
+static void
+resolved(void *arg, int status, const struct sockaddr_storage *addrs, size_t n)
+{
+	struct conn	*c = arg;
+	struct verdict	 v;
+
+	c->rq = NULL;
+	if (c->dial_phase == DP_UP_RESOLVE) {
+		if (status != 0) {
+			log_warnx("upstream proxy %s: %s", c->conf->upstream->host,
+			    resolve_strerror(status));
+			finish(c, resolve_is_timeout(status) ? DIAL_TIMEOUT : DIAL_UPSTREAM);
+			return;
+		}
+		c->nup = n < PROXY_ADDRS_MAX ? n : PROXY_ADDRS_MAX;
+		memcpy(c->upaddrs, addrs, c->nup * sizeof(addrs[0]));
+		up_connect(c);
+		return;
+	}
+	if (status != 0) {
+		v.allow = 0;
+		v.reason = resolve_is_timeout(status) ? "dns_timeout" : "dns_failure";
+		v.source = "resolver";
+		log_info("%s: %s: %s", c->client, c->host, resolve_strerror(status));
+		c->verdict = v;
+		audit_decision(c, &v);
+		finish(c, resolve_is_timeout(status) ? DIAL_TIMEOUT : DIAL_DNS);
+		return;
+	}
+	c->naddrs = n;
+	memcpy(c->addrs, addrs, n * sizeof(addrs[0]));
+	if (!addrs_allowed(c, &v)) {
+		addr_ntop(&c->addrs[0], c->addr, sizeof(c->addr));
+		deny(c, &v);
+		return;
+	}
+	allowed(c);
+}
+
+static void
+resolve(struct conn *c, const char *name, enum dial_phase phase)
+{
+	c->dial_phase = phase;
+	conn_timer(c, c->conf->dns_ms + DNS_GRACE_MS);
+	if ((c->rq = resolve_start(name, resolved, c)) == NULL) {
+		log_warn("resolver: %s", name);
+		finish(c, phase == DP_RESOLVE ? DIAL_DNS : DIAL_UPSTREAM);
+	}
+}
+
+static int
+host_checks(struct conn *c, struct sockaddr_storage *lit)
+{
+	struct verdict	v;
+
+	c->is_literal = host_literal(c->host, lit);
+	policy_check_host(&c->conf->policy, "baseline_policy", c->host, c->is_literal,
+	    lit, c->port, c->method, c->proto, &v);
+	if (v.allow && c->reg != NULL && c->reg->policy != NULL)
+		policy_check_host(c->reg->policy, "process_policy", c->host,
+		    c->is_literal, lit, c->port, c->method, c->proto, &v);
+	if (!v.allow) {
+		deny(c, &v);
+		return -1;
+	}
+	return 0;
+}
+
+void
+dial_start(struct conn *c)
+{
+	struct sockaddr_storage	 lit;
+	struct sockaddr_in	*sin;
+	struct sockaddr_in6	*sin6;
+
+	c->state = CS_DIALING;
+	c->uwant = 0;
+	conn_want(c);
+	if (host_checks(c, &lit) == -1)
+		return;
+	if (c->is_literal) {
+		c->addrs[0] = lit;
+		c->naddrs = 1;
+		allowed(c);
+		return;
+	}
+	if (strcmp(c->host, "localhost") == 0) {
+		/* fixed, as the reference maps it; never asked of DNS */
+		memset(c->addrs, 0, 2 * sizeof(c->addrs[0]));
+		sin = (struct sockaddr_in *)&c->addrs[0];
+		sin->sin_family = AF_INET;
+		sin->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+		sin6 = (struct sockaddr_in6 *)&c->addrs[1];
+		sin6->sin6_family = AF_INET6;
+		sin6->sin6_addr = in6addr_loopback;
+		c->naddrs = 2;
+		allowed(c);
+		return;
+	}
+	/* an upstream proxy resolves for itself unless we must vet the answer */
+	if (c->conf->upstream != NULL && !needs_addr_check(c)) {
+		c->naddrs = 0;
+		allowed(c);
+		return;
+	}
+	resolve(c, c->host, DP_RESOLVE);
+}
+
+static enum dial_fail
+errno_fail(int e)
+{
+	switch (e) {
+	case ECONNREFUSED:
+		return DIAL_REFUSED;
+	case ENETUNREACH:
+	case EHOSTUNREACH:
+		return DIAL_UNREACH;
+	case ETIMEDOUT:
+		return DIAL_TIMEOUT;
+	default:
+		return DIAL_UPSTREAM;
+	}
+}
+
+/* A non-blocking connect to one vetted address; 0 started, -1 failed (errno). */
+static int
+start_connect(struct conn *c, const struct sockaddr_storage *ss)
+{
+	socklen_t	len = ss->ss_family == AF_INET ? sizeof(struct sockaddr_in) :
+			    sizeof(struct sockaddr_in6);
+	int		one = 1, fd;
+
+	if ((fd = socket(ss->ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0)) == -1)
+		return -1;
+	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	if (connect(fd, (const struct sockaddr *)ss, len) == -1 && errno != EINPROGRESS) {
+		int e = errno;
+
+		close(fd);
+		errno = e;
+		return -1;
+	}
+	c->ufd = fd;
+	c->uwant = EPOLLOUT;
+	c->dial_phase = DP_CONNECT;
+	conn_timer(c, c->conf->connect_ms);
+	conn_want(c);
+	return 0;
+}
+
+static void
+drop_upstream_fd(struct conn *c)
+{
+	if (c->ufd == -1)
+		return;
+	if (c->uio.active)
+		ev_io_del(&c->uio);
+	close(c->ufd);
+	c->ufd = -1;
+}
+
+static void
+connect_next(struct conn *c)
+{
+	enum dial_fail	f = c->fail != DIAL_OK ? c->fail : DIAL_UNREACH;
+	int		local_vetted = needs_addr_check(c);
+
+	while (c->addr_i < c->naddrs) {
+		struct sockaddr_storage *ss = &c->addrs[c->addr_i++];
+
+		/* defence in depth: never dial a local address that was not cleared */
+		if (local_vetted && !addr_is_public((struct sockaddr *)ss)) {
+			log_warnx("%s: %s: refusing unvetted local address", c->client, c->host);
+			continue;
+		}
+		addr_ntop(ss, c->addr, sizeof(c->addr));
+		if (start_connect(c, ss) == 0)
+			return;
+		f = errno_fail(errno);
+		log_info("%s: connect %s (%s): %s", c->client, c->host, c->addr, strerror(errno));
+	}
+	finish(c, f);
+}
+
+/* ------------------------------------------------------- upstream proxy */
+
+static void
+up_resolve(struct conn *c)
+{
+	struct sockaddr_storage	lit;
+
+	if (host_literal(c->conf->upstream->host, &lit)) {
+		c->upaddrs[0] = lit;
+		c->nup = 1;
+		up_connect(c);
+		return;
+	}
+	resolve(c, c->conf->upstream->host, DP_UP_RESOLVE);
+}
+
+static void
+up_connect(struct conn *c)
+{
+	size_t	i;
+
+	/* the upstream proxy is trusted configuration: no local check on it */
+	for (i = c->up_i; i < c->nup; i++) {
+		set_port(&c->upaddrs[i], c->conf->upstream->port);
+		c->up_i = i + 1;
+		if (start_connect(c, &c->upaddrs[i]) == 0)
+			return;
+		log_warn("upstream proxy %s", c->conf->upstream->host);
+	}
+	finish(c, DIAL_UPSTREAM);
+}
+
+static int
+up_send_connect(struct conn *c)
+{
+	char		 req[PROXY_HOST_MAX + 512];
+	int		 n;
+	const char	*lb = strchr(c->host, ':') ? "[" : "", *rb = *lb ? "]" : "";
+
+	n = snprintf(req, sizeof(req), "CONNECT %s%s%s:%u HTTP/1.1\r\nHost: %s%s%s:%u\r\n"
+	    "%s%s%s\r\n", lb, c->host, rb, c->port, lb, c->host, rb, c->port,
+	    c->conf->upstream->auth ? "Proxy-Authorization: Basic " : "",
+	    c->conf->upstream->auth ? c->conf->upstream->auth : "",
+	    c->conf->upstream->auth ? "\r\n" : "");
+	if (n < 0 || (size_t)n >= sizeof(req) || write(c->ufd, req, (size_t)n) != n)
+		return -1;
+	return 0;
+}
+
+/* The upstream's answer to our CONNECT; 1 when more is needed. */
+static int
+up_read_reply(struct conn *c)
+{
+	struct buf	*b = &c->u2c.acc;
+	ssize_t		 n;
+	uint8_t		*end;
+	int		 status;
+
+	if (buf_reserve(b, 4096) == -1)
+		return -1;
+	n = read(c->ufd, b->data + b->len, b->cap - b->len);
+	if (n == -1 && (errno == EAGAIN || errno == EINTR))
+		return 1;
+	if (n <= 0)
+		return -1;
+	b->len += (size_t)n;
+	end = memmem(buf_head(b), buf_avail(b), "\r\n\r\n", 4);
+	if (end == NULL)
+		return buf_avail(b) > PROXY_HEAD_MAX ? -1 : 1;
+	if (buf_avail(b) < 12 || sscanf((char *)buf_head(b), "HTTP/1.%*c %3d", &status) != 1 ||
+	    status != 200) {
+		log_info("%s: upstream proxy refused CONNECT %s:%u", c->client, c->host, c->port);
+		return -1;
+	}
+	/* bytes after the head already belong to the tunnel */
+	buf_consume(b, (size_t)(end + 4 - buf_head(b)));
+	if (buf_avail(b) > 0 && buf_append(&c->u2c.pend, buf_head(b), buf_avail(b)) == -1)
+		return -1;
+	buf_reset(b);
+	return 0;
+}
+
+static void
+connected(struct conn *c)
+{
+	/* plain HTTP through an upstream proxy needs no handshake */
+	if (c->via_upstream && c->proto != PROTO_HTTP) {
+		if (up_send_connect(c) == -1) {
+			finish(c, DIAL_UPSTREAM);
+			return;
+		}
+		c->dial_phase = DP_UP_HANDSHAKE;
+		c->uwant = EPOLLIN;
+		conn_want(c);
+		return;
+	}
+	finish(c, DIAL_OK);
+}
+
+void
+dial_io(struct conn *c, uint32_t events)
+{
+	int		err = 0, r;
+	socklen_t	len = sizeof(err);
+
+	if (c->dial_phase == DP_UP_HANDSHAKE) {
+		if ((r = up_read_reply(c)) == 1)
+			return;
+		finish(c, r == 0 ? DIAL_OK : DIAL_UPSTREAM);
+		return;
+	}
+	if (c->dial_phase != DP_CONNECT)
+		return;
+	if (getsockopt(c->ufd, SOL_SOCKET, SO_ERROR, &err, &len) == -1)
+		err = errno;
+	if (err == 0 && !(events & EPOLLOUT))
+		return;
+	if (err == 0) {
+		connected(c);
+		return;
+	}
+	log_info("%s: connect %s (%s): %s", c->client, c->host,
+	    c->via_upstream ? c->conf->upstream->host : c->addr, strerror(err));
+	drop_upstream_fd(c);
+	c->fail = errno_fail(err);
+	if (c->via_upstream)
+		up_connect(c);
+	else
+		connect_next(c);
+}
+
+void
+dial_timeout(struct conn *c)
+{
+	struct verdict	v = { 0, "dns_timeout", "resolver" };
+
+	switch (c->dial_phase) {
+	case DP_RESOLVE:
+		resolve_cancel(c->rq);
+		c->rq = NULL;
+		c->verdict = v;
+		audit_decision(c, &v);
+		finish(c, DIAL_TIMEOUT);
+		break;
+	case DP_UP_RESOLVE:
+		resolve_cancel(c->rq);
+		c->rq = NULL;
+		finish(c, DIAL_TIMEOUT);
+		break;
+	case DP_CONNECT:
+		log_info("%s: connect %s (%s): timed out", c->client, c->host, c->addr);
+		drop_upstream_fd(c);
+		/* one timeout is the whole budget: no further addresses */
+		finish(c, DIAL_TIMEOUT);
+		break;
+	case DP_UP_HANDSHAKE:
+		drop_upstream_fd(c);
+		finish(c, DIAL_TIMEOUT);
+		break;
+	case DP_NONE:
+		break;
+	}
+}
+
+void
+dial_cancel(struct conn *c)
+{
+	if (c->rq != NULL) {
+		resolve_cancel(c->rq);
+		c->rq = NULL;
+	}
+	c->dial_phase = DP_NONE;
+}

@@ -1,0 +1,229 @@
+/*
+ * Just enough HTTP/1.x head parsing for a forward proxy: the request or
+ * status line, header fields one by one, comma-separated tokens, and the
+ * authority of a request target.  Heads are bounded (PROXY_HEAD_MAX) and
+ * parsed in place; nothing here allocates.
+ */
+#include "config.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "http_head.h"
+#include "proxy.h"
+
+/* Length of the head including its blank line, 0 while incomplete. */
+size_t
+head_end(const struct buf *b)
+{
+	const uint8_t	*p = buf_head(b), *e;
+	size_t		 n = buf_avail(b);
+
+	if ((e = memmem(p, n, "\r\n\r\n", 4)) != NULL)
+		return (size_t)(e - p) + 4;
+	if ((e = memmem(p, n, "\n\n", 2)) != NULL)
+		return (size_t)(e - p) + 2;
+	return 0;
+}
+
+/* One line [*p, eol) without its CR LF; *p moves past it. */
+static int
+next_line(const char **p, const char *end, const char **line, size_t *len)
+{
+	const char	*nl;
+
+	if (*p >= end)
+		return 0;
+	if ((nl = memchr(*p, '\n', (size_t)(end - *p))) == NULL)
+		nl = end;
+	*line = *p;
+	*len = (size_t)(nl - *p);
+	if (*len > 0 && (*line)[*len - 1] == '\r')
+		(*len)--;
+	*p = nl < end ? nl + 1 : end;
+	return 1;
+}
+
+static int
+is_tchar(int ch)
+{
+	return isalnum(ch) || (ch != 0 && strchr("!#$%&'*+-.^_`|~", ch) != NULL);
+}
+
+/* "METHOD SP target SP HTTP/1.x"; *p is left at the first header line. */
+int
+head_request_line(const char **p, const char *end, struct reqline *rl)
+{
+	const char	*line, *sp1, *sp2;
+	size_t		 len, i;
+
+	if (!next_line(p, end, &line, &len) || len == 0)
+		return -1;
+	if ((sp1 = memchr(line, ' ', len)) == NULL)
+		return -1;
+	rl->method = line;
+	rl->mlen = (size_t)(sp1 - line);
+	if (rl->mlen == 0 || rl->mlen > 15)
+		return -1;
+	for (i = 0; i < rl->mlen; i++)
+		if (!is_tchar((unsigned char)line[i]))
+			return -1;
+	rl->target = sp1 + 1;
+	if ((sp2 = memchr(rl->target, ' ', (size_t)(line + len - rl->target))) == NULL)
+		return -1;
+	rl->tlen = (size_t)(sp2 - rl->target);
+	if (rl->tlen == 0)
+		return -1;
+	for (i = 0; i < rl->tlen; i++)
+		if ((unsigned char)rl->target[i] <= ' ' || rl->target[i] == 0x7f)
+			return -1;
+	rl->version = sp2 + 1;
+	rl->vlen = (size_t)(line + len - rl->version);
+	if (rl->vlen != 8 || strncmp(rl->version, "HTTP/1.", 7) != 0 ||
+	    (rl->version[7] != '0' && rl->version[7] != '1'))
+		return -1;
+	return 0;
+}
+
+/* 1 and *h filled, 0 at the end of the head, -1 malformed. */
+int
+head_next(const char **p, const char *end, struct hdr *h)
+{
+	const char	*line, *colon;
+	size_t		 len, i;
+
+	if (!next_line(p, end, &line, &len) || len == 0)
+		return 0;
+	if (line[0] == ' ' || line[0] == '\t')
+		return -1;		/* obsolete line folding */
+	if ((colon = memchr(line, ':', len)) == NULL || colon == line)
+		return -1;
+	h->line = line;
+	h->linelen = len;
+	h->name = line;
+	h->nlen = (size_t)(colon - line);
+	for (i = 0; i < h->nlen; i++)
+		if (!is_tchar((unsigned char)line[i]))
+			return -1;
+	h->val = colon + 1;
+	h->vlen = (size_t)(line + len - h->val);
+	while (h->vlen > 0 && (*h->val == ' ' || *h->val == '\t')) {
+		h->val++;
+		h->vlen--;
+	}
+	while (h->vlen > 0 && (h->val[h->vlen - 1] == ' ' || h->val[h->vlen - 1] == '\t'))
+		h->vlen--;
+	return 1;
+}
+
+int
+hdr_is(const struct hdr *h, const char *name)
+{
+	return strlen(name) == h->nlen && strncasecmp(h->name, name, h->nlen) == 0;
+}
+
+/* Is tok one of the comma-separated tokens of v? */
+int
+token_in(const char *v, size_t vlen, const char *tok, size_t toklen)
+{
+	const char	*e = v + vlen, *s;
+	size_t		 n;
+
+	while (v < e) {
+		while (v < e && (*v == ' ' || *v == '\t' || *v == ','))
+			v++;
+		s = v;
+		while (v < e && *v != ',')
+			v++;
+		n = (size_t)(v - s);
+		while (n > 0 && (s[n - 1] == ' ' || s[n - 1] == '\t'))
+			n--;
+		if (n == toklen && strncasecmp(s, tok, n) == 0)
+			return 1;
+	}
+	return 0;
+}
+
+/* A DNS name of letters, digits, '-', '_' and non-empty labels, or an IP literal. */
+static int
+host_valid(const char *host)
+{
+	struct sockaddr_storage	ss;
+	const char		*s;
+	size_t			 label = 0;
+
+	if (host_literal(host, &ss))
+		return 1;
+	if (strlen(host) > PROXY_HOST_MAX)
+		return 0;
+	for (s = host; *s != '\0'; s++) {
+		if (*s == '.') {
+			if (label == 0)
+				return 0;
+			label = 0;
+			continue;
+		}
+		if (!isalnum((unsigned char)*s) && *s != '-' && *s != '_')
+			return 0;
+		if (++label > 63)
+			return 0;
+	}
+	return label > 0;
+}
+
+/*
+ * "host:port", "[v6]:port" or, with defport, a bare host.  The host comes
+ * out normalised.  *had_port tells whether a port was written.
+ */
+int
+parse_authority(const char *s, size_t len, char *host, size_t hostlen, uint16_t *port,
+    uint16_t defport, int *had_port)
+{
+	const char	*colon = NULL, *rb, *h = s, *e = s + len;
+	char		 num[8];
+	unsigned long	 v;
+	char		*endp;
+	size_t		 hl, nl;
+
+	*had_port = 0;
+	if (len == 0)
+		return -1;
+	if (*s == '[') {
+		if ((rb = memchr(s, ']', len)) == NULL)
+			return -1;
+		if (rb + 1 < e && rb[1] != ':')
+			return -1;
+		colon = rb + 1 < e ? rb + 1 : NULL;
+		hl = (size_t)(rb + 1 - s);
+	} else {
+		colon = memchr(s, ':', len);
+		if (colon != NULL && memchr(colon + 1, ':', (size_t)(e - colon - 1)) != NULL)
+			return -1;	/* an unbracketed IPv6 literal is ambiguous */
+		hl = colon ? (size_t)(colon - s) : len;
+	}
+	if (host_normalize(h, hl, host, hostlen) == -1 || !host_valid(host))
+		return -1;
+	if (colon == NULL) {
+		if (defport == 0)
+			return -1;
+		*port = defport;
+		return 0;
+	}
+	nl = (size_t)(e - colon - 1);
+	if (nl == 0 || nl >= sizeof(num))
+		return -1;
+	memcpy(num, colon + 1, nl);
+	num[nl] = '\0';
+	if (!isdigit((unsigned char)num[0]))
+		return -1;
+	errno = 0;
+	v = strtoul(num, &endp, 10);
+	if (errno != 0 || *endp != '\0' || v == 0 || v > 65535)
+		return -1;
+	*port = (uint16_t)v;
+	*had_port = 1;
+	return 0;
+}

@@ -1,0 +1,389 @@
+/*
+ * SOCKS5 (RFC 1928) with username/password authentication (RFC 1929):
+ * the registration's id and secret.  CONNECT, and UDP ASSOCIATE where the
+ * policy allows UDP (socks5_udp.c; "not allowed by ruleset" otherwise, as
+ * the reference answers).  BIND is not supported.
+ */
+#include "config.h"
+
+#include <arpa/inet.h>
+
+#include <stdio.h>
+#include <string.h>
+
+#include "log.h"
+#include "proxy.h"
+
+#define SOCKS_VER		5
+#define SOCKS_AUTH_VER		1
+#define SOCKS_M_USERPASS	0x02
+#define SOCKS_M_NONE_OK		0xff
+#define SOCKS_CMD_CONNECT	1
+#define SOCKS_CMD_BIND		2
+#define SOCKS_CMD_UDP		3
+#define SOCKS_ATYP_V4		1
+#define SOCKS_ATYP_NAME		3
+#define SOCKS_ATYP_V6		4
+
+enum socks_rep {
+	REP_OK = 0,
+	REP_FAILURE = 1,
+	REP_NOT_ALLOWED = 2,
+	REP_NET_UNREACH = 3,
+	REP_HOST_UNREACH = 4,
+	REP_REFUSED = 5,
+	REP_TTL_EXPIRED = 6,
+	REP_CMD_UNSUPPORTED = 7,
+	REP_ATYP_UNSUPPORTED = 8,
+};
+
+enum socks_step {
+	SS_GREETING,
+	SS_AUTH,
+	SS_REQUEST,
+};
+
+static void	udp_associate(struct conn *);
+
+static int
+send_now(struct conn *c, const void *p, size_t n)
+{
+	if (buf_append(&c->out, p, n) == -1)
+		return -1;
+	return conn_flush(c) == -1 ? -1 : 0;
+}
+
+static void
+reply_close(struct conn *c, enum socks_rep rep)
+{
+	uint8_t	r[10] = { SOCKS_VER, (uint8_t)rep, 0, SOCKS_ATYP_V4 };
+
+	conn_reply_close(c, r, sizeof(r));
+}
+
+static void
+refuse_auth(struct conn *c, const char *why, const uint8_t *msg, size_t len)
+{
+	struct verdict	v = { 0, "proxy_auth_required", "proxy_auth" };
+
+	log_info("%s: SOCKS5 %s", c->client, why);
+	audit_decision(c, &v);
+	conn_reply_close(c, msg, len);
+}
+
+/* VER NMETHODS METHODS...; 1 when more bytes are needed. */
+static int
+greeting(struct conn *c)
+{
+	static const uint8_t	 pick[2] = { SOCKS_VER, SOCKS_M_USERPASS };
+	static const uint8_t	 none[2] = { SOCKS_VER, SOCKS_M_NONE_OK };
+	const uint8_t		*b = buf_head(&c->in);
+	size_t			 n = buf_avail(&c->in);
+
+	if (n < 2)
+		return 1;
+	if (b[0] != SOCKS_VER) {
+		conn_close(c, NULL);
+		return -1;
+	}
+	if (n < 2u + b[1])
+		return 1;
+	if (memchr(b + 2, SOCKS_M_USERPASS, b[1]) == NULL) {
+		refuse_auth(c, "client offered no username/password method", none, sizeof(none));
+		return -1;
+	}
+	buf_consume(&c->in, 2u + b[1]);
+	if (send_now(c, pick, sizeof(pick)) == -1) {
+		conn_close(c, NULL);
+		return -1;
+	}
+	c->socks_step = SS_AUTH;
+	return 0;
+}
+
+/* VER ULEN UNAME PLEN PASSWD */
+static int
+auth(struct conn *c)
+{
+	static const uint8_t	 ok[2] = { SOCKS_AUTH_VER, 0 };
+	static const uint8_t	 bad[2] = { SOCKS_AUTH_VER, 1 };
+	const uint8_t		*b = buf_head(&c->in);
+	size_t			 n = buf_avail(&c->in), ulen, plen;
+	struct reg		*r;
+
+	if (n < 2)
+		return 1;
+	if (b[0] != SOCKS_AUTH_VER) {
+		conn_close(c, NULL);
+		return -1;
+	}
+	ulen = b[1];
+	if (n < 3 + ulen)
+		return 1;
+	plen = b[2 + ulen];
+	if (n < 3 + ulen + plen)
+		return 1;
+	r = reg_auth((const char *)b + 2, ulen, (const char *)b + 3 + ulen, plen);
+	if (r == NULL) {
+		refuse_auth(c, "bad credentials", bad, sizeof(bad));
+		return -1;
+	}
+	if (conn_attach_reg(c, r) == -1) {
+		struct verdict v = { 0, "connection_limit", "proxy_state" };
+
+		c->reg = r;
+		audit_decision(c, &v);
+		c->reg = NULL;
+		conn_reply_close(c, bad, sizeof(bad));
+		return -1;
+	}
+	buf_consume(&c->in, 3 + ulen + plen);
+	if (send_now(c, ok, sizeof(ok)) == -1) {
+		conn_close(c, NULL);
+		return -1;
+	}
+	c->socks_step = SS_REQUEST;
+	return 0;
+}
+
+/* VER CMD RSV ATYP DST.ADDR DST.PORT into c->host / c->port. */
+static int
+request_target(struct conn *c, const uint8_t *b, size_t n, size_t *used)
+{
+	char	name[256];
+	size_t	alen;
+
+	switch (b[3]) {
+	case SOCKS_ATYP_V4:
+		alen = 4;
+		if (n < 4 + alen + 2)
+			return 1;
+		inet_ntop(AF_INET, b + 4, c->host, sizeof(c->host));
+		break;
+	case SOCKS_ATYP_V6:
+		alen = 16;
+		if (n < 4 + alen + 2)
+			return 1;
+		inet_ntop(AF_INET6, b + 4, c->host, sizeof(c->host));
+		break;
+	case SOCKS_ATYP_NAME:
+		if (n < 5)
+			return 1;
+		alen = 1 + (size_t)b[4];
+		if (n < 4 + alen + 2)
+			return 1;
+		memcpy(name, b + 5, alen - 1);
+		name[alen - 1] = '\0';
+		if (alen == 1 || memchr(name, '\0', alen - 1) != NULL ||
+		    host_normalize(name, alen - 1, c->host, sizeof(c->host)) == -1)
+			return -1;
+		break;
+	default:
+		return -2;
+	}
+	c->port = (uint16_t)(b[4 + alen] << 8 | b[5 + alen]);
+	*used = 4 + alen + 2;
+	return 0;
+}
+
+static int
+request(struct conn *c)
+{
+	const uint8_t	*b = buf_head(&c->in);
+	size_t		 n = buf_avail(&c->in), used;
+	int		 r;
+
+	if (n < 4)
+		return 1;
+	if (b[0] != SOCKS_VER) {
+		conn_close(c, NULL);
+		return -1;
+	}
+	if ((r = request_target(c, b, n, &used)) == 1)
+		return 1;
+	if (r == -2) {
+		reply_close(c, REP_ATYP_UNSUPPORTED);
+		return -1;
+	}
+	if (r == -1 || (c->port == 0 && b[1] == SOCKS_CMD_CONNECT)) {
+		reply_close(c, REP_FAILURE);
+		return -1;
+	}
+	switch (b[1]) {
+	case SOCKS_CMD_CONNECT:
+		snprintf(c->method, sizeof(c->method), "CONNECT");
+		break;
+	case SOCKS_CMD_UDP:
+		buf_consume(&c->in, used);
+		udp_associate(c);
+		return -1;
+	default:
+		snprintf(c->method, sizeof(c->method), "BIND");
+		reply_close(c, REP_CMD_UNSUPPORTED);
+		return -1;
+	}
+	buf_consume(&c->in, used);
+	if (buf_avail(&c->in) > 0 &&
+	    buf_append(&c->c2u.pend, buf_head(&c->in), buf_avail(&c->in)) == -1) {
+		conn_close(c, "internal_error");
+		return -1;
+	}
+	buf_free(&c->in);
+	ev_timer_stop(&c->timer);
+	dial_start(c);
+	return -1;	/* no more greeting input */
+}
+
+static int
+udp_permitted(const struct policy *pol, const char *source, struct verdict *v)
+{
+	v->allow = 0;
+	v->source = "mode_guard";
+	v->reason = "method_not_allowed";
+	if (!pol->enabled) {
+		v->reason = "proxy_disabled";
+		v->source = "proxy_state";
+	} else if (pol->socks5 && pol->socks5_udp && pol->mode == MODE_FULL) {
+		v->allow = 1;
+		v->reason = "allow";
+		v->source = source;
+	}
+	return v->allow;
+}
+
+/* Each destination is decided as its datagrams come; here only UDP as such. */
+static void
+udp_associate(struct conn *c)
+{
+	struct sockaddr_storage	 bnd;
+	struct verdict		 v;
+	uint8_t			 r[22] = { SOCKS_VER, REP_OK, 0 };
+	size_t			 n;
+
+	c->proto = PROTO_SOCKS5_UDP;
+	snprintf(c->method, sizeof(c->method), "UDP_ASSOCIATE");
+	/* DST is where the client will send from, not a destination: keep it out */
+	c->host[0] = '\0';
+	c->port = 0;
+	if (udp_permitted(&c->conf->policy, "baseline_policy", &v) &&
+	    c->reg->policy != NULL)
+		udp_permitted(c->reg->policy, "process_policy", &v);
+	audit_decision(c, &v);
+	if (!v.allow) {
+		reply_close(c, REP_NOT_ALLOWED);
+		return;
+	}
+	if (udp_assoc_open(c, &bnd) == -1) {
+		log_warn("%s: UDP association", c->client);
+		reply_close(c, REP_FAILURE);
+		return;
+	}
+	c->allowed = 1;
+	r[3] = bnd.ss_family == AF_INET ? SOCKS_ATYP_V4 : SOCKS_ATYP_V6;
+	if (bnd.ss_family == AF_INET) {
+		memcpy(r + 4, &((struct sockaddr_in *)&bnd)->sin_addr, 4);
+		memcpy(r + 8, &((struct sockaddr_in *)&bnd)->sin_port, 2);
+		n = 10;
+	} else {
+		memcpy(r + 4, &((struct sockaddr_in6 *)&bnd)->sin6_addr, 16);
+		memcpy(r + 20, &((struct sockaddr_in6 *)&bnd)->sin6_port, 2);
+		n = 22;
+	}
+	if (send_now(c, r, n) == -1) {
+		conn_close(c, NULL);
+		return;
+	}
+	ev_timer_stop(&c->timer);
+	c->state = CS_UDP;
+	c->last_io = ev_now();
+	conn_timer(c, c->conf->idle_ms);
+	conn_want(c);
+}
+
+void
+socks_input(struct conn *c)
+{
+	int	r = 0;
+
+	while (r == 0 && c->state == CS_GREETING) {
+		switch (c->socks_step) {
+		case SS_GREETING:
+			r = greeting(c);
+			break;
+		case SS_AUTH:
+			r = auth(c);
+			break;
+		default:
+			r = request(c);
+			break;
+		}
+	}
+}
+
+static enum socks_rep
+fail_rep(enum dial_fail f)
+{
+	switch (f) {
+	case DIAL_OK:
+		return REP_OK;
+	case DIAL_DENIED:
+		return REP_NOT_ALLOWED;
+	case DIAL_DNS:
+		return REP_HOST_UNREACH;
+	case DIAL_TIMEOUT:
+		return REP_TTL_EXPIRED;
+	case DIAL_REFUSED:
+		return REP_REFUSED;
+	case DIAL_UNREACH:
+		return REP_NET_UNREACH;
+	case DIAL_UPSTREAM:
+		break;
+	}
+	return REP_FAILURE;
+}
+
+void
+socks_dial_done(struct conn *c)
+{
+	uint8_t			 r[22] = { SOCKS_VER, REP_OK, 0 };
+	struct sockaddr_storage	 ss;
+	socklen_t		 len = sizeof(ss);
+	size_t			 n;
+	struct buf		 b = { 0 };
+
+	if (c->fail != DIAL_OK) {
+		c->result = c->fail == DIAL_DENIED ? "denied" : c->fail == DIAL_DNS ?
+		    "dns_failure" : c->fail == DIAL_TIMEOUT ? "timeout" : "upstream_failure";
+		reply_close(c, fail_rep(c->fail));
+		return;
+	}
+	memset(&ss, 0, sizeof(ss));
+	if (getsockname(c->ufd, (struct sockaddr *)&ss, &len) == -1 ||
+	    (ss.ss_family != AF_INET && ss.ss_family != AF_INET6))
+		ss.ss_family = AF_INET;
+	if (ss.ss_family == AF_INET) {
+		const struct sockaddr_in *sin = (const struct sockaddr_in *)&ss;
+
+		r[3] = SOCKS_ATYP_V4;
+		memcpy(r + 4, &sin->sin_addr, 4);
+		memcpy(r + 8, &sin->sin_port, 2);
+		n = 10;
+	} else {
+		const struct sockaddr_in6 *sin6 = (const struct sockaddr_in6 *)&ss;
+
+		r[3] = SOCKS_ATYP_V6;
+		memcpy(r + 4, &sin6->sin6_addr, 16);
+		memcpy(r + 20, &sin6->sin6_port, 2);
+		n = 22;
+	}
+	/* the reply goes before anything an upstream proxy already sent */
+	if (buf_append(&b, r, n) == -1 ||
+	    buf_append(&b, buf_head(&c->u2c.pend), buf_avail(&c->u2c.pend)) == -1) {
+		buf_free(&b);
+		conn_close(c, "internal_error");
+		return;
+	}
+	buf_free(&c->u2c.pend);
+	c->u2c.pend = b;
+	tunnel_start(c);
+}

@@ -1,0 +1,233 @@
+/*
+ * The relay between client and upstream once a request is allowed.  Each
+ * direction moves bytes with splice(2) through its own pipe, so payload
+ * never enters user space; without a pipe (descriptors exhausted) it falls
+ * back to read/write.  Half-closes are passed on; the relay ends when both
+ * directions have ended, on an error, or when idle too long.
+ */
+#include "config.h"
+
+#include <sys/socket.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "log.h"
+#include "proxy.h"
+
+#define PUMP_BUDGET	(1024 * 1024)	/* per direction per wakeup: fairness */
+#define COPY_CHUNK	(64 * 1024)
+/*
+ * Pipes start at the kernel's default size; a direction that has moved
+ * BULK_AFTER bytes gets a BULK_PIPE one.  Big pipes for every relay would
+ * use up the per-user pipe allowance (fs.pipe-user-pages-soft) after a
+ * few dozen relays and leave the rest with tiny pipes.
+ */
+#define SPLICE_CHUNK	(1024 * 1024)
+#define BULK_AFTER	(8 * 1024 * 1024)
+#define BULK_PIPE	(1024 * 1024)
+
+enum pump_result {
+	PUMP_OK,
+	PUMP_ERROR,		/* reset or other I/O failure */
+	PUMP_FILTER_FAILED,	/* the response head filter refused */
+};
+
+void
+half_init(struct half *h, int *src, int *dst)
+{
+	memset(h, 0, sizeof(*h));
+	h->src = src;
+	h->dst = dst;
+	h->pipe[0] = h->pipe[1] = -1;
+}
+
+void
+half_free(struct half *h)
+{
+	if (h->pipe[0] != -1)
+		close(h->pipe[0]);
+	if (h->pipe[1] != -1)
+		close(h->pipe[1]);
+	h->pipe[0] = h->pipe[1] = -1;
+	buf_free(&h->pend);
+	buf_free(&h->acc);
+}
+
+static int
+half_done(const struct half *h)
+{
+	return h->eof && h->shut;
+}
+
+static int
+would_block(void)
+{
+	return errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR;
+}
+
+/* Pending bytes and spliced bytes out to dst; 1 when dst is full. */
+static int
+drain(struct half *h, size_t *moved)
+{
+	ssize_t	n;
+
+	while (buf_avail(&h->pend) > 0) {
+		n = write(*h->dst, buf_head(&h->pend), buf_avail(&h->pend));
+		if (n == -1)
+			return would_block() ? 1 : -1;
+		buf_consume(&h->pend, (size_t)n);
+		h->bytes += (uint64_t)n;
+		*moved += (size_t)n;
+	}
+	while (h->inpipe > 0) {
+		n = splice(h->pipe[0], NULL, *h->dst, NULL, h->inpipe,
+		    SPLICE_F_MOVE | SPLICE_F_NONBLOCK);
+		if (n == -1)
+			return would_block() ? 1 : -1;
+		h->inpipe -= (size_t)n;
+		h->bytes += (uint64_t)n;
+		*moved += (size_t)n;
+	}
+	return 0;
+}
+
+/* One read from src into the filter, the pipe or the buffer; 1 when src is empty. */
+static int
+fill(struct conn *c, struct half *h)
+{
+	ssize_t	n;
+	int	r;
+
+	if (h->filter != NULL) {
+		if (buf_reserve(&h->acc, 16 * 1024) == -1)
+			return -1;
+		n = read(*h->src, h->acc.data + h->acc.len, h->acc.cap - h->acc.len);
+		if (n == -1)
+			return would_block() ? 1 : -1;
+		if (n == 0)
+			return -2;	/* EOF before the head was complete */
+		h->acc.len += (size_t)n;
+		if ((r = h->filter(c, &h->acc, &h->pend)) == -1)
+			return -2;
+		if (r == 1) {
+			h->filter = NULL;
+			buf_free(&h->acc);
+		}
+		return 0;
+	}
+	if (h->pipe[0] != -1) {
+		if (!h->bulk && h->bytes >= BULK_AFTER) {
+			h->bulk = 1;	/* best effort: EPERM past the allowance */
+			fcntl(h->pipe[0], F_SETPIPE_SZ, BULK_PIPE);
+		}
+		n = splice(*h->src, NULL, h->pipe[1], NULL, SPLICE_CHUNK,
+		    SPLICE_F_MOVE | SPLICE_F_NONBLOCK);
+		if (n > 0)
+			h->inpipe += (size_t)n;
+	} else {
+		if (buf_reserve(&h->pend, COPY_CHUNK) == -1)
+			return -1;
+		n = read(*h->src, h->pend.data + h->pend.len, h->pend.cap - h->pend.len);
+		if (n > 0)
+			h->pend.len += (size_t)n;
+	}
+	if (n == 0)
+		h->eof = 1;
+	if (n == -1)
+		return would_block() ? 1 : -1;
+	return 0;
+}
+
+static enum pump_result
+pump(struct conn *c, struct half *h)
+{
+	size_t	moved = 0;
+	int	r;
+
+	while (!half_done(h)) {
+		if ((r = drain(h, &moved)) == -1)
+			return PUMP_ERROR;
+		if (r == 1)
+			break;
+		if (h->eof) {
+			shutdown(*h->dst, SHUT_WR);
+			h->shut = 1;
+			break;
+		}
+		if (moved >= PUMP_BUDGET)
+			break;
+		if ((r = fill(c, h)) == -2)
+			return PUMP_FILTER_FAILED;
+		if (r == -1)
+			return PUMP_ERROR;
+		if (r == 1)
+			break;
+	}
+	return PUMP_OK;
+}
+
+static void
+open_pipe(struct half *h)
+{
+	if (pipe2(h->pipe, O_NONBLOCK | O_CLOEXEC) == -1) {
+		/* EMFILE/ENFILE: this relay copies through user space instead */
+		h->pipe[0] = h->pipe[1] = -1;
+	}
+}
+
+void
+tunnel_start(struct conn *c)
+{
+	c->state = CS_RELAY;
+	c->last_io = ev_now();
+	if (c->conf->splice) {
+		open_pipe(&c->c2u);
+		open_pipe(&c->u2c);
+	}
+	conn_timer(c, c->conf->idle_ms);
+	tunnel_io(c);
+}
+
+void
+tunnel_io(struct conn *c)
+{
+	enum pump_result	r;
+
+	if ((r = pump(c, &c->c2u)) == PUMP_OK)
+		r = pump(c, &c->u2c);
+	if (r == PUMP_FILTER_FAILED) {
+		http_forward_failed(c, DIAL_UPSTREAM);
+		return;
+	}
+	if (r == PUMP_ERROR) {
+		conn_close(c, errno == ECONNRESET || errno == EPIPE ? "reset" : "error");
+		return;
+	}
+	/* a forwarded request is over once its response is */
+	if (half_done(&c->u2c) && (half_done(&c->c2u) || c->proto == PROTO_HTTP)) {
+		conn_close(c, "ok");
+		return;
+	}
+	conn_want(c);
+}
+
+uint32_t
+tunnel_interest(struct conn *c, int fd)
+{
+	const struct half	*h;
+	uint32_t		 ev = 0;
+
+	if (fd == -1)
+		return 0;
+	h = fd == c->cfd ? &c->c2u : &c->u2c;	/* the half reading fd */
+	if (!h->eof && buf_avail(&h->pend) == 0 && h->inpipe == 0)
+		ev |= EPOLLIN;
+	h = fd == c->cfd ? &c->u2c : &c->c2u;	/* the half writing fd */
+	if (!h->shut && (buf_avail(&h->pend) > 0 || h->inpipe > 0))
+		ev |= EPOLLOUT;
+	return ev;
+}

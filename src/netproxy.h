@@ -1,0 +1,41 @@
+/*
+ * execd's side of execd-proxy: every process is registered on the proxy's
+ * control socket with its tags and policy, and its environment is pointed
+ * at the proxy with credentials of its own.  See execd-proxy(8).
+ */
+#ifndef EXECD_NETPROXY_H
+#define EXECD_NETPROXY_H
+
+#include <stddef.h>
+
+#include <jansson.h>
+
+#define NETPROXY_EINVAL	-2	/* bad networkProxy params: answer -32602 with err */
+
+struct netproxy_reg;
+
+/* After ev_init(); path NULL leaves the proxy unused.  Connects lazily. */
+int	netproxy_init(const char *control_path);
+int	netproxy_enabled(void);
+void	netproxy_shutdown(void);
+
+/*
+ * Only check the networkProxy field of process/start params, as the
+ * reference does while decoding them: 0, or NETPROXY_EINVAL with err.
+ */
+int	netproxy_check_params(json_t *start_params, char *err, size_t errlen);
+/*
+ * Register one process.  start_params are the process/start params (for
+ * metadata and networkProxy).  Returns 0 and *out, NETPROXY_EINVAL when
+ * networkProxy is malformed (err is the reference's -32602 message), or -1
+ * when the proxy cannot be reached or refuses (err says why; the process
+ * must not start).  Blocks for at most about two seconds.
+ */
+int	netproxy_register(const char *process_id, json_t *start_params,
+	    struct netproxy_reg **out, char *err, size_t errlen);
+/* Point env (an object of strings) at the proxy; -1 on allocation failure. */
+int	netproxy_child_env(const struct netproxy_reg *, json_t *env);
+/* The process is gone: its credentials stop working.  NULL is fine. */
+void	netproxy_unregister(struct netproxy_reg *);
+
+#endif

@@ -1,0 +1,294 @@
+#!/usr/bin/python3
+"""Benchmarks of execd-proxy beside a direct loopback copy and tinyproxy
+(run on loopback with a throw-away configuration, on the same workload).
+
+  rows(quick=False) -> [(metric, execd-proxy, baseline, ratio), ...]
+      for tests/bench.py or anyone else; each value a formatted string.
+  python3 tests/bench_proxy.py [--quick] [--markdown]
+      prints the table (needs top_builddir or an in-tree build).
+
+Rows: CONNECT tunnel throughput for 1 GiB (vs direct, vs tinyproxy, and
+splice vs execd-proxy's own read/write path), CONNECT set-up latency and
+plain-HTTP forwarding latency (vs tinyproxy).
+Medians over repeated runs; client and sink are Python threads, identical
+for every contender, so the ratios are the point."""
+
+import os
+import shutil
+import socket
+import statistics
+import subprocess
+import sys
+import threading
+import time
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "lib"))
+from proxytest import Proxy, cleanup, free_port, tmpdir, _procs  # noqa: E402
+
+CHUNK = 1 << 20
+
+
+class Sink:
+    """Reads an 8-byte length, then that many bytes; answers b"done".  No half-close:
+    tinyproxy ends a tunnel when either side shuts down its sending half."""
+
+    def __init__(self):
+        self.ls = socket.socket()
+        self.ls.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        self.ls.bind(("127.0.0.1", 0))
+        self.ls.listen(512)
+        self.port = self.ls.getsockname()[1]
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def _accept(self):
+        while True:
+            try:
+                c, _ = self.ls.accept()
+            except OSError:
+                return
+            threading.Thread(target=self._serve, args=(c,), daemon=True).start()
+
+    @staticmethod
+    def _serve(c):
+        buf = bytearray(CHUNK)
+        try:
+            head = b""
+            while len(head) < 8:
+                d = c.recv(8 - len(head))
+                if not d:
+                    raise OSError("short header")
+                head += d
+            left = int.from_bytes(head, "big")
+            while left > 0:
+                n = c.recv_into(buf, min(left, CHUNK))
+                if n == 0:
+                    raise OSError("short body")
+                left -= n
+            c.sendall(b"done")
+        except OSError:
+            pass
+        c.close()
+
+
+class Origin(threading.Thread):
+    """A minimal HTTP/1.1 responder: one fixed response per connection."""
+
+    def __init__(self):
+        super().__init__(daemon=True)
+        self.ls = socket.socket()
+        self.ls.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        self.ls.bind(("127.0.0.1", 0))
+        self.ls.listen(512)
+        self.port = self.ls.getsockname()[1]
+        self.start()
+
+    def run(self):
+        body = b"hello\n"
+        resp = b"HTTP/1.1 200 OK\r\nContent-Length: 6\r\nConnection: close\r\n\r\n" + body
+        while True:
+            try:
+                c, _ = self.ls.accept()
+            except OSError:
+                return
+            try:
+                data = b""
+                while b"\r\n\r\n" not in data:
+                    d = c.recv(4096)
+                    if not d:
+                        break
+                    data += d
+                c.sendall(resp)
+            except OSError:
+                pass
+            c.close()
+
+
+def open_tunnel(proxy, port, auth):
+    """CONNECT through proxy (host, port) or, with proxy None, connect directly."""
+    if proxy is None:
+        return socket.create_connection(("127.0.0.1", port))
+    s = socket.create_connection(proxy)
+    s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    req = "CONNECT 127.0.0.1:%d HTTP/1.1\r\nHost: 127.0.0.1:%d\r\n%s\r\n" % (
+        port, port, "Proxy-Authorization: Basic %s\r\n" % auth if auth else "")
+    s.sendall(req.encode())
+    head = b""
+    while b"\r\n\r\n" not in head:
+        d = s.recv(4096)
+        if not d:
+            raise RuntimeError("proxy closed during CONNECT")
+        head += d
+    if not head.startswith(b"HTTP/1.") or head.split(b" ", 2)[1] != b"200":
+        raise RuntimeError("CONNECT refused: %r" % head[:80])
+    return s
+
+
+def throughput(proxy, auth, sink, nbytes, reps):
+    data = memoryview(bytes(CHUNK))
+    out = []
+    for _ in range(reps):
+        s = open_tunnel(proxy, sink.port, auth)
+        t0 = time.perf_counter()
+        s.sendall(nbytes.to_bytes(8, "big"))
+        left = nbytes
+        while left > 0:
+            n = min(left, CHUNK)
+            s.sendall(data[:n])
+            left -= n
+        ack = s.recv(16)
+        dt = time.perf_counter() - t0
+        s.close()
+        if ack != b"done":
+            raise RuntimeError("sink did not confirm")
+        out.append(nbytes / 1e6 / dt)
+    return out
+
+
+def setup_latency(proxy, auth, sink, reps):
+    out = []
+    for _ in range(reps):
+        t0 = time.perf_counter()
+        s = open_tunnel(proxy, sink.port, auth)
+        out.append((time.perf_counter() - t0) * 1000)
+        s.close()
+    return out
+
+
+def forward_latency(proxy, auth, origin, reps):
+    req = ("GET http://127.0.0.1:%d/ HTTP/1.1\r\nHost: 127.0.0.1:%d\r\n%s\r\n" % (
+        origin.port, origin.port,
+        "Proxy-Authorization: Basic %s\r\n" % auth if auth else "")).encode()
+    out = []
+    for _ in range(reps):
+        t0 = time.perf_counter()
+        s = socket.create_connection(proxy)
+        s.sendall(req)
+        data = b""
+        while True:
+            d = s.recv(4096)
+            if not d:
+                break
+            data += d
+        s.close()
+        if not data.startswith(b"HTTP/1.1 200") and not data.startswith(b"HTTP/1.0 200"):
+            raise RuntimeError("forward failed: %r" % data[:80])
+        out.append((time.perf_counter() - t0) * 1000)
+    return out
+
+
+def start_execd_proxy(splice=True):
+    import base64
+    p = Proxy("listen http 127.0.0.1:0\nallow 127.0.0.1\nallow-local no\n"
+              "max-connections-per-client 100000\nsplice %s\n" % ("yes" if splice else "no"),
+              audit="none")
+    c = p.register(tags={"process_id": "bench"})
+    host, port = p.http.rsplit(":", 1)
+    auth = base64.b64encode(("%s:%s" % (c.id, c.secret)).encode()).decode()
+    return p, (host, int(port)), auth
+
+
+def start_tinyproxy():
+    if shutil.which("tinyproxy") is None:
+        return None, None
+    d = tmpdir()
+    port = free_port()
+    conf = os.path.join(d, "tinyproxy.conf")
+    with open(conf, "w") as f:
+        f.write("Port %d\nListen 127.0.0.1\nTimeout 600\nMaxClients 4000\nAllow 127.0.0.1\n"
+                "LogLevel Critical\nDisableViaHeader Yes\n" % port)
+    p = subprocess.Popen(["tinyproxy", "-d", "-c", conf], stdout=subprocess.DEVNULL,
+                         stderr=subprocess.DEVNULL)
+    _procs.append(p)
+    end = time.time() + 10
+    while time.time() < end:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=1).close()
+            return p, ("127.0.0.1", port)
+        except OSError:
+            time.sleep(0.05)
+    p.kill()
+    return None, None
+
+
+def fmt(v):
+    if v is None:
+        return "n/a"
+    if isinstance(v, str):
+        return v
+    return "%.3g" % v if abs(v) < 100 else "%.0f" % v
+
+
+def median_or_error(fn, *args):
+    try:
+        return statistics.median(fn(*args))
+    except Exception as e:  # a broken contender must not hide the others
+        print("# %s: %s" % (fn.__name__, e), file=sys.stderr)
+        return "error: %s" % e
+
+
+def row(name, ours, base):
+    ratio = ours / base if isinstance(ours, float) and isinstance(base, float) and base else None
+    return (name, fmt(ours), fmt(base), "%.2f" % ratio if ratio is not None else "n/a")
+
+
+def rows(quick=False):
+    nbytes = (64 << 20) if quick else (1 << 30)
+    treps, lreps = (1, 20) if quick else (3, 200)
+    size = "%d MiB" % (nbytes >> 20) if nbytes < (1 << 30) else "1 GiB"
+    sink, origin = Sink(), Origin()
+    ep, eaddr, eauth = start_execd_proxy()
+    tp, taddr = start_tinyproxy()
+    out = []
+    try:
+        ours = median_or_error(throughput, eaddr, eauth, sink, nbytes, treps)
+        direct = median_or_error(throughput, None, None, sink, nbytes, treps)
+        tiny = median_or_error(throughput, taddr, None, sink, nbytes, treps) if tp else None
+        out.append(row("proxy: CONNECT tunnel %s vs direct loopback (MB/s, higher is better)"
+                       % size, ours, direct))
+        out.append(row("proxy: CONNECT tunnel %s vs tinyproxy (MB/s, higher is better)" % size,
+                       ours, tiny))
+        rp, raddr, rauth = start_execd_proxy(splice=False)
+        try:
+            copy = median_or_error(throughput, raddr, rauth, sink, nbytes, treps)
+        finally:
+            rp.stop()
+        out.append(row("proxy: CONNECT tunnel %s, splice vs read/write (MB/s, higher is better)"
+                       % size, ours, copy))
+        ours = median_or_error(setup_latency, eaddr, eauth, sink, lreps)
+        tiny = median_or_error(setup_latency, taddr, None, sink, lreps) if tp else None
+        out.append(row("proxy: CONNECT set-up latency vs tinyproxy (ms)", ours, tiny))
+        ours = median_or_error(forward_latency, eaddr, eauth, origin, lreps)
+        tiny = median_or_error(forward_latency, taddr, None, origin, lreps) if tp else None
+        out.append(row("proxy: plain HTTP GET forwarded vs tinyproxy (ms)", ours, tiny))
+    finally:
+        ep.stop()
+        if tp is not None:
+            tp.terminate()
+            tp.wait(timeout=5)
+    return out
+
+
+def main(argv):
+    quick = "--quick" in argv
+    table = rows(quick)
+    head = ("metric", "execd-proxy", "baseline", "ratio (execd-proxy/baseline)")
+    if "--markdown" in argv:
+        print("| " + " | ".join(head) + " |")
+        print("|" + "|".join(["---"] + ["---:"] * 3) + "|")
+        for r in table:
+            print("| " + " | ".join(r) + " |")
+    else:
+        w = [max(len(x[i]) for x in table + [head]) for i in range(4)]
+        for r in [head, None] + table:
+            if r is None:
+                print("-+-".join("-" * x for x in w))
+                continue
+            print(" | ".join(c.ljust(w[i]) if i == 0 else c.rjust(w[i]) for i, c in enumerate(r)))
+    print("\nmedians%s; tinyproxy %s" % (" (quick mode)" if quick else "",
+                                         shutil.which("tinyproxy") or "not found"))
+    cleanup()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

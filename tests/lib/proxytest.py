@@ -1,0 +1,377 @@
+"""Helpers for the execd-proxy tests: the proxy itself, dnsmasq as the test
+resolver, loopback origin servers, curl, and TAP output.
+
+Everything listens on 127.0.0.1 only and every process started here is
+killed by cleanup() (registered with atexit)."""
+
+import os
+import sys
+
+# tests/http.py would shadow the standard "http" package for scripts in tests/
+_tests_dir = os.path.dirname(os.path.abspath(sys.argv[0] or "."))
+sys.path = [p for p in sys.path if os.path.abspath(p or ".") != _tests_dir]
+
+import atexit
+import http.server
+import json
+import shutil
+import signal
+import socket
+import socketserver
+import subprocess
+import tempfile
+import threading
+import time
+
+TOP_BUILDDIR = os.environ.get("top_builddir", os.path.join(os.path.dirname(__file__), "..", ".."))
+PROXY_BIN = os.environ.get("EXECD_PROXY", os.path.join(TOP_BUILDDIR, "proxy", "execd-proxy"))
+
+_procs = []
+_tmpdirs = []
+
+
+def cleanup():
+    for p in _procs:
+        if p.poll() is None:
+            p.kill()
+            try:
+                p.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                pass
+    for d in _tmpdirs:
+        shutil.rmtree(d, ignore_errors=True)
+
+
+atexit.register(cleanup)
+
+
+def deadline(seconds):
+    """Kill the whole test (and, through atexit, its children) after seconds."""
+    def expire(signo, frame):
+        print("Bail out! test timed out after %d s" % seconds, flush=True)
+        cleanup()
+        os._exit(1)
+    signal.signal(signal.SIGALRM, expire)
+    signal.alarm(seconds)
+
+
+def tmpdir():
+    d = tempfile.mkdtemp(prefix="proxytest.")
+    _tmpdirs.append(d)
+    return d
+
+
+class Tap:
+    def __init__(self):
+        self.n = 0
+        self.failed = 0
+
+    def ok(self, cond, name, detail=None):
+        self.n += 1
+        if not cond:
+            self.failed += 1
+        print("%s %d - %s" % ("ok" if cond else "not ok", self.n, name), flush=True)
+        if not cond and detail is not None:
+            for line in str(detail).splitlines()[:40]:
+                print("# " + line, flush=True)
+        return cond
+
+    def eq(self, got, want, name):
+        return self.ok(got == want, name, "got %r, want %r" % (got, want))
+
+    def skip(self, name, why):
+        self.n += 1
+        print("ok %d - %s # SKIP %s" % (self.n, name, why), flush=True)
+
+    def done(self):
+        print("1..%d" % self.n, flush=True)
+        cleanup()
+        sys.exit(1 if self.failed else 0)
+
+
+def free_port(kind=socket.SOCK_STREAM):
+    s = socket.socket(socket.AF_INET, kind)
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    return port
+
+
+def clean_env():
+    env = {k: v for k, v in os.environ.items() if "proxy" not in k.lower()}
+    return env
+
+
+class Dnsmasq:
+    """dnsmasq answering fixed names on a loopback port, nothing else."""
+
+    def __init__(self, addresses):
+        self.port = free_port(socket.SOCK_DGRAM)
+        args = ["dnsmasq", "--no-daemon", "--conf-file=/dev/null", "--pid-file=",
+                "--port=%d" % self.port, "--listen-address=127.0.0.1", "--bind-interfaces",
+                "--no-resolv", "--no-hosts", "--log-facility=-"]
+        for name, addr in addresses.items():
+            args.append("--address=/%s/%s" % (name, addr))
+        self.proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        _procs.append(self.proc)
+        self._wait_ready(next(iter(addresses)))
+
+    def _wait_ready(self, name):
+        query = self._query(name)
+        end = time.time() + 10
+        while time.time() < end:
+            s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+            s.settimeout(0.2)
+            try:
+                s.sendto(query, ("127.0.0.1", self.port))
+                s.recvfrom(512)
+                return
+            except OSError:
+                time.sleep(0.05)
+            finally:
+                s.close()
+        raise RuntimeError("dnsmasq did not come up")
+
+    @staticmethod
+    def _query(name):
+        q = b"\x12\x34\x01\x00\x00\x01\x00\x00\x00\x00\x00\x00"
+        for label in name.split("."):
+            q += bytes([len(label)]) + label.encode()
+        return q + b"\x00\x00\x01\x00\x01"
+
+    @property
+    def server(self):
+        return "127.0.0.1:%d" % self.port
+
+
+class Proxy:
+    """An execd-proxy with a throw-away configuration and a control client."""
+
+    def __init__(self, conf, audit=True, args=None, wait=True, dir=None):
+        """dir: reuse another proxy's directory (control socket, audit, log): a restart."""
+        self.dir = dir or tmpdir()
+        self.ctl_path = os.path.join(self.dir, "control.sock")
+        self.conf_path = os.path.join(self.dir, "proxy.conf")
+        self.audit_path = os.path.join(self.dir, "audit.log")
+        self.log_path = os.path.join(self.dir, "proxy.log")
+        self.write_conf(conf, audit)
+        self.log = open(self.log_path, "ab")
+        self.proc = subprocess.Popen([PROXY_BIN, "-v", "-f", self.conf_path] + (args or []),
+                                     stdout=self.log, stderr=self.log, env=clean_env())
+        _procs.append(self.proc)
+        self.ctl = None
+        self._id = 0
+        if wait:
+            self._connect()
+            st = self.call("status")
+            self.http = st["http"]
+            self.socks = st["socks5"]
+
+    def write_conf(self, conf, audit=True):
+        text = "control %s\n" % self.ctl_path
+        if audit is True:
+            text += "audit file %s\n" % self.audit_path
+        elif audit:
+            text += "audit %s\n" % audit
+        text += conf
+        with open(self.conf_path, "w") as f:
+            f.write(text)
+
+    def _connect(self):
+        end = time.time() + 10
+        while time.time() < end:
+            if self.proc.poll() is not None:
+                raise RuntimeError("execd-proxy exited: %s" % self.logtext())
+            try:
+                s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+                s.connect(self.ctl_path)
+                s.settimeout(10)
+                self.ctl = s
+                self.ctl_file = s.makefile("rwb")
+                return
+            except OSError:
+                s.close()
+                time.sleep(0.02)
+        raise RuntimeError("control socket did not appear")
+
+    def call(self, op, **kw):
+        self._id += 1
+        req = dict(kw, op=op, id=self._id)
+        self.ctl_file.write((json.dumps(req) + "\n").encode())
+        self.ctl_file.flush()
+        line = self.ctl_file.readline()
+        if not line:
+            raise RuntimeError("control connection closed")
+        return json.loads(line)
+
+    def register(self, tags=None, policy=None, **kw):
+        r = self.call("register", tags=tags or {}, policy=policy, **kw)
+        if not r.get("ok"):
+            raise RuntimeError("register failed: %r" % r)
+        return Creds(self, r)
+
+    def logtext(self):
+        self.log.flush()
+        with open(self.log_path, "rb") as f:
+            return f.read().decode(errors="replace")
+
+    def audit(self):
+        try:
+            with open(self.audit_path) as f:
+                return [json.loads(line) for line in f if line.strip()]
+        except FileNotFoundError:
+            return []
+
+    def wait_audit(self, pred, timeout=5):
+        end = time.time() + timeout
+        while True:
+            for ev in self.audit():
+                if pred(ev):
+                    return ev
+            if time.time() > end:
+                return None
+            time.sleep(0.02)
+
+    def signal(self, signo):
+        self.proc.send_signal(signo)
+
+    def stop(self):
+        if self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        return self.proc.returncode
+
+
+class Creds:
+    def __init__(self, proxy, reply):
+        self.proxy = proxy
+        self.reply = reply
+        self.id = reply["credentials"]["id"]
+        self.secret = reply["credentials"]["secret"]
+
+    @property
+    def http_url(self):
+        return "http://%s:%s@%s" % (self.id, self.secret, self.proxy.http)
+
+    @property
+    def socks_url(self):
+        return "socks5h://%s:%s@%s" % (self.id, self.secret, self.proxy.socks)
+
+
+def curl(*args, timeout=10):
+    """Run the curl CLI; returns (exit status, HTTP code or 0, body, stderr, headers)."""
+    cmd = ["curl", "-sS", "-m", str(timeout), "-o", "-", "-D", "/dev/stderr",
+           "-w", "\n%{http_code} %{http_connect}"] + list(args)
+    c = subprocess.run(cmd, capture_output=True, env=clean_env(), timeout=timeout + 5)
+    out = c.stdout.decode(errors="replace")
+    body, _, codes = out.rpartition("\n")
+    code, _, connect = codes.partition(" ")
+    return CurlResult(c.returncode, int(code or 0), int(connect or 0), body,
+                      c.stderr.decode(errors="replace"))
+
+
+class CurlResult:
+    def __init__(self, rc, code, connect_code, body, stderr):
+        self.rc = rc
+        self.code = code
+        self.connect_code = connect_code
+        self.body = body
+        self.stderr = stderr
+
+    def header(self, name):
+        for line in self.stderr.splitlines():
+            k, sep, v = line.partition(":")
+            if sep and k.strip().lower() == name.lower():
+                return v.strip()
+        return None
+
+    def __repr__(self):
+        return "curl rc=%d code=%d connect=%d body=%r stderr=%r" % (
+            self.rc, self.code, self.connect_code, self.body[:200], self.stderr[-400:])
+
+
+class _Handler(http.server.BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+
+    def _answer(self):
+        length = int(self.headers.get("Content-Length") or 0)
+        body_in = self.rfile.read(length) if length else b""
+        self.server.requests.append({"method": self.command, "path": self.path,
+                                     "headers": dict(self.headers.items()), "body": body_in})
+        body = ("%s %s from origin %d\n" % (self.command, self.path,
+                                             self.server.server_address[1])).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "text/plain")
+        self.send_header("Content-Length", str(len(body)))
+        self.send_header("Keep-Alive", "timeout=5")
+        self.end_headers()
+        if self.command != "HEAD":
+            self.wfile.write(body)
+
+    do_GET = do_POST = do_PUT = do_HEAD = do_DELETE = _answer
+
+    def log_message(self, *a):
+        pass
+
+
+class Origin:
+    """A threaded HTTP/1.1 origin server on 127.0.0.1 that records requests."""
+
+    def __init__(self):
+        self.srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
+        self.srv.daemon_threads = True
+        self.srv.requests = []
+        self.port = self.srv.server_address[1]
+        threading.Thread(target=self.srv.serve_forever, daemon=True).start()
+
+    @property
+    def requests(self):
+        return self.srv.requests
+
+
+class _Echo(socketserver.BaseRequestHandler):
+    def handle(self):
+        while True:
+            try:
+                data = self.request.recv(65536)
+            except OSError:
+                return
+            if not data:
+                return
+            self.request.sendall(data)
+
+
+class EchoServer:
+    """A threaded TCP echo server on 127.0.0.1."""
+
+    def __init__(self):
+        socketserver.ThreadingTCPServer.allow_reuse_address = True
+        self.srv = socketserver.ThreadingTCPServer(("127.0.0.1", 0), _Echo)
+        self.srv.daemon_threads = True
+        self.srv.request_queue_size = 4096
+        self.port = self.srv.server_address[1]
+        threading.Thread(target=self.srv.serve_forever, daemon=True).start()
+
+
+def connect_via_http(proxy_addr, target, creds=None, timeout=10):
+    """Open a CONNECT tunnel; returns (socket, status line, head bytes)."""
+    host, port = proxy_addr.rsplit(":", 1)
+    s = socket.create_connection((host, int(port)), timeout=timeout)
+    req = "CONNECT %s HTTP/1.1\r\nHost: %s\r\n" % (target, target)
+    if creds is not None:
+        import base64
+        tok = base64.b64encode(("%s:%s" % (creds.id, creds.secret)).encode()).decode()
+        req += "Proxy-Authorization: Basic %s\r\n" % tok
+    s.sendall((req + "\r\n").encode())
+    head = b""
+    while b"\r\n\r\n" not in head:
+        chunk = s.recv(4096)
+        if not chunk:
+            break
+        head += chunk
+    status = head.split(b"\r\n", 1)[0].decode(errors="replace")
+    return s, status, head

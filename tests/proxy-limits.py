@@ -1,0 +1,127 @@
+#!/usr/bin/python3
+"""execd-proxy limits and chaining: header and idle timeouts, connect timeout,
+the global connection limits, and an upstream HTTP proxy (tinyproxy) for
+CONNECT, SOCKS5 and forwarded requests."""
+
+import os
+import shutil
+import socket
+import subprocess
+import time
+
+from proxytest import (EchoServer, Origin, Proxy, Tap, _procs, connect_via_http, curl, deadline,
+                       free_port, tmpdir)
+
+deadline(90)
+t = Tap()
+origin = Origin()
+echo = EchoServer()
+
+P = Proxy("listen http 127.0.0.1:0\nallow 127.0.0.1\nheader-timeout 300ms\n"
+          "idle-timeout 600ms\nmax-pending 2\nmax-connections 5\n")
+c = P.register(tags={"process_id": "lim"})
+host, port = P.http.rsplit(":", 1)
+
+s = socket.create_connection((host, int(port)), timeout=5)
+s.sendall(b"GET http://127.0.0.1/ HTTP/1.1\r\n")
+t0 = time.time()
+t.eq(s.recv(100), b"", "an incomplete request head is dropped after header-timeout")
+t.ok(time.time() - t0 < 2, "... promptly")
+s.close()
+
+tun, status, _ = connect_via_http(P.http, "127.0.0.1:%d" % echo.port, c)
+t.eq(status, "HTTP/1.1 200 OK", "tunnel open")
+tun.sendall(b"x")
+t.eq(tun.recv(10), b"x", "tunnel works")
+tun.settimeout(5)
+t0 = time.time()
+t.eq(tun.recv(10), b"", "an idle tunnel is closed after idle-timeout")
+t.ok(0.4 < time.time() - t0 < 3, "... after about 600 ms", time.time() - t0)
+tun.close()
+ev = P.wait_audit(lambda e: e["event"] == "close" and e.get("result") == "idle_timeout")
+t.ok(ev is not None and ev["bytes_up"] == 1, "audit: close result idle_timeout", ev)
+
+# max-pending 2: a third unauthenticated connection is closed at once
+idle = [socket.create_connection((host, int(port)), timeout=5) for _ in range(2)]
+time.sleep(0.1)
+third = socket.create_connection((host, int(port)), timeout=5)
+t.eq(third.recv(10), b"", "over max-pending: closed at once")
+t.ok("connection limit reached" in P.logtext(), "limit logged")
+for s in idle + [third]:
+    s.close()
+time.sleep(0.4)
+t.eq(curl("-x", c.http_url, "http://127.0.0.1:%d/" % origin.port).code, 200,
+     "requests work again once the idle connections are gone")
+t.eq(P.stop(), 0, "proxy exits 0")
+
+# connect timeout: a listener whose backlog is full never completes the handshake
+P = Proxy("listen http 127.0.0.1:0\nallow 127.0.0.1\nconnect-timeout 500ms\n")
+c = P.register()
+blackhole = socket.socket()
+blackhole.bind(("127.0.0.1", 0))
+blackhole.listen(0)
+bport = blackhole.getsockname()[1]
+fillers = []
+for _ in range(4):
+    f = socket.socket()
+    f.setblocking(False)
+    f.connect_ex(("127.0.0.1", bport))
+    fillers.append(f)
+time.sleep(0.1)
+t0 = time.time()
+r = curl("-x", c.http_url, "http://127.0.0.1:%d/" % bport, timeout=10)
+if r.code == 504:
+    t.ok(time.time() - t0 < 5, "connect-timeout: 504 Gateway Timeout", r)
+else:
+    t.skip("connect-timeout: 504 Gateway Timeout", "kernel completed the handshake (%r)" % r.code)
+for f in fillers:
+    f.close()
+blackhole.close()
+t.eq(P.stop(), 0, "proxy exits 0")
+
+# an upstream proxy: tinyproxy on loopback
+if shutil.which("tinyproxy") is None:
+    t.skip("upstream via tinyproxy", "tinyproxy not installed")
+    t.done()
+d = tmpdir()
+tport = free_port()
+with open(os.path.join(d, "tp.conf"), "w") as f:
+    f.write("Port %d\nListen 127.0.0.1\nTimeout 60\nAllow 127.0.0.1\nLogLevel Info\n"
+            "LogFile \"%s/tp.log\"\nBasicAuth up secret\nDisableViaHeader Yes\n" % (tport, d))
+tp = subprocess.Popen(["tinyproxy", "-d", "-c", os.path.join(d, "tp.conf")],
+                      stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+_procs.append(tp)
+end = time.time() + 10
+while time.time() < end:
+    try:
+        socket.create_connection(("127.0.0.1", tport), timeout=1).close()
+        break
+    except OSError:
+        time.sleep(0.05)
+
+P = Proxy("listen http 127.0.0.1:0\nlisten socks5 127.0.0.1:0\nallow 127.0.0.1 localhost\n"
+          "allow-local yes\nupstream http://up:secret@127.0.0.1:%d\n" % tport)
+c = P.register()
+r = curl("-x", c.http_url, "http://127.0.0.1:%d/chained" % origin.port)
+t.ok(r.code == 200 and "GET /chained" in r.body, "forwarded request through the upstream proxy", r)
+tun, status, _ = connect_via_http(P.http, "127.0.0.1:%d" % echo.port, c)
+t.eq(status, "HTTP/1.1 200 OK", "CONNECT through the upstream proxy")
+tun.sendall(b"via upstream")
+t.eq(tun.recv(100), b"via upstream", "tunnel through the upstream proxy relays data")
+tun.close()
+r = curl("-x", c.socks_url, "http://localhost:%d/socks-chained" % origin.port)
+t.ok(r.code == 200, "SOCKS5 through the upstream proxy", r)
+time.sleep(0.3)
+log = open(os.path.join(d, "tp.log")).read()
+t.ok("CONNECT" in log and "chained" in log, "tinyproxy saw the requests", log[-600:])
+r = curl("-x", c.http_url, "http://evil.test/")
+t.eq(r.code, 403, "policy still applies before the upstream proxy")
+t.eq(P.stop(), 0, "proxy exits 0")
+
+P = Proxy("listen http 127.0.0.1:0\nallow 127.0.0.1\nupstream http://up:wrong@127.0.0.1:%d\n"
+          % tport)
+c = P.register()
+r = curl("-p", "-x", c.http_url, "http://127.0.0.1:%d/" % origin.port)
+t.eq(r.connect_code, 502, "upstream proxy refusing CONNECT: 502")
+t.eq(P.stop(), 0, "proxy exits 0")
+t.done()
