@@ -17,6 +17,7 @@
 #include "execd.h"
 #include "proc.h"
 #include "proc_table.h"
+#include "netproxy.h"
 #include "resume.h"
 
 #define PROC_READ_SIZE	8192	/* bytes per process/output chunk, as the reference */
@@ -134,6 +135,7 @@ proc_discard(struct proc *p)
 	proc_close_in(p);
 	ev_timer_stop(&p->kill_timer);
 	ev_timer_stop(&p->expire_timer);
+	netproxy_unregister(p->netreg);
 	out_ring_free(&p->ring);
 	for (i = 0; i < p->nwrite_ids; i++)
 		free(p->write_ids[i]);
@@ -383,6 +385,9 @@ proc_exited(struct proc *p, int status)
 		if (proc_read_chunk(p, &p->err_io) <= 0)
 			break;
 	p->exited = 1;
+	/* its credentials die with it */
+	netproxy_unregister(p->netreg);
+	p->netreg = NULL;
 	ev_timer_stop(&p->kill_timer);
 	ev_hold(-1);
 	seq = p->next_seq++;

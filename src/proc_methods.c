@@ -13,6 +13,7 @@
 #include "proc_env.h"
 #include "proc_spawn.h"
 #include "proc_table.h"
+#include "netproxy.h"
 #include "uri.h"
 
 static void	m_start(struct rpc_req *, json_t *);
@@ -93,6 +94,33 @@ argv_array(json_t *argv)
 	return av;
 }
 
+/* Register with execd-proxy and point env at it; -1 when req was answered. */
+static int
+start_register(struct rpc_req *req, json_t *params, const char *id, json_t *env,
+    struct netproxy_reg **reg)
+{
+	char	err[512];
+	int	rv;
+
+	rv = netproxy_register(id, params, reg, err, sizeof(err));
+	if (rv == NETPROXY_EINVAL) {
+		rpc_fail(req, RPC_INVALID_PARAMS, "%s", err);
+		return -1;
+	}
+	if (rv != 0) {
+		/* never launch with open network when the sidecar is not there */
+		rpc_fail(req, RPC_INTERNAL_ERROR, "%s", err);
+		return -1;
+	}
+	if (netproxy_child_env(*reg, env) == -1) {
+		netproxy_unregister(*reg);
+		*reg = NULL;
+		rpc_fail(req, RPC_INTERNAL_ERROR, "out of memory");
+		return -1;
+	}
+	return 0;
+}
+
 static void
 m_start(struct rpc_req *req, json_t *params)
 {
@@ -101,12 +129,18 @@ m_start(struct rpc_req *req, json_t *params)
 	struct spawn_res	 res;
 	struct jx_err		 e;
 	struct proc		*p;
+	struct netproxy_reg	*reg = NULL;
 	json_t			*env = NULL;
 	char			**av = NULL, **envp = NULL, *cwd = NULL, msg[512];
 	int			 err;
 
 	if (start_parse(params, &sp, &e) == -1) {
 		rpc_fail_params(req, &e);
+		return;
+	}
+	if (netproxy_enabled() &&
+	    netproxy_check_params(params, msg, sizeof(msg)) == NETPROXY_EINVAL) {
+		rpc_fail(req, RPC_INVALID_PARAMS, "%s", msg);
 		return;
 	}
 	if (!rpc_admit(req))
@@ -131,7 +165,7 @@ m_start(struct rpc_req *req, json_t *params)
 		rpc_fail(req, RPC_INVALID_REQUEST, "sandbox intent cannot be enforced on this executor");
 		goto done;
 	}
-	if (sp.network_proxy != NULL) {
+	if (sp.network_proxy != NULL && !netproxy_enabled()) {
 		rpc_fail(req, RPC_INVALID_REQUEST, "network proxy launch is not supported");
 		goto done;
 	}
@@ -144,6 +178,9 @@ m_start(struct rpc_req *req, json_t *params)
 		rpc_fail_params(req, &e);
 		goto done;
 	}
+	/* with a sidecar configured, every process reaches the network through it */
+	if (netproxy_enabled() && start_register(req, params, sp.id, env, &reg) == -1)
+		goto done;
 	if ((av = argv_array(sp.argv)) == NULL || (envp = proc_env_array(env)) == NULL) {
 		rpc_fail(req, RPC_INTERNAL_ERROR, "out of memory");
 		goto done;
@@ -166,6 +203,8 @@ m_start(struct rpc_req *req, json_t *params)
 		rpc_fail(req, RPC_INTERNAL_ERROR, "out of memory");
 		goto done;
 	}
+	p->netreg = reg;
+	reg = NULL;
 	p->pid = res.pid;
 	p->tty = sp.tty;
 	p->writable = sp.tty || sp.pipe_stdin;
@@ -174,6 +213,7 @@ m_start(struct rpc_req *req, json_t *params)
 	rpc_reply(req, json_pack("{s:s,s:s}", "processId", sp.id, "sandboxType", "none"));
 	proc_start_io(p, res.out_fd, res.err_fd, res.in_fd);
 done:
+	netproxy_unregister(reg);
 	free(cwd);
 	free(av);
 	free(envp);

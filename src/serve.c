@@ -9,7 +9,9 @@
 #include "execd.h"
 #include "fs_watch.h"
 #include "http_req.h"
+#include "netproxy.h"
 #include "proc.h"
+#include "session.h"
 #include "resume.h"
 #include "rpc.h"
 #include "serve.h"
@@ -33,6 +35,10 @@ serve_connection(int in_fd, int out_fd)
 	rpc_init();
 	proc_init();
 	http_req_init();
+	if (netproxy_init(conf.proxy_control) == -1)
+		return 1;
+	if (netproxy_enabled())
+		session_set_capability("networkProxyLaunch", 1);
 	fs_watch_init();
 	if (ev_signal(SIGTERM, serve_stop, NULL) == -1 ||
 	    ev_signal(SIGINT, serve_stop, NULL) == -1 ||
@@ -42,6 +48,7 @@ serve_connection(int in_fd, int out_fd)
 		return 1;
 	ev_run();
 	http_req_shutdown();
+	netproxy_shutdown();
 	resume_cleanup();
 	proc_final_sweep();
 	ev_free();
