@@ -1,6 +1,7 @@
 #!/bin/sh
 # Fresh Debian 12, as root: install the build dependencies, build, and start
-# execd-proxy and execd on loopback. Prints the URL a client connects to.
+# execd-proxy (built-in configuration) and execd on loopback. Prints the URL
+# a client connects to; Ctrl-C stops both.
 set -eu
 top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top"
@@ -11,10 +12,12 @@ make -j2 >/dev/null
 state=${EXECD_STATE:-/run/execd}
 mkdir -p "$state"
 chmod 0700 "$state"
-if [ -x proxy/execd-proxy ] && proxy/execd-proxy -n >/dev/null 2>&1; then
-	proxy/execd-proxy --control "$state/proxy.sock" --audit "$state/audit.log" &
-	proxy_args="--proxy-control $state/proxy.sock"
-else
-	proxy_args=
-fi
-exec src/execd --listen "${EXECD_LISTEN:-ws://127.0.0.1:8765}" $proxy_args
+proxy/execd-proxy -s "$state/proxy.sock" 2>>"$state/proxy.log" &
+proxy=$!
+trap 'kill $proxy 2>/dev/null' EXIT INT TERM
+# wait (bounded) for the control socket before execd registers processes
+i=0
+while [ ! -S "$state/proxy.sock" ] && [ $i -lt 50 ]; do sleep 0.1; i=$((i + 1)); done
+echo "execd-proxy: audit and log in $state/proxy.log" >&2
+src/execd --listen "${EXECD_LISTEN:-ws://127.0.0.1:8765}" --state-dir "$state" \
+	--proxy-control "$state/proxy.sock"

@@ -102,7 +102,8 @@ reload(int signo, void *arg)
 	nc->generation = ++generation;
 	pconf = nc;
 	conf_unref(oc);
-	log_notice("configuration reloaded from %s (generation %u)", conf_path, generation);
+	log_notice("configuration reloaded from %s (generation %u)",
+	    conf_path ? conf_path : "built in", generation);
 }
 
 static void
@@ -155,7 +156,7 @@ main(int argc, char *argv[])
 {
 	const char	*control = NULL;
 	char		 err[512];
-	int		 ch, check = 0, level = LOG_NOTICE;
+	int		 ch, check = 0, level = LOG_NOTICE, conf_given = 0;
 
 	log_init("execd-proxy", LOG_DEST_STDERR, LOG_NOTICE);
 	while ((ch = getopt(argc, argv, "df:ns:v")) != -1) {
@@ -165,6 +166,7 @@ main(int argc, char *argv[])
 			break;
 		case 'f':
 			conf_path = optarg;
+			conf_given = 1;
 			break;
 		case 'n':
 			check = 1;
@@ -182,6 +184,9 @@ main(int argc, char *argv[])
 	if (optind != argc)
 		usage();
 	log_setlevel(level);
+	/* no -f and no file where it would be: run on the built-in configuration */
+	if (!conf_given && access(conf_path, F_OK) == -1 && errno == ENOENT)
+		conf_path = NULL;
 	if ((pconf = conf_load(conf_path, err, sizeof(err))) == NULL) {
 		fprintf(stderr, "execd-proxy: %s\n", err);
 		return 1;
@@ -198,7 +203,7 @@ main(int argc, char *argv[])
 		finish();
 		return 1;
 	}
-	log_notice("ready (configuration %s)", conf_path);
+	log_notice("ready (configuration %s)", conf_path ? conf_path : "built in");
 	ev_run();
 	finish();
 	return 0;

@@ -584,10 +584,22 @@ conf_new(void)
 	return c;
 }
 
+/*
+ * What runs when there is no configuration file at all: loopback listeners,
+ * any public destination, nothing local or private, audit on stderr.
+ */
+static const char builtin_conf[] =
+	"listen http 127.0.0.1:3128\n"
+	"listen socks5 127.0.0.1:1080\n"
+	"allow *\n"
+	"allow-local no\n"
+	"audit stderr\n";
+
 struct proxy_conf *
 conf_load(const char *path, char *err, size_t errlen)
 {
-	struct parse	 p = { .path = path, .err = err, .errlen = errlen };
+	struct parse	 p = { .path = path ? path : "(built-in configuration)",
+			    .err = err, .errlen = errlen };
 	FILE		*f;
 	char		 line[CONF_LINE_MAX];
 	int		 r = 0;
@@ -596,7 +608,11 @@ conf_load(const char *path, char *err, size_t errlen)
 		snprintf(err, errlen, "out of memory");
 		return NULL;
 	}
-	if ((f = fopen(path, "re")) == NULL) {
+	if (path == NULL)
+		f = fmemopen((void *)builtin_conf, sizeof(builtin_conf) - 1, "r");
+	else
+		f = fopen(path, "re");
+	if (f == NULL) {
 		snprintf(err, errlen, "%s: %s", path, strerror(errno));
 		conf_unref(p.conf);
 		return NULL;
