@@ -83,21 +83,15 @@ void
 http_resp_delta(struct xfer *x, const void *p, size_t n, int done, const char *error)
 {
 	json_t	*params;
-	char	*b64;
-	size_t	 blen;
 
-	if ((b64 = b64_encode(p, n, &blen)) == NULL) {
-		log_warnx("http/request %s: out of memory for a body delta", x->hop.href);
-		return;
-	}
-	params = json_pack("{s:s,s:I,s:o,s:b,s:o}", "requestId", x->spec->request_id,
-	    "seq", (json_int_t)x->seq++, "deltaBase64", json_stringn_nocheck(b64, blen),
-	    "done", done, "error", error ? json_string(error) : json_null());
-	free(b64);
+	/* deltaBase64 goes last: rpc_notify_b64 writes it without jansson's escaping */
+	params = json_pack("{s:s,s:I,s:b,s:o}", "requestId", x->spec->request_id,
+	    "seq", (json_int_t)x->seq++, "done", done,
+	    "error", error ? json_string(error) : json_null());
 	if (params == NULL)
 		log_warnx("http/request %s: out of memory for a body delta", x->hop.href);
 	else
-		rpc_notify("http/request/bodyDelta", params);
+		rpc_notify_b64("http/request/bodyDelta", params, "deltaBase64", p, n);
 }
 
 static int

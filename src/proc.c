@@ -249,9 +249,10 @@ proc_read_chunk(struct proc *p, struct ev_io *io)
 		return 1;
 	}
 	if (rpc_attached()) {
-		note = out_chunk_json(out_ring_at(&p->ring, p->ring.n - 1), p->id);
+		note = json_pack("{s:s,s:I,s:s}", "processId", p->id, "seq", (json_int_t)seq,
+		    "stream", out_stream_name(s));
 		if (note != NULL)
-			rpc_notify("process/output", note);
+			rpc_notify_b64("process/output", note, "chunk", data, (size_t)n);
 	}
 	proc_wake(p);
 	return 1;

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "b64.h"
 #include "evloop.h"
 #include "log.h"
 #include "execd.h"
@@ -291,6 +292,44 @@ rpc_notify(const char *method, json_t *params)
 		return;
 	}
 	rpc_send(msg);
+}
+
+/*
+ * The hot path of process output: jansson would check and escape every byte
+ * of a large base64 string, which cannot need escaping.  jansson writes the
+ * message with the field empty and last; the base64 text goes between its
+ * quotes.
+ */
+void
+rpc_notify_b64(const char *method, json_t *params, const char *key, const void *data,
+    size_t len)
+{
+	json_t	*msg;
+	char	*head, *out;
+	size_t	 hlen, n;
+
+	if (rpc.t == NULL || json_object_set_new(params, key, json_string("")) == -1) {
+		json_decref(params);
+		return;
+	}
+	msg = json_pack("{s:s,s:o}", "method", method, "params", params);
+	head = msg != NULL ? jx_dump(msg, &hlen) : NULL;
+	json_decref(msg);
+	/* ...,"key":""}} */
+	if (head == NULL || hlen < 4 || strcmp(head + hlen - 4, "\"\"}}") != 0 ||
+	    (out = malloc(hlen + B64_ENCLEN(len) + 1)) == NULL) {
+		log_warnx("cannot build notification %s", method);
+		free(head);
+		return;
+	}
+	memcpy(out, head, hlen - 3);
+	n = hlen - 3 + b64_encode_to(out + hlen - 3, data, len);
+	memcpy(out + n, "\"}}", 3);
+	n += 3;
+	free(head);
+	if (rpc.t->send(rpc.t->ctx, out, n) == -1)
+		log_debug("send on a closing connection dropped");
+	free(out);
 }
 
 static const struct rpc_method *

@@ -94,6 +94,9 @@ const char *rpc_errno_text(int errnum, char *buf, size_t len);
 int	rpc_req_alive(const struct rpc_req *req);
 json_t	*rpc_req_id(const struct rpc_req *req);	/* borrowed */
 void	rpc_notify(const char *method, json_t *params);		/* steals params */
+/* The same, with params[key] set to base64(data): fast for large data. */
+void	rpc_notify_b64(const char *method, json_t *params, const char *key,
+	    const void *data, size_t len);
 
 /* Session id of this instance (set by initialize). */
 const char *rpc_session_id(void);
