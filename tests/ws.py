@@ -127,19 +127,24 @@ async def isolation():
         await ws_call(b, 1, "initialize", {"clientName": "b"})
         await a.send(json.dumps({"method": "initialized"}))
         await b.send(json.dumps({"method": "initialized"}))
-        r = await ws_call(a, 2, "process/start", {"processId": "x", "argv": ["sleep", "60"],
+        marker = "%d.%d" % (50 + os.getpid() % 50, os.getpid())   # unique to this run
+        r = await ws_call(a, 2, "process/start", {"processId": "x", "argv": ["sleep", marker],
                           "cwd": "file:///tmp", "env": {}, "tty": False})
         kids = subprocess.run(["pgrep", "-P", str(L.p.pid)], capture_output=True,
                               text=True).stdout.split()
-        sleeper = subprocess.run(["pgrep", "-f", "^sleep 60$"], capture_output=True,
+        sleeper = subprocess.run(["pgrep", "-f", "^sleep %s$" % marker], capture_output=True,
                                  text=True).stdout.split()
         # kill the instance serving a (the one whose child is the sleeper)
         victim = None
         for k in kids:
-            ch = open("/proc/%s/task/%s/children" % (k, k)).read().split()
+            try:
+                ch = open("/proc/%s/task/%s/children" % (k, k)).read().split()
+            except OSError:
+                continue        # an earlier client's instance, just gone
             if any(s in ch for s in sleeper):
                 victim = int(k)
-        os.kill(victim, signal.SIGKILL)
+        if victim is not None:
+            os.kill(victim, signal.SIGKILL)
         r = await ws_call(b, 2, "environment/status")
         return victim is not None and r.get("result") == {"status": "ready"}, sleeper
 ok, sleeper = run(isolation())

@@ -106,31 +106,39 @@ class Dnsmasq:
     """dnsmasq answering fixed names on a loopback port, nothing else."""
 
     def __init__(self, addresses):
-        self.port = free_port(socket.SOCK_DGRAM)
-        args = ["dnsmasq", "--no-daemon", "--conf-file=/dev/null", "--pid-file=",
-                "--port=%d" % self.port, "--listen-address=127.0.0.1", "--bind-interfaces",
-                "--no-resolv", "--no-hosts", "--log-facility=-"]
-        for name, addr in addresses.items():
-            args.append("--address=/%s/%s" % (name, addr))
-        self.proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        _procs.append(self.proc)
-        self._wait_ready(next(iter(addresses)))
+        # the free port may be taken again before dnsmasq binds it (tests run
+        # in parallel): try a few
+        for attempt in range(5):
+            self.port = free_port(socket.SOCK_DGRAM)
+            args = ["dnsmasq", "--no-daemon", "--conf-file=/dev/null", "--pid-file=",
+                    "--port=%d" % self.port, "--listen-address=127.0.0.1", "--bind-interfaces",
+                    "--no-resolv", "--no-hosts", "--log-facility=-"]
+            for name, addr in addresses.items():
+                args.append("--address=/%s/%s" % (name, addr))
+            self.proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            _procs.append(self.proc)
+            if self._wait_ready(next(iter(addresses)), raise_=attempt == 4):
+                return
+            self.proc.kill()
+            self.proc.wait()
 
-    def _wait_ready(self, name):
+    def _wait_ready(self, name, raise_=True):
         query = self._query(name)
         end = time.time() + 10
-        while time.time() < end:
+        while time.time() < end and self.proc.poll() is None:
             s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
             s.settimeout(0.2)
             try:
                 s.sendto(query, ("127.0.0.1", self.port))
                 s.recvfrom(512)
-                return
+                return True
             except OSError:
                 time.sleep(0.05)
             finally:
                 s.close()
-        raise RuntimeError("dnsmasq did not come up")
+        if raise_:
+            raise RuntimeError("dnsmasq did not come up")
+        return False
 
     @staticmethod
     def _query(name):
