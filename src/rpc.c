@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "b64.h"
+#include "buf.h"
 #include "evloop.h"
 #include "log.h"
 #include "execd.h"
@@ -418,38 +419,82 @@ rpc_enqueue(json_t *id, const char *method, json_t *params)
 	rpc.qlen++;
 }
 
+/* rpc_send_error() for a text that may hold NUL bytes (a method name, a duplicate key) */
+static void
+rpc_send_error_text(json_t *id, int code, const char *head, const void *text, size_t len,
+    const char *tail)
+{
+	struct buf	 b = { 0 };
+	json_t		*msg = NULL, *err = NULL;
+
+	if (buf_append(&b, head, strlen(head)) == 0 && buf_append(&b, text, len) == 0 &&
+	    buf_append(&b, tail, strlen(tail)) == 0)
+		msg = json_stringn(b.len > 0 ? (const char *)b.data : "", b.len);
+	if (msg != NULL)
+		err = json_pack("{s:{s:i,s:o},s:O}", "error", "code", code, "message", msg,
+		    "id", id);
+	buf_free(&b);
+	if (err == NULL) {
+		log_warnx("cannot build an error response");
+		return;
+	}
+	rpc_send(err);
+}
+
 int
 rpc_input(const char *data, size_t len)
 {
-	struct rpc_msg	m;
-	char		err[1024];
-	json_t		*minus1;
+	struct rpc_msg		 m;
+	enum rpc_msg_kind	 kind;
+	json_t			*minus1;
+	char			 head[256];
+	int			 stdio;
 
 	if (rpc.t == NULL)
 		return 1;
-	switch (rpc_parse(data, len, &m, err, sizeof(err))) {
-	case RPC_MSG_MALFORMED:
-		minus1 = json_integer(-1);
-		{
-			char full[1400];
-			snprintf(full, sizeof(full), "failed to parse %sJSON-RPC message from %s: %s",
-			    rpc.t->framing, rpc.t->name, err);
-			rpc_send_error(minus1, RPC_INVALID_REQUEST, full);
+	stdio = strncmp(rpc.t->name, "exec-server stdio", 17) == 0;
+	kind = rpc_parse(data, len, &m);
+	/* the reference's stdio reader skips blank lines and gives up on non-UTF-8 */
+	if (stdio && (kind == RPC_MSG_BLANK || kind == RPC_MSG_NOT_UTF8)) {
+		if (kind == RPC_MSG_NOT_UTF8) {
+			log_info("invalid UTF-8 on stdin: closing");
+			rpc.t->close(rpc.t->ctx);
 		}
+		rpc_msg_clear(&m);
+		return 0;
+	}
+	switch (kind) {
+	case RPC_MSG_BLANK:
+	case RPC_MSG_NOT_UTF8:
+	case RPC_MSG_MALFORMED:
+		snprintf(head, sizeof(head), "failed to parse %sJSON-RPC message from %s: ",
+		    rpc.t->framing, rpc.t->name);
+		if ((minus1 = json_integer(-1)) != NULL)
+			rpc_send_error_text(minus1, RPC_INVALID_REQUEST, head,
+			    buf_head(&m.err), buf_avail(&m.err), "");
 		json_decref(minus1);
 		break;
 	case RPC_MSG_REQUEST:
+		if (memchr(m.method, '\0', m.method_len) != NULL) {
+			/*
+			 * No method has a NUL in its name, and the name table
+			 * holds C strings: answer here, out of turn.
+			 */
+			rpc_send_error_text(m.id, RPC_METHOD_NOT_FOUND,
+			    "exec-server stub does not implement `", m.method, m.method_len,
+			    "` yet");
+			break;
+		}
 		rpc_enqueue(m.id, m.method, m.params);
 		rpc_dispatch();
 		break;
 	case RPC_MSG_NOTIFICATION:
-		if (strcmp(m.method, "initialized") == 0 && session_initialized() == 0)
+		if (m.method_len == 11 && memcmp(m.method, "initialized", 11) == 0 &&
+		    session_initialized() == 0)
 			break;
-		else {
-			/* as the reference: a protocol violation ends the connection */
-			log_info("unexpected notification %s: closing", m.method);
-			rpc.t->close(rpc.t->ctx);
-		}
+		/* as the reference: a protocol violation ends the connection */
+		log_info("unexpected notification %.*s: closing", (int)m.method_len, m.method);
+		rpc.t->close(rpc.t->ctx);
 		break;
 	case RPC_MSG_RESPONSE:
 		log_info("unexpected response from the client: closing");

@@ -1,103 +1,355 @@
+/*
+ * The JSON-RPC envelope, judged as the reference judges it.
+ *
+ * The reference reads a message with serde_json into a value that refuses
+ * duplicate keys and holds numbers of any size, tells the kind of message
+ * from the keys present, decodes the envelope fields into its structs
+ * (JSONRPCRequest, ...), and only then looks for trailing characters.
+ * jansson builds our tree, but its syntax errors, positions, number range
+ * and NUL handling are not serde's: rpc_scan.c reads the bytes first the
+ * way serde_json does and has the last word on syntax.
+ */
 #include "config.h"
 
+#include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
+#include "log.h"
+#include "jsonx.h"
 #include "rpc_parse.h"
+#include "rpc_scan.h"
 
-/* jansson's syntax errors, worded as serde_json words them. */
 static void
-rpc_syntax_error(const json_error_t *je, char *err, size_t errlen)
-{
-	const char	*what;
+err_printf(struct rpc_msg *m, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
 
-	switch (json_error_code(je)) {
-	case json_error_premature_end_of_input:
-		what = "EOF while parsing a value";
-		break;
-	case json_error_end_of_input_expected:
-		what = "trailing characters";
-		break;
-	case json_error_invalid_utf8:
-		what = "invalid unicode code point";
-		break;
-	case json_error_duplicate_key:
-		what = "duplicate field";
-		break;
-	case json_error_numeric_overflow:
-		what = "number out of range";
-		break;
-	case json_error_null_character:
-		what = "control character (\\u0000-\\u001F) found while parsing a string";
-		break;
-	default:
-		what = strstr(je->text, "near '") != NULL &&
-		    (je->text[0] == '\'' || strncmp(je->text, "invalid token", 13) == 0) ?
-		    "expected value" : "expected value";
-		break;
+static void
+err_printf(struct rpc_msg *m, const char *fmt, ...)
+{
+	char	tmp[256];
+	va_list	ap;
+	int	n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(tmp, sizeof(tmp), fmt, ap);
+	va_end(ap);
+	if (n > 0)
+		buf_append(&m->err, tmp, (size_t)n < sizeof(tmp) ? (size_t)n : sizeof(tmp) - 1);
+}
+
+/*
+ * What Rust's Debug escapes as \u{..}: controls, separators other than
+ * ' ', format characters, private use, noncharacters, and the common
+ * combining marks (Grapheme_Extend; the rarer scripts' ones are not listed).
+ */
+static const uint32_t rust_escaped[][2] = {
+	{ 0x0000, 0x001f }, { 0x007f, 0x00a0 }, { 0x00ad, 0x00ad }, { 0x0300, 0x036f },
+	{ 0x0483, 0x0489 }, { 0x0591, 0x05bd }, { 0x0600, 0x0605 }, { 0x061c, 0x061c },
+	{ 0x064b, 0x065f }, { 0x06dd, 0x06dd }, { 0x070f, 0x070f }, { 0x1680, 0x1680 },
+	{ 0x180e, 0x180e }, { 0x1ab0, 0x1aff }, { 0x1dc0, 0x1dff }, { 0x2000, 0x200f },
+	{ 0x2028, 0x202f }, { 0x205f, 0x206f }, { 0x20d0, 0x20ff }, { 0x3000, 0x3000 },
+	{ 0xd800, 0xf8ff }, { 0xfe00, 0xfe0f }, { 0xfe20, 0xfe2f }, { 0xfeff, 0xfeff },
+	{ 0xfff0, 0xfffb }, { 0xfffe, 0xffff }, { 0xe0000, 0xe0fff }, { 0xf0000, 0x10ffff },
+};
+
+static int
+rust_is_escaped(uint32_t cp)
+{
+	size_t	k;
+
+	for (k = 0; k < sizeof(rust_escaped) / sizeof(rust_escaped[0]); k++)
+		if (cp >= rust_escaped[k][0] && cp <= rust_escaped[k][1])
+			return 1;
+	return 0;
+}
+
+/* A string as Rust's Debug shows it. */
+static void
+err_debug_string(struct rpc_msg *m, json_t *v)
+{
+	static const char	 from[] = "\"\\\t\r\n", to[] = "\"\\trn";
+	const uint8_t		*p = (const uint8_t *)json_string_value(v);
+	const char		*e;
+	size_t			 i, n, len = json_string_length(v);
+	uint32_t		 cp;
+
+	err_printf(m, "\"");
+	for (i = 0; i < len; i += n) {
+		cp = utf8_decode(p + i, &n);
+		if (cp == 0)
+			err_printf(m, "\\0");
+		else if (cp < 0x80 && (e = strchr(from, (int)cp)) != NULL)
+			err_printf(m, "\\%c", to[e - from]);
+		else if (rust_is_escaped(cp))
+			err_printf(m, "\\u{%x}", (unsigned)cp);
+		else
+			buf_append(&m->err, p + i, n);
 	}
-	snprintf(err, errlen, "%s at line %d column %d", what,
-	    je->line > 0 ? je->line : 1, je->column > 0 ? je->column : 1);
+	err_printf(m, "\"");
 }
 
 static int
-rpc_valid_id(json_t *id)
+err_type(struct rpc_msg *m, json_t *v, const char *expected)
 {
-	return json_is_integer(id) || json_is_string(id);
+	char	what[64];
+
+	if (json_is_string(v)) {
+		err_printf(m, "invalid type: string ");
+		err_debug_string(m, v);
+	} else {
+		jx_describe(v, what, sizeof(what));
+		err_printf(m, "invalid type: %s", what);
+	}
+	err_printf(m, ", expected %s", expected);
+	return -1;
 }
 
-enum rpc_msg_kind
-rpc_parse(const char *data, size_t len, struct rpc_msg *m, char *err, size_t errlen)
-{
-	json_error_t	 je;
-	json_t		*root, *method, *trace;
+/* The envelope's fields, as the reference's serde structs declare them. */
+typedef int	check_fn(struct rpc_msg *, json_t *, const struct scan *);
 
-	memset(m, 0, sizeof(*m));
-	root = json_loadb(data, len, JSON_DECODE_ANY | JSON_REJECT_DUPLICATES, &je);
-	if (root == NULL) {
-		rpc_syntax_error(&je, err, errlen);
-		return RPC_MSG_MALFORMED;
+struct field {
+	const char	*name;
+	check_fn	*check;		/* NULL: any value */
+	int		 required;
+};
+
+struct shape {
+	const char		*name;
+	const struct field	*fields;
+	size_t			 nfields;
+};
+
+static int
+check_string(struct rpc_msg *m, json_t *v, const struct scan *s)
+{
+	return json_is_string(v) ? 0 : err_type(m, v, "a string");
+}
+
+static int
+check_opt_string(struct rpc_msg *m, json_t *v, const struct scan *s)
+{
+	return json_is_null(v) ? 0 : check_string(m, v, s);
+}
+
+/* An untagged enum of a string and an i64, fed serde_json's big numbers. */
+static int
+check_request_id(struct rpc_msg *m, json_t *v, const struct scan *s)
+{
+	if (json_is_string(v) || (json_is_integer(v) && s->id_kind == NUM_I64))
+		return 0;
+	if (s->id_wide != NUM_NONE) {
+		err_printf(m, "invalid type: integer `%.*s` as %s, expected any value",
+		    (int)s->id_len, (const char *)s->p + s->id_off,
+		    s->id_wide == NUM_U128 ? "u128" : "i128");
+		return -1;
 	}
-	m->root = root;
+	err_printf(m, "data did not match any variant of untagged enum RequestId");
+	return -1;
+}
+
+static int
+check_code(struct rpc_msg *m, json_t *v, const struct scan *s)
+{
+	if (json_is_integer(v) && s->code_kind == NUM_I64)
+		return 0;
+	if (json_is_number(v)) {
+		err_printf(m, "invalid number");
+		return -1;
+	}
+	return err_type(m, v, "i64");
+}
+
+static int	check_struct(struct rpc_msg *, json_t *, const struct shape *,
+		    const struct scan *);
+
+static const struct field trace_fields[] = {
+	{ "traceparent", check_opt_string, 0 },
+	{ "tracestate", check_opt_string, 0 },
+};
+static const struct shape trace_shape = { "W3cTraceContext", trace_fields, 2 };
+
+static int
+check_trace(struct rpc_msg *m, json_t *v, const struct scan *s)
+{
+	return json_is_null(v) ? 0 : check_struct(m, v, &trace_shape, s);
+}
+
+static const struct field error_body_fields[] = {
+	{ "code", check_code, 1 },
+	{ "data", NULL, 0 },
+	{ "message", check_string, 1 },
+};
+static const struct shape error_body_shape = { "JSONRPCErrorError", error_body_fields, 3 };
+
+static int
+check_error_body(struct rpc_msg *m, json_t *v, const struct scan *s)
+{
+	return check_struct(m, v, &error_body_shape, s);
+}
+
+static const struct field request_fields[] = {
+	{ "id", check_request_id, 1 },
+	{ "method", check_string, 1 },
+	{ "params", NULL, 0 },
+	{ "trace", check_trace, 0 },
+};
+static const struct field notification_fields[] = {
+	{ "method", check_string, 1 },
+	{ "params", NULL, 0 },
+};
+static const struct field response_fields[] = {
+	{ "id", check_request_id, 1 },
+	{ "result", NULL, 1 },
+};
+static const struct field error_fields[] = {
+	{ "error", check_error_body, 1 },
+	{ "id", check_request_id, 1 },
+};
+static const struct shape request_shape = { "JSONRPCRequest", request_fields, 4 };
+static const struct shape notification_shape = { "JSONRPCNotification", notification_fields, 2 };
+static const struct shape response_shape = { "JSONRPCResponse", response_fields, 2 };
+static const struct shape error_shape = { "JSONRPCError", error_fields, 2 };
+
+/* A map: fields checked in the order written, then the missing ones. */
+static int
+check_struct_map(struct rpc_msg *m, json_t *o, const struct shape *sh,
+    const struct scan *s)
+{
+	const char	*key;
+	json_t		*v;
+	size_t		 k;
+
+	json_object_foreach(o, key, v)
+		for (k = 0; k < sh->nfields; k++)
+			if (strcmp(key, sh->fields[k].name) == 0 && sh->fields[k].check != NULL &&
+			    sh->fields[k].check(m, v, s) == -1)
+				return -1;
+	for (k = 0; k < sh->nfields; k++)
+		if (sh->fields[k].required && json_object_get(o, sh->fields[k].name) == NULL) {
+			err_printf(m, "missing field `%s`", sh->fields[k].name);
+			return -1;
+		}
+	return 0;
+}
+
+/* A sequence: serde's tuple form of a struct. */
+static int
+check_struct_seq(struct rpc_msg *m, json_t *a, const struct shape *sh,
+    const struct scan *s)
+{
+	size_t	k, n = json_array_size(a);
+
+	for (k = 0; k < sh->nfields; k++) {
+		if (k >= n) {
+			if (!sh->fields[k].required)
+				continue;
+			err_printf(m, "invalid length %zu, expected struct %s with %zu elements",
+			    k, sh->name, sh->nfields);
+			return -1;
+		}
+		if (sh->fields[k].check != NULL &&
+		    sh->fields[k].check(m, json_array_get(a, k), s) == -1)
+			return -1;
+	}
+	if (n > sh->nfields) {
+		err_printf(m, "invalid length %zu, expected fewer elements in array", n);
+		return -1;
+	}
+	return 0;
+}
+
+static int
+check_struct(struct rpc_msg *m, json_t *v, const struct shape *sh, const struct scan *s)
+{
+	char	exp[64];
+
+	if (json_is_object(v))
+		return check_struct_map(m, v, sh, s);
+	if (json_is_array(v))
+		return check_struct_seq(m, v, sh, s);
+	snprintf(exp, sizeof(exp), "struct %s", sh->name);
+	return err_type(m, v, exp);
+}
+
+/* The reference's JSONRPCMessage: told apart by which keys are present. */
+static enum rpc_msg_kind
+classify(struct rpc_msg *m, const struct scan *s)
+{
+	const struct shape	*sh;
+	enum rpc_msg_kind	 kind;
+	json_t			*root = m->root, *method;
+
 	if (!json_is_object(root)) {
-		snprintf(err, errlen, "expected a JSON-RPC object");
+		err_printf(m, "expected a JSON-RPC object");
 		return RPC_MSG_MALFORMED;
 	}
 	m->id = json_object_get(root, "id");
-	method = json_object_get(root, "method");
-	m->params = json_object_get(root, "params");
-	if (method != NULL) {
-		if (!json_is_string(method)) {
-			snprintf(err, errlen,
-			    "data did not match any variant of untagged enum JSONRPCMessage");
-			return RPC_MSG_MALFORMED;
-		}
-		m->method = json_string_value(method);
-		if (m->id == NULL)
-			return RPC_MSG_NOTIFICATION;
-		if (!rpc_valid_id(m->id)) {
-			snprintf(err, errlen,
-			    "data did not match any variant of untagged enum JSONRPCMessage");
-			return RPC_MSG_MALFORMED;
-		}
-		trace = json_object_get(root, "trace");
-		if (trace != NULL && !json_is_null(trace) && !json_is_object(trace)) {
-			snprintf(err, errlen,
-			    "data did not match any variant of untagged enum JSONRPCMessage");
-			return RPC_MSG_MALFORMED;
-		}
-		return RPC_MSG_REQUEST;
+	if ((method = json_object_get(root, "method")) != NULL) {
+		sh = m->id != NULL ? &request_shape : &notification_shape;
+		kind = m->id != NULL ? RPC_MSG_REQUEST : RPC_MSG_NOTIFICATION;
+	} else {
+		sh = json_object_get(root, "result") != NULL ? &response_shape : &error_shape;
+		kind = RPC_MSG_RESPONSE;
 	}
-	if (m->id != NULL && rpc_valid_id(m->id) &&
-	    (json_object_get(root, "result") != NULL || json_object_get(root, "error") != NULL))
-		return RPC_MSG_RESPONSE;
-	snprintf(err, errlen, "data did not match any variant of untagged enum JSONRPCMessage");
+	if (check_struct_map(m, root, sh, s) == -1)
+		return RPC_MSG_MALFORMED;
+	if (method != NULL) {
+		m->method = json_string_value(method);
+		m->method_len = json_string_length(method);
+		m->params = json_object_get(root, "params");
+	}
+	return kind;
+}
+
+static enum rpc_msg_kind
+rpc_parse_value(const char *data, size_t len, struct rpc_msg *m, struct scan *s)
+{
+	json_error_t		 je;
+	enum rpc_msg_kind	 kind;
+
+	if (scan_json(s, (const uint8_t *)data, len) == -1)
+		goto syntax;
+	m->root = json_loadb(s->fixed != NULL ? s->fixed : data, s->i,
+	    JSON_DECODE_ANY | JSON_ALLOW_NUL, &je);
+	if (m->root == NULL) {
+		log_warnx("jansson refused a message serde accepts: %s", je.text);
+		err_printf(m, "%s", je.text);
+		return RPC_MSG_MALFORMED;
+	}
+	if ((kind = classify(m, s)) == RPC_MSG_MALFORMED)
+		return kind;
+	if (scan_trailing(s) == -1)
+		goto syntax;
+	return kind;
+syntax:
+	if (scan_error_text(s, &m->err) == -1)
+		log_warnx("out of memory for a parse error");
 	return RPC_MSG_MALFORMED;
+}
+
+enum rpc_msg_kind
+rpc_parse(const char *data, size_t len, struct rpc_msg *m)
+{
+	struct scan		s;
+	enum rpc_msg_kind	kind;
+
+	memset(m, 0, sizeof(*m));
+	kind = rpc_parse_value(data, len, m, &s);
+	scan_free(&s);
+	/* a message that decoded is valid UTF-8 */
+	if (kind == RPC_MSG_MALFORMED && !utf8_valid((const uint8_t *)data, len))
+		kind = RPC_MSG_NOT_UTF8;
+	else if (kind == RPC_MSG_MALFORMED && unicode_blank((const uint8_t *)data, len))
+		kind = RPC_MSG_BLANK;
+	return kind;
 }
 
 void
 rpc_msg_clear(struct rpc_msg *m)
 {
 	json_decref(m->root);
+	buf_free(&m->err);
 	memset(m, 0, sizeof(*m));
 }

@@ -1,4 +1,7 @@
-/* The JSON-RPC envelope: classifying one message from the peer. */
+/*
+ * The JSON-RPC envelope: classifying one message from the peer as the
+ * reference (serde_json) does, with its error texts and positions.
+ */
 #ifndef EXECD_RPC_PARSE_H
 #define EXECD_RPC_PARSE_H
 
@@ -6,23 +9,40 @@
 
 #include <jansson.h>
 
+#include "buf.h"
+
 enum rpc_msg_kind {
-	RPC_MSG_MALFORMED,
+	RPC_MSG_MALFORMED,	/* err says why; answered with id -1 */
 	RPC_MSG_REQUEST,
 	RPC_MSG_NOTIFICATION,
 	RPC_MSG_RESPONSE,	/* a response or error object from the client */
+	/*
+	 * Only Unicode whitespace: the reference's stdio reader skips the
+	 * line; elsewhere it is RPC_MSG_MALFORMED (err is set).
+	 */
+	RPC_MSG_BLANK,
+	/*
+	 * Not UTF-8: the reference's stdio reader fails and the connection
+	 * ends; elsewhere it is RPC_MSG_MALFORMED (err is set).
+	 */
+	RPC_MSG_NOT_UTF8,
 };
 
 struct rpc_msg {
 	json_t		*root;
 	json_t		*id;		/* borrowed from root */
-	const char	*method;
+	const char	*method;	/* may hold NUL bytes: see method_len */
+	size_t		 method_len;
 	json_t		*params;	/* borrowed, NULL when absent */
+	struct buf	 err;		/* serde's words; may hold NUL bytes */
 };
 
-/* err gets the reference's (serde's) wording of what is wrong. */
-enum rpc_msg_kind rpc_parse(const char *data, size_t len, struct rpc_msg *m,
-	    char *err, size_t errlen);
+/*
+ * Integers above INT64_MAX that fit a u64 are read as INT64_MAX ("very
+ * large"); larger or smaller integers and reals beyond a double's range are
+ * read as the real +-1e308.  The id is judged on the number as written.
+ */
+enum rpc_msg_kind rpc_parse(const char *data, size_t len, struct rpc_msg *m);
 void	rpc_msg_clear(struct rpc_msg *m);
 
 #endif

@@ -1,0 +1,622 @@
+/*
+ * serde_json's reader (de.rs and read.rs), walked over the bytes: the same
+ * grammar, the same order of checks, and errors at the same read index, so
+ * that texts and positions match the reference's.
+ */
+#include "config.h"
+
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <jansson.h>
+
+#include "rpc_scan.h"
+
+/* serde_json's ErrorCode texts */
+static const char *const scan_msgs[] = {
+	[SE_NONE] = "",
+	[SE_NOMEM] = "out of memory",
+	[SE_EOF_LIST] = "EOF while parsing a list",
+	[SE_EOF_OBJECT] = "EOF while parsing an object",
+	[SE_EOF_STRING] = "EOF while parsing a string",
+	[SE_EOF_VALUE] = "EOF while parsing a value",
+	[SE_COLON] = "expected `:`",
+	[SE_LIST_COMMA] = "expected `,` or `]`",
+	[SE_OBJECT_COMMA] = "expected `,` or `}`",
+	[SE_IDENT] = "expected ident",
+	[SE_VALUE] = "expected value",
+	[SE_ESCAPE] = "invalid escape",
+	[SE_NUMBER] = "invalid number",
+	[SE_UNICODE] = "invalid unicode code point",
+	[SE_CONTROL] = "control character (\\u0000-\\u001F) found while parsing a string",
+	[SE_KEY] = "key must be a string",
+	[SE_LONE_SURROGATE] = "lone leading surrogate in hex escape",
+	[SE_HEX_END] = "unexpected end of hex escape",
+	[SE_TRAILING_COMMA] = "trailing comma",
+	[SE_TRAILING] = "trailing characters",
+	[SE_RECURSION] = "recursion limit exceeded",
+	[SE_DUPLICATE] = "duplicate JSON object key",
+};
+
+/* Where a value sits, for the numbers the classifier judges as written. */
+enum watch { W_NONE, W_ROOT, W_ID, W_IN_ID, W_ERROR, W_CODE };
+
+static int	scan_value(struct scan *, enum watch);
+
+/* serde's error(): at the read index */
+static int
+scan_error(struct scan *s, enum scan_err e)
+{
+	s->err = e;
+	s->epos = s->i;
+	return -1;
+}
+
+/* serde's peek_error(): one past the read index, the byte it looked at */
+static int
+scan_peek_error(struct scan *s, enum scan_err e)
+{
+	s->err = e;
+	s->epos = s->i < s->len ? s->i + 1 : s->len;
+	return -1;
+}
+
+static int
+scan_peek(const struct scan *s)
+{
+	return s->i < s->len ? s->p[s->i] : -1;
+}
+
+static int
+scan_skip_ws(struct scan *s)
+{
+	while (s->i < s->len && (s->p[s->i] == ' ' || s->p[s->i] == '\n' ||
+	    s->p[s->i] == '\t' || s->p[s->i] == '\r'))
+		s->i++;
+	return scan_peek(s);
+}
+
+static int
+is_digit(int c)
+{
+	return c >= '0' && c <= '9';
+}
+
+/* Replace bytes for jansson, keeping every offset. */
+static int
+scan_fix(struct scan *s, size_t off, size_t n, const char *with)
+{
+	size_t	wlen = strlen(with);
+
+	if (wlen > n)		/* not so: see scan_number() and scan_unicode_escape() */
+		return 0;
+	if (s->fixed == NULL) {
+		if ((s->fixed = malloc(s->len)) == NULL)
+			return scan_error(s, SE_NOMEM);
+		memcpy(s->fixed, s->p, s->len);
+	}
+	memcpy(s->fixed + off, with, wlen);
+	memset(s->fixed + off + wlen, ' ', n - wlen);
+	return 0;
+}
+
+/* Strict UTF-8, as Rust's str::from_utf8. */
+int
+utf8_valid(const uint8_t *p, size_t n)
+{
+	size_t	i = 0, need;
+	uint8_t	c, lo, hi;
+
+	while (i < n) {
+		if ((c = p[i++]) < 0x80)
+			continue;
+		lo = 0x80;
+		hi = 0xbf;
+		if (c >= 0xc2 && c <= 0xdf)
+			need = 1;
+		else if (c >= 0xe0 && c <= 0xef) {
+			need = 2;
+			lo = c == 0xe0 ? 0xa0 : lo;
+			hi = c == 0xed ? 0x9f : hi;
+		} else if (c >= 0xf0 && c <= 0xf4) {
+			need = 3;
+			lo = c == 0xf0 ? 0x90 : lo;
+			hi = c == 0xf4 ? 0x8f : hi;
+		} else
+			return 0;
+		for (; need > 0; need--, i++, lo = 0x80, hi = 0xbf)
+			if (i >= n || p[i] < lo || p[i] > hi)
+				return 0;
+	}
+	return 1;
+}
+
+/* The code point at p (valid UTF-8); *n gets its length. */
+uint32_t
+utf8_decode(const uint8_t *p, size_t *n)
+{
+	if (p[0] < 0x80) {
+		*n = 1;
+		return p[0];
+	}
+	if (p[0] < 0xe0) {
+		*n = 2;
+		return (uint32_t)(p[0] & 0x1f) << 6 | (p[1] & 0x3f);
+	}
+	if (p[0] < 0xf0) {
+		*n = 3;
+		return (uint32_t)(p[0] & 0x0f) << 12 | (uint32_t)(p[1] & 0x3f) << 6 |
+		    (p[2] & 0x3f);
+	}
+	*n = 4;
+	return (uint32_t)(p[0] & 0x07) << 18 | (uint32_t)(p[1] & 0x3f) << 12 |
+	    (uint32_t)(p[2] & 0x3f) << 6 | (p[3] & 0x3f);
+}
+
+static int
+utf8_put(struct buf *b, uint32_t cp)
+{
+	uint8_t	u[4];
+	size_t	n;
+
+	if (cp < 0x80) {
+		u[0] = cp;
+		n = 1;
+	} else if (cp < 0x800) {
+		u[0] = 0xc0 | cp >> 6;
+		u[1] = 0x80 | (cp & 0x3f);
+		n = 2;
+	} else if (cp < 0x10000) {
+		u[0] = 0xe0 | cp >> 12;
+		u[1] = 0x80 | (cp >> 6 & 0x3f);
+		u[2] = 0x80 | (cp & 0x3f);
+		n = 3;
+	} else {
+		u[0] = 0xf0 | cp >> 18;
+		u[1] = 0x80 | (cp >> 12 & 0x3f);
+		u[2] = 0x80 | (cp >> 6 & 0x3f);
+		u[3] = 0x80 | (cp & 0x3f);
+		n = 4;
+	}
+	return buf_append(b, u, n);
+}
+
+static int
+scan_hex4(struct scan *s, uint32_t *cp)
+{
+	size_t	k;
+	int	c, bad = 0;
+
+	if (s->len - s->i < 4) {
+		s->i = s->len;
+		return scan_error(s, SE_EOF_STRING);
+	}
+	for (*cp = 0, k = 0; k < 4; k++) {
+		c = s->p[s->i + k];
+		if (is_digit(c))
+			*cp = *cp << 4 | (uint32_t)(c - '0');
+		else if ((c | 0x20) >= 'a' && (c | 0x20) <= 'f')
+			*cp = *cp << 4 | (uint32_t)((c | 0x20) - 'a' + 10);
+		else
+			bad = 1;
+	}
+	s->i += 4;
+	return bad ? scan_error(s, SE_ESCAPE) : 0;
+}
+
+/* After "\u"; surrogates as serde_json pairs them. */
+static int
+scan_unicode_escape(struct scan *s, struct buf *key)
+{
+	uint32_t	cp, lo;
+	size_t		hex = s->i;
+
+	if (scan_hex4(s, &cp) == -1)
+		return -1;
+	if (cp >= 0xdc00 && cp <= 0xdfff)
+		return scan_error(s, SE_LONE_SURROGATE);
+	if (cp >= 0xd800 && cp <= 0xdbff) {
+		if (s->i >= s->len)
+			return scan_error(s, SE_EOF_STRING);
+		if (s->p[s->i++] != '\\')
+			return scan_error(s, SE_HEX_END);
+		if (s->i >= s->len)
+			return scan_error(s, SE_EOF_STRING);
+		if (s->p[s->i++] != 'u')
+			return scan_error(s, SE_HEX_END);
+		if (scan_hex4(s, &lo) == -1)
+			return -1;
+		if (lo < 0xdc00 || lo > 0xdfff)
+			return scan_error(s, SE_LONE_SURROGATE);
+		cp = 0x10000 + ((cp - 0xd800) << 10) + (lo - 0xdc00);
+	}
+	if (key == NULL)
+		return 0;
+	/* jansson refuses NUL in keys; U+FFFF stands in (no field has either) */
+	if (cp == 0 && scan_fix(s, hex, 4, "ffff") == -1)
+		return -1;
+	return utf8_put(key, cp) == -1 ? scan_error(s, SE_NOMEM) : 0;
+}
+
+static int
+scan_escape(struct scan *s, struct buf *key)
+{
+	static const char	 from[] = "\"\\/bfnrt", to[] = "\"\\/\b\f\n\r\t";
+	const char		*e;
+	int			 c;
+
+	if (s->i >= s->len)
+		return scan_error(s, SE_EOF_STRING);
+	if ((c = s->p[s->i++]) == 'u')
+		return scan_unicode_escape(s, key);
+	if (c == '\0' || (e = strchr(from, c)) == NULL)
+		return scan_error(s, SE_ESCAPE);
+	if (key != NULL && utf8_put(key, (uint8_t)to[e - from]) == -1)
+		return scan_error(s, SE_NOMEM);
+	return 0;
+}
+
+/*
+ * After the opening quote.  serde checks a string's UTF-8 only once it has
+ * read the closing quote; key, when not NULL, gets the decoded string.
+ */
+static int
+scan_string(struct scan *s, struct buf *key)
+{
+	size_t	run = s->i;
+	int	bad = 0, c;
+
+	for (;;) {
+		if (s->i >= s->len)
+			return scan_error(s, SE_EOF_STRING);
+		c = s->p[s->i];
+		if (c == '"' || c == '\\') {
+			bad |= !utf8_valid(s->p + run, s->i - run);
+			if (key != NULL && buf_append(key, s->p + run, s->i - run) == -1)
+				return scan_error(s, SE_NOMEM);
+			s->i++;
+			if (c == '"')
+				return bad ? scan_error(s, SE_UNICODE) : 0;
+			if (scan_escape(s, key) == -1)
+				return -1;
+			run = s->i;
+		} else {
+			s->i++;
+			if (c < 0x20)
+				return scan_error(s, SE_CONTROL);
+		}
+	}
+}
+
+static int
+scan_ident(struct scan *s, const char *rest)
+{
+	for (; *rest != '\0'; rest++) {
+		if (s->i >= s->len)
+			return scan_error(s, SE_EOF_VALUE);
+		if (s->p[s->i++] != *rest)
+			return scan_error(s, SE_IDENT);
+	}
+	return 0;
+}
+
+/* digits (no sign, no leading zero) <= max */
+static int
+digits_le(const uint8_t *d, size_t n, const char *max)
+{
+	size_t	mlen = strlen(max);
+
+	return n < mlen || (n == mlen && memcmp(d, max, n) <= 0);
+}
+
+static enum scan_num
+number_kind(const uint8_t *p, size_t n, int real)
+{
+	char	*tmp;
+	double	 v;
+	int	 neg = p[0] == '-';
+
+	if (real) {
+		if ((tmp = strndup((const char *)p, n)) == NULL)
+			return NUM_NONE;
+		v = strtod(tmp, NULL);
+		free(tmp);
+		return isinf(v) ? NUM_HUGE : NUM_REAL;
+	}
+	p += neg;
+	n -= neg;
+	if (digits_le(p, n, neg ? "9223372036854775808" : "9223372036854775807"))
+		return NUM_I64;
+	if (!neg && digits_le(p, n, "18446744073709551615"))
+		return NUM_U64;
+	if (!neg && digits_le(p, n, "340282366920938463463374607431768211455"))
+		return NUM_U128;
+	if (neg && digits_le(p, n, "170141183460469231731687303715884105728"))
+		return NUM_I128;
+	return NUM_HUGE;
+}
+
+static int
+scan_number(struct scan *s, enum watch w)
+{
+	size_t		start = s->i;
+	int		real = 0, c;
+	enum scan_num	k;
+
+	if (s->p[s->i] == '-')
+		s->i++;
+	if (s->i >= s->len)
+		return scan_error(s, SE_EOF_VALUE);
+	c = s->p[s->i++];
+	if (c == '0') {
+		if (is_digit(scan_peek(s)))
+			return scan_peek_error(s, SE_NUMBER);
+	} else if (is_digit(c)) {
+		while (is_digit(scan_peek(s)))
+			s->i++;
+	} else
+		return scan_error(s, SE_NUMBER);
+	if (scan_peek(s) == '.') {
+		real = 1;
+		s->i++;
+		if (!is_digit(c = scan_peek(s)))
+			return scan_peek_error(s, c == -1 ? SE_EOF_VALUE : SE_NUMBER);
+		while (is_digit(scan_peek(s)))
+			s->i++;
+	}
+	if (scan_peek(s) == 'e' || scan_peek(s) == 'E') {
+		real = 1;
+		s->i++;
+		if (scan_peek(s) == '+' || scan_peek(s) == '-')
+			s->i++;
+		if (s->i >= s->len)
+			return scan_error(s, SE_EOF_VALUE);
+		if (!is_digit(s->p[s->i++]))
+			return scan_error(s, SE_NUMBER);
+		while (is_digit(scan_peek(s)))
+			s->i++;
+	}
+	if ((k = number_kind(s->p + start, s->i - start, real)) == NUM_NONE)
+		return scan_error(s, SE_NOMEM);
+	if (w == W_ID)
+		s->id_kind = k;
+	else if (w == W_CODE)
+		s->code_kind = k;
+	/* serde buffers an untagged enum's input, and has no room for 128 bits */
+	if ((w == W_ID || w == W_IN_ID) && s->id_wide == NUM_NONE &&
+	    (k == NUM_U128 || k == NUM_I128)) {
+		s->id_wide = k;
+		s->id_off = start;
+		s->id_len = s->i - start;
+	}
+	if (k == NUM_U64)
+		return scan_fix(s, start, s->i - start, "9223372036854775807");
+	if (k != NUM_I64 && k != NUM_REAL)
+		return scan_fix(s, start, s->i - start, s->p[start] == '-' ? "-1e308" : "1e308");
+	return 0;
+}
+
+/* serde's check_recursion, on the bracket */
+static int
+scan_enter(struct scan *s)
+{
+	if (--s->depth == 0)
+		return scan_peek_error(s, SE_RECURSION);
+	s->i++;
+	return 0;
+}
+
+/* What a member (key) or element (key NULL, at index) of a watched value is. */
+static enum watch
+scan_child_watch(enum watch w, const struct buf *key, size_t index)
+{
+	if (w == W_ID || w == W_IN_ID)
+		return W_IN_ID;
+	if (key == NULL)	/* the error object's tuple form starts with its code */
+		return w == W_ERROR && index == 0 ? W_CODE : W_NONE;
+	if (w == W_ROOT && key->len == 2 && memcmp(key->data, "id", 2) == 0)
+		return W_ID;
+	if (w == W_ROOT && key->len == 5 && memcmp(key->data, "error", 5) == 0)
+		return W_ERROR;
+	if (w == W_ERROR && key->len == 4 && memcmp(key->data, "code", 4) == 0)
+		return W_CODE;
+	return W_NONE;
+}
+
+static int
+scan_array(struct scan *s, enum watch w)
+{
+	size_t	n;
+	int	c;
+
+	if (scan_enter(s) == -1)
+		return -1;
+	for (n = 0; (c = scan_skip_ws(s)) != ']'; n++) {
+		if (c == -1)
+			return scan_peek_error(s, SE_EOF_LIST);
+		if (n > 0) {
+			if (c != ',')
+				return scan_peek_error(s, SE_LIST_COMMA);
+			s->i++;
+			if ((c = scan_skip_ws(s)) == ']')
+				return scan_peek_error(s, SE_TRAILING_COMMA);
+			if (c == -1)
+				return scan_peek_error(s, SE_EOF_VALUE);
+		}
+		if (scan_value(s, scan_child_watch(w, NULL, n)) == -1)
+			return -1;
+	}
+	s->i++;
+	s->depth++;
+	return 0;
+}
+
+/* One member after a '"'; seen holds the keys so far. */
+static int
+scan_member(struct scan *s, json_t *seen, enum watch w)
+{
+	const char	*k;
+	enum watch	 child;
+	int		 c;
+
+	s->i++;
+	buf_reset(&s->key);
+	if (scan_string(s, &s->key) == -1)
+		return -1;
+	k = s->key.len > 0 ? (const char *)s->key.data : "";
+	if (json_object_getn(seen, k, s->key.len) != NULL)
+		return scan_error(s, SE_DUPLICATE);
+	if (json_object_setn_new_nocheck(seen, k, s->key.len, json_null()) == -1)
+		return scan_error(s, SE_NOMEM);
+	child = scan_child_watch(w, &s->key, 0);
+	if ((c = scan_skip_ws(s)) != ':')
+		return scan_peek_error(s, c == -1 ? SE_EOF_OBJECT : SE_COLON);
+	s->i++;
+	return scan_value(s, child);
+}
+
+/* The keys seen so far in the object read at this depth; sets are reused. */
+static json_t *
+scan_seen(struct scan *s)
+{
+	json_t	**set = &s->seen[s->depth];
+
+	if (*set == NULL)
+		return *set = json_object();
+	json_object_clear(*set);
+	return *set;
+}
+
+static int
+scan_object(struct scan *s, enum watch w)
+{
+	json_t	*seen;
+	size_t	 n;
+	int	 c;
+
+	if (scan_enter(s) == -1)
+		return -1;
+	if ((seen = scan_seen(s)) == NULL)
+		return scan_error(s, SE_NOMEM);
+	for (n = 0; (c = scan_skip_ws(s)) != '}'; n++) {
+		if (c == -1)
+			return scan_peek_error(s, SE_EOF_OBJECT);
+		if (n > 0) {
+			if (c != ',')
+				return scan_peek_error(s, SE_OBJECT_COMMA);
+			s->i++;
+			c = scan_skip_ws(s);
+		}
+		if (c != '"')
+			return scan_peek_error(s, c == '}' ? SE_TRAILING_COMMA :
+			    c == -1 ? SE_EOF_VALUE : SE_KEY);
+		if (scan_member(s, seen, w) == -1)
+			return -1;
+	}
+	s->i++;
+	s->depth++;
+	return 0;
+}
+
+static int
+scan_value(struct scan *s, enum watch w)
+{
+	switch (scan_skip_ws(s)) {
+	case -1:
+		return scan_peek_error(s, SE_EOF_VALUE);
+	case 'n':
+		s->i++;
+		return scan_ident(s, "ull");
+	case 't':
+		s->i++;
+		return scan_ident(s, "rue");
+	case 'f':
+		s->i++;
+		return scan_ident(s, "alse");
+	case '"':
+		s->i++;
+		return scan_string(s, NULL);
+	case '[':
+		return scan_array(s, w);
+	case '{':
+		return scan_object(s, w);
+	case '-':
+		return scan_number(s, w);
+	default:
+		if (is_digit(scan_peek(s)))
+			return scan_number(s, w);
+		return scan_peek_error(s, SE_VALUE);
+	}
+}
+
+int
+scan_json(struct scan *s, const uint8_t *p, size_t len)
+{
+	memset(s, 0, sizeof(*s));
+	s->p = p;
+	s->len = len;
+	s->depth = SERDE_DEPTH;
+	return scan_value(s, W_ROOT);
+}
+
+int
+scan_trailing(struct scan *s)
+{
+	if (scan_skip_ws(s) != -1)
+		return scan_peek_error(s, SE_TRAILING);
+	return 0;
+}
+
+/* Lines and columns counted in bytes, the column being the index's offset in its line. */
+int
+scan_error_text(const struct scan *s, struct buf *out)
+{
+	size_t	k, line = 1, start = 0;
+	char	pos[64];
+
+	if (buf_append(out, scan_msgs[s->err], strlen(scan_msgs[s->err])) == -1)
+		return -1;
+	if (s->err == SE_DUPLICATE && (buf_append(out, " `", 2) == -1 ||
+	    buf_append(out, s->key.data, s->key.len) == -1 || buf_append(out, "`", 1) == -1))
+		return -1;
+	if (s->err == SE_NOMEM)
+		return 0;
+	for (k = 0; k < s->epos; k++)
+		if (s->p[k] == '\n') {
+			line++;
+			start = k + 1;
+		}
+	snprintf(pos, sizeof(pos), " at line %zu column %zu", line, s->epos - start);
+	return buf_append(out, pos, strlen(pos));
+}
+
+void
+scan_free(struct scan *s)
+{
+	size_t	k;
+
+	for (k = 0; k < SERDE_DEPTH; k++)
+		json_decref(s->seen[k]);
+	free(s->fixed);
+	s->fixed = NULL;
+	buf_free(&s->key);
+}
+
+int
+unicode_blank(const uint8_t *p, size_t len)
+{
+	size_t		i, n;
+	uint32_t	c;
+
+	for (i = 0; i < len; i += n) {
+		c = utf8_decode(p + i, &n);
+		if (!((c >= 0x09 && c <= 0x0d) || c == 0x20 || c == 0x85 || c == 0xa0 ||
+		    c == 0x1680 || (c >= 0x2000 && c <= 0x200a) || c == 0x2028 ||
+		    c == 0x2029 || c == 0x202f || c == 0x205f || c == 0x3000))
+			return 0;
+	}
+	return 1;
+}
