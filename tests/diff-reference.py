@@ -542,9 +542,10 @@ def kill_leftovers(side, names):
 SEQUENCES = []
 
 
-def seq(desc, steps, init=True, loose_read=False, order=None):
+def seq(desc, steps, init=True, loose_read=False, order=None, todo=None):
+    """todo: a known, documented difference; reported as TAP TODO, not a failure."""
     SEQUENCES.append({"desc": desc, "steps": (INIT() if init else []) + steps,
-                      "loose_read": loose_read, "order": order})
+                      "loose_read": loose_read, "order": order, "todo": todo})
 
 
 # ---- lifecycle
@@ -628,7 +629,7 @@ seq("params forms: null, [], positional arrays, scalars", [
     req(4, "process/read", ["a", 0, None, 0]), req(5, "environment/status", []),
     req(6, "environment/status", None), req(7, "environment/status", 5),
     req(8, "process/read", "x"), req(9, "process/read", {"processId": None}),
-])
+], todo="positional (array) params are not supported by execd (README)")
 # ---- process/start
 seq("process/start: each required field missing, wrong types", [
     req(1, "process/start", {k: v for k, v in P("a", ["true"]).items() if k != "processId"}),
@@ -992,14 +993,16 @@ def main():
                 print("# note: capabilities reference=%s" % short(cr, 600))
                 if unknown:
                     problems.append("execd advertises capabilities unknown to the reference: %s" % unknown)
+            todo = " # TODO %s" % sq["todo"] if sq.get("todo") else ""
             if problems:
-                failures += 1
-                print("not ok %d - %s" % (n, sq["desc"]))
+                if not todo:
+                    failures += 1
+                print("not ok %d - %s%s" % (n, sq["desc"], todo))
                 for p in problems:
                     for line in p.split("\n"):
                         print("# " + line)
             else:
-                print("ok %d - %s" % (n, sq["desc"]))
+                print("ok %d - %s%s" % (n, sq["desc"], todo))
             if verbose:
                 for k in sides:
                     print("#   [%s] steps: %s" % (k, short(summ[k]["steps"], 3000)))
