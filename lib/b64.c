@@ -41,6 +41,13 @@ b64_encode(const void *src, size_t len, size_t *outlen)
 }
 
 static int
+b64_bad(char *err, size_t errlen, unsigned char c, size_t at)
+{
+	snprintf(err, errlen, "Invalid symbol %u, offset %zu.", c, at);
+	return -1;
+}
+
+static int
 b64_value(unsigned char c)
 {
 	if (c >= 'A' && c <= 'Z')
@@ -57,45 +64,52 @@ b64_value(unsigned char c)
 }
 
 /*
- * Validation follows the reference's decoder (canonical padding required):
- * it reports the first offending byte, then length, then the last symbol's
- * unused bits, then padding.
+ * Validation follows the reference's decoder (Rust's base64, canonical
+ * padding) step by step, so that errors are the same: a stray byte after
+ * the last whole quad first, then the quads before the final one, then the
+ * final quad's padding, length, padding count and unused bits.
  */
 static int
 b64_check(const unsigned char *s, size_t len, size_t *npad, char *err, size_t errlen)
 {
-	size_t	i, data = len, pad = 0;
-	int	v;
+	size_t	rem = len % 4, body, i, pad = 0, first_pad = 0, morsels = 0;
+	int	v, last = 0;
 
-	while (data > 0 && s[data - 1] == '=' && pad < 2) {
-		data--;
-		pad++;
-	}
-	for (i = 0; i < data; i++) {
-		if (b64_value(s[i]) < 0) {
-			snprintf(err, errlen, "Invalid symbol %u, offset %zu.", s[i], i);
-			return -1;
+	if (rem == 1 && s[len - 1] != '=' && b64_value(s[len - 1]) < 0)
+		return b64_bad(err, errlen, s[len - 1], len - 1);
+	/* the last quad, even a whole one, may carry padding: kept for the end */
+	body = len - rem;
+	body = rem == 0 && body >= 4 ? body - 4 : body;
+	for (i = 0; i < body; i++)
+		if (b64_value(s[i]) < 0)
+			return b64_bad(err, errlen, s[i], i);
+	for (i = body; i < len; i++) {
+		if (s[i] == '=') {
+			if (i - body < 2)
+				return b64_bad(err, errlen, '=', i);
+			if (pad++ == 0)
+				first_pad = i;
+			continue;
 		}
+		if (pad > 0)
+			return b64_bad(err, errlen, '=', first_pad);
+		if ((v = b64_value(s[i])) < 0)
+			return b64_bad(err, errlen, s[i], i);
+		last = v;
+		morsels++;
 	}
-	/* '=' after a whole quad is not padding but a stray symbol */
-	if (pad > 0 && data % 4 == 0) {
-		snprintf(err, errlen, "Invalid symbol %u, offset %zu.", '=', data);
+	if (len > 0 && morsels < 2) {
+		snprintf(err, errlen, "Invalid input length: %zu", body + morsels);
 		return -1;
 	}
-	if (data % 4 == 1) {
-		snprintf(err, errlen, "Invalid input length.");
-		return -1;
-	}
-	if (data > 0) {
-		v = b64_value(s[data - 1]);
-		if ((data % 4 == 2 && (v & 0x0f)) || (data % 4 == 3 && (v & 0x03))) {
-			snprintf(err, errlen, "Invalid last symbol %u, offset %zu.",
-			    s[data - 1], data - 1);
-			return -1;
-		}
-	}
-	if ((data + pad) % 4 != 0 || (data % 4 == 0 && pad != 0)) {
+	if ((pad + morsels) % 4 != 0) {
 		snprintf(err, errlen, "Invalid padding");
+		return -1;
+	}
+	/* bits of the last symbol that no output byte uses must be zero */
+	if ((morsels == 2 && (last & 0x0f)) || (morsels == 3 && (last & 0x03))) {
+		snprintf(err, errlen, "Invalid last symbol %u, offset %zu.", s[body + morsels - 1],
+		    body + morsels - 1);
 		return -1;
 	}
 	*npad = pad;

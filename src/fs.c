@@ -1,7 +1,540 @@
+/*
+ * fs methods: the table, what they share, and the one-shot metadata and
+ * directory requests.  Paths arrive as file:// URIs (uri.c), an optional
+ * `sandbox` becomes a policy enforced here (fs_policy.c).
+ */
 #include "config.h"
 
+#include <sys/stat.h>
+
+#include <dirent.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "log.h"
 #include "fs.h"
+#include "fs_int.h"
+#include "session.h"
+#include "uri.h"
+
+mode_t	fs_umask = 022;
+
+static void	m_create_directory(struct rpc_req *, json_t *);
+static void	m_get_metadata(struct rpc_req *, json_t *);
+static void	m_read_directory(struct rpc_req *, json_t *);
+static void	m_canonicalize(struct rpc_req *, json_t *);
 
 const struct rpc_method fs_methods[] = {
+	{ "fs/readFile", FS_GROUP, fs_m_read_file, RPC_SELF_GATED },
+	{ "fs/writeFile", FS_GROUP, fs_m_write_file, RPC_SELF_GATED },
+	{ "fs/createDirectory", FS_GROUP, m_create_directory, RPC_SELF_GATED },
+	{ "fs/getMetadata", FS_GROUP, m_get_metadata, RPC_SELF_GATED },
+	{ "fs/readDirectory", FS_GROUP, m_read_directory, RPC_SELF_GATED },
+	{ "fs/remove", FS_GROUP, fs_m_remove, RPC_SELF_GATED },
+	{ "fs/copy", FS_GROUP, fs_m_copy, RPC_SELF_GATED },
+	{ "fs/canonicalize", FS_GROUP, m_canonicalize, RPC_SELF_GATED },
+	{ "fs/walk", FS_GROUP, fs_m_walk, RPC_SELF_GATED },
+	{ "fs/open", FS_GROUP, fs_m_open, RPC_SELF_GATED },
+	{ "fs/readBlock", FS_GROUP, fs_m_read_block, RPC_SELF_GATED },
+	{ "fs/writeBlock", FS_GROUP, fs_m_write_block, RPC_SELF_GATED },
+	{ "fs/close", FS_GROUP, fs_m_close, RPC_SELF_GATED },
 	{ NULL, NULL, NULL },
 };
+
+void
+fs_init(void)
+{
+	static int	done;
+
+	if (done)
+		return;
+	done = 1;
+	fs_umask = umask(022);
+	umask(fs_umask);
+	rpc_on_detach(fs_handles_close_all);
+	session_set_capability("fileWriteStreaming", 1);
+	session_set_capability("sandboxedFileStreaming", 1);
+}
+
+int
+fs_deferred(struct rpc_req *req, const struct fp_deferred *d, const struct fs_policy *pol)
+{
+	const char	*err;
+
+	if (d->code != 0 && d->rank < 100) {
+		rpc_fail(req, d->code, "%s", d->msg);	/* the sandbox's own */
+		return 1;
+	}
+	if ((err = fs_policy_error(pol)) != NULL) {
+		rpc_fail(req, RPC_INTERNAL_ERROR, "fs sandbox helper failed with status exit "
+		    "status: 1: error building bubblewrap command: Fatal error: %s", err);
+		return 1;
+	}
+	if (d->code != 0) {
+		rpc_fail(req, d->code, "%s", d->msg);
+		return 1;
+	}
+	return 0;
+}
+
+int
+fs_pathf(char *buf, size_t len, const char *fmt, ...)
+{
+	va_list	ap;
+	int	n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(buf, len, fmt, ap);
+	va_end(ap);
+	return n < 0 || (size_t)n >= len ? ENAMETOOLONG : 0;
+}
+
+int
+fs_resolve(const char *path, int follow_last, char *out, size_t outlen)
+{
+	char	 buf[PATH_MAX], head[PATH_MAX];
+	char	*cut;
+	size_t	 n;
+
+	if (fs_pathf(head, sizeof(head), "%s", path) != 0)
+		return ENAMETOOLONG;
+	if (!follow_last) {
+		/* the last component stays as it is: resolve its directory */
+		if ((cut = strrchr(head, '/')) == NULL || cut == head)
+			return fs_pathf(out, outlen, "%s", path);
+		*cut = '\0';
+	}
+	for (;;) {
+		if (realpath(head, buf) != NULL) {
+			n = strlen(head);
+			return fs_pathf(out, outlen, "%s%s", strcmp(buf, "/") == 0 &&
+			    path[n] == '/' ? "" : buf, path + n);
+		}
+		if ((cut = strrchr(head, '/')) == NULL || cut == head)
+			return fs_pathf(out, outlen, "%s", path);
+		*cut = '\0';
+	}
+}
+
+int
+fs_allowed(const struct fs_policy *pol, const char *path, int follow_last, int want)
+{
+	char	real[PATH_MAX];
+
+	if (pol == NULL)
+		return 0;
+	/* a path too long to resolve is refused, not guessed at */
+	if (fs_resolve(path, follow_last, real, sizeof(real)) != 0)
+		return ENAMETOOLONG;
+	return fs_policy_check(pol, real, want);
+}
+
+/* Length of the valid UTF-8 sequence at s (1..4), or 0 with *bad the bytes to replace. */
+static size_t
+utf8_seq(const unsigned char *s, size_t *bad)
+{
+	size_t	n, i;
+	unsigned char lo = 0x80, hi = 0xbf;
+
+	if (s[0] < 0x80)
+		return 1;
+	if (s[0] >= 0xc2 && s[0] <= 0xdf)
+		n = 2;
+	else if (s[0] >= 0xe0 && s[0] <= 0xef)
+		n = 3;
+	else if (s[0] >= 0xf0 && s[0] <= 0xf4)
+		n = 4;
+	else {
+		*bad = 1;
+		return 0;
+	}
+	if (s[0] == 0xe0)
+		lo = 0xa0;
+	else if (s[0] == 0xed)
+		hi = 0x9f;
+	else if (s[0] == 0xf0)
+		lo = 0x90;
+	else if (s[0] == 0xf4)
+		hi = 0x8f;
+	for (i = 1; i < n; i++) {
+		if (s[i] < lo || s[i] > hi) {
+			*bad = i;	/* the maximal valid prefix becomes one U+FFFD */
+			return 0;
+		}
+		lo = 0x80;
+		hi = 0xbf;
+	}
+	return n;
+}
+
+int
+fs_utf8_valid(const char *s)
+{
+	const unsigned char	*p = (const unsigned char *)s;
+	size_t			 n, bad;
+
+	while (*p != '\0') {
+		if ((n = utf8_seq(p, &bad)) == 0)
+			return 0;
+		p += n;
+	}
+	return 1;
+}
+
+char *
+fs_lossy(const char *s)
+{
+	const unsigned char	*p = (const unsigned char *)s;
+	char			*out, *o;
+	size_t			 n, bad;
+
+	if ((out = malloc(strlen(s) * 3 + 1)) == NULL)
+		return NULL;
+	for (o = out; *p != '\0';) {
+		if ((n = utf8_seq(p, &bad)) > 0) {
+			memcpy(o, p, n);
+			o += n;
+			p += n;
+		} else {
+			memcpy(o, "\xef\xbf\xbd", 3);
+			o += 3;
+			p += bad;
+		}
+	}
+	*o = '\0';
+	return out;
+}
+
+void
+fs_fail_not_a_file(struct rpc_req *req, const char *path)
+{
+	char	*shown = fs_lossy(path);
+
+	rpc_fail(req, RPC_INVALID_REQUEST, "path `%s` is not a file", shown ? shown : path);
+	free(shown);
+}
+
+void
+fs_reply_empty(struct rpc_req *req)
+{
+	rpc_reply(req, json_object());
+}
+
+/* Milliseconds since the epoch; 0 before it, as the reference. */
+static int64_t
+unix_ms(const struct timespec *ts)
+{
+	if (ts->tv_sec < 0)
+		return 0;
+	return (int64_t)ts->tv_sec * 1000 + ts->tv_nsec / 1000000;
+}
+
+static void
+m_get_metadata(struct rpc_req *req, json_t *params)
+{
+	char			*path = NULL;
+	struct fs_policy	*pol = NULL;
+	struct fp_deferred	 d = { 0 };
+	struct fp_field		 f[] = {
+		{ "path", FP_PATH, FP_REQ, &path },
+		{ "sandbox", FP_SANDBOX, FP_SEQ_DEFAULT, &pol },
+		{ " options", FP_ANY, 0, NULL },
+	};
+	struct jx_err		 e;
+	struct stat		 st, lst;
+	int			 err;
+
+	if (fp_parse(params, "WireFsGetMetadataParams", f, 3, &d, &e) == -1) {
+		rpc_fail_params(req, &e);
+		goto out;
+	}
+	if (!rpc_admit(req))
+		goto out;
+	if (fs_deferred(req, &d, pol))
+		goto out;
+	if ((err = fs_allowed(pol, path, 1, FS_WANT_STAT)) != 0 ||
+	    (err = fs_allowed(pol, path, 0, FS_WANT_STAT)) != 0) {
+		rpc_fail_errno(req, err);
+		goto out;
+	}
+	if (stat(path, &st) == -1 || lstat(path, &lst) == -1) {
+		rpc_fail_errno(req, errno);
+		goto out;
+	}
+	/* the reference gets no birth time on Linux: it says 0 */
+	rpc_reply(req, json_pack("{s:b,s:b,s:b,s:I,s:I,s:I}",
+	    "isDirectory", S_ISDIR(st.st_mode), "isFile", S_ISREG(st.st_mode),
+	    "isSymlink", S_ISLNK(lst.st_mode), "size", (json_int_t)st.st_size,
+	    "createdAtMs", (json_int_t)0, "modifiedAtMs", (json_int_t)unix_ms(&st.st_mtim)));
+out:
+	fp_release(f, 3);
+}
+
+/* Is the entry `name` of dir (resolved: real) shown under the policy? */
+static int
+entry_visible(const struct fs_policy *pol, const char *dir, const char *real, const char *name)
+{
+	char	path[PATH_MAX], target[PATH_MAX];
+
+	if (pol == NULL)
+		return 1;
+	if (fs_pathf(path, sizeof(path), "%s/%s", strcmp(real, "/") == 0 ? "" : real, name) ||
+	    !fs_policy_visible(pol, path))
+		return 0;
+	/* a link shows what it points to: that must be visible too */
+	if (fs_pathf(target, sizeof(target), "%s/%s", dir, name) != 0)
+		return 0;
+	return fs_allowed(pol, target, 1, FS_WANT_READ) != ENOENT;
+}
+
+void
+fs_dirents_free(struct fs_dirent *d, size_t n)
+{
+	size_t	i;
+
+	for (i = 0; i < n; i++)
+		free(d[i].name);
+	free(d);
+}
+
+int
+fs_list_dir(const char *path, const struct fs_policy *pol, struct fs_dirent **out, size_t *nout)
+{
+	char		 real[PATH_MAX];
+	struct fs_dirent *d = NULL, *nd;
+	struct dirent	*de;
+	struct stat	 st;
+	size_t		 n = 0, cap = 0;
+	DIR		*dp;
+	int		 err = 0;
+
+	if ((dp = opendir(path)) == NULL)
+		return errno;
+	if (pol != NULL && fs_resolve(path, 1, real, sizeof(real)) != 0) {
+		closedir(dp);
+		return ENAMETOOLONG;
+	}
+	while ((errno = 0, de = readdir(dp)) != NULL) {
+		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
+			continue;
+		/*
+		 * As the reference: entries are stat'ed through symlinks and those
+		 * that do not stat (dangling links) are left out.  What is not a
+		 * link, readdir has already typed.
+		 */
+		if (de->d_type != DT_UNKNOWN && de->d_type != DT_LNK)
+			st.st_mode = DTTOIF(de->d_type);
+		else if (fstatat(dirfd(dp), de->d_name, &st, 0) == -1)
+			continue;
+		if (!entry_visible(pol, path, real, de->d_name))
+			continue;
+		if (n == cap) {
+			cap = cap ? cap * 2 : 64;
+			if ((nd = reallocarray(d, cap, sizeof(*d))) == NULL) {
+				err = ENOMEM;
+				break;
+			}
+			d = nd;
+		}
+		if ((d[n].name = strdup(de->d_name)) == NULL) {
+			err = ENOMEM;
+			break;
+		}
+		d[n].is_dir = S_ISDIR(st.st_mode);
+		d[n].is_file = S_ISREG(st.st_mode);
+		d[n].is_link = de->d_type == DT_LNK || de->d_type == DT_UNKNOWN;
+		n++;
+	}
+	if (err == 0 && errno != 0)
+		err = errno;
+	closedir(dp);
+	if (err != 0) {
+		fs_dirents_free(d, n);
+		return err;
+	}
+	*out = d;
+	*nout = n;
+	return 0;
+}
+
+static void
+m_read_directory(struct rpc_req *req, json_t *params)
+{
+	char			*path = NULL, *shown;
+	struct fs_policy	*pol = NULL;
+	struct fp_deferred	 d = { 0 };
+	struct fp_field		 f[] = {
+		{ "path", FP_PATH, FP_REQ, &path },
+		{ "sandbox", FP_SANDBOX, FP_SEQ_DEFAULT, &pol },
+	};
+	struct jx_err		 e;
+	struct fs_dirent	*ents = NULL;
+	size_t			 n = 0, i;
+	json_t			*arr = NULL, *o;
+	int			 err;
+
+	if (fp_parse(params, "WireFsReadDirectoryParams", f, 2, &d, &e) == -1) {
+		rpc_fail_params(req, &e);
+		goto out;
+	}
+	if (!rpc_admit(req))
+		goto out;
+	if (fs_deferred(req, &d, pol))
+		goto out;
+	if ((err = fs_allowed(pol, path, 1, FS_WANT_READ)) != 0 ||
+	    (err = fs_list_dir(path, pol, &ents, &n)) != 0) {
+		rpc_fail_errno(req, err);
+		goto out;
+	}
+	if ((arr = json_array()) == NULL)
+		goto nomem;
+	for (i = 0; i < n; i++) {
+		shown = NULL;
+		if (!fs_utf8_valid(ents[i].name) && (shown = fs_lossy(ents[i].name)) == NULL)
+			goto nomem;
+		/* built by hand: json_pack per entry costs more than the listing */
+		if ((o = json_object()) == NULL || json_array_append_new(arr, o) == -1 ||
+		    json_object_set_new_nocheck(o, "fileName",
+		    json_string_nocheck(shown ? shown : ents[i].name)) == -1 ||
+		    json_object_set_new_nocheck(o, "isDirectory",
+		    json_boolean(ents[i].is_dir)) == -1 ||
+		    json_object_set_new_nocheck(o, "isFile", json_boolean(ents[i].is_file)) == -1) {
+			free(shown);
+			goto nomem;
+		}
+		free(shown);
+	}
+	rpc_reply(req, json_pack("{s:o}", "entries", arr));
+	arr = NULL;
+	goto out;
+nomem:
+	log_warnx("fs/readDirectory %s: out of memory", path);
+	rpc_fail(req, RPC_INTERNAL_ERROR, "out of memory");
+out:
+	json_decref(arr);
+	fs_dirents_free(ents, n);
+	fp_release(f, 2);
+}
+
+static void
+m_canonicalize(struct rpc_req *req, json_t *params)
+{
+	char			*path = NULL, real[PATH_MAX], *uri;
+	struct fs_policy	*pol = NULL;
+	struct fp_deferred	 d = { 0 };
+	struct fp_field		 f[] = {
+		{ "path", FP_PATH, FP_REQ, &path },
+		{ "sandbox", FP_SANDBOX, FP_SEQ_DEFAULT, &pol },
+	};
+	struct jx_err		 e;
+	int			 err;
+
+	if (fp_parse(params, "WireFsCanonicalizeParams", f, 2, &d, &e) == -1) {
+		rpc_fail_params(req, &e);
+		goto out;
+	}
+	if (!rpc_admit(req))
+		goto out;
+	if (fs_deferred(req, &d, pol))
+		goto out;
+	if ((err = fs_allowed(pol, path, 1, FS_WANT_READ)) != 0) {
+		rpc_fail_errno(req, err);
+		goto out;
+	}
+	if (realpath(path, real) == NULL) {
+		rpc_fail_errno(req, errno);
+		goto out;
+	}
+	if ((uri = path_to_uri(real)) == NULL) {
+		rpc_fail(req, RPC_INTERNAL_ERROR, "out of memory");
+		goto out;
+	}
+	rpc_reply(req, json_pack("{s:s}", "path", uri));
+	free(uri);
+out:
+	fp_release(f, 2);
+}
+
+/* mkdir -p as Rust's create_dir_all: an existing directory anywhere is fine. */
+int
+fs_mkdir_all(char *path)
+{
+	struct stat	 st;
+	char		*slash;
+	int		 e;
+
+	if (mkdir(path, 0777) == 0)
+		return 0;
+	e = errno;
+	if (e != ENOENT)
+		return stat(path, &st) == 0 && S_ISDIR(st.st_mode) ? 0 : (errno = e, -1);
+	if ((slash = strrchr(path, '/')) == NULL)
+		return -1;
+	if (slash != path) {
+		*slash = '\0';
+		e = fs_mkdir_all(path) == -1 ? errno : 0;
+		*slash = '/';
+		if (e != 0) {
+			errno = e;
+			return -1;
+		}
+	}
+	if (mkdir(path, 0777) == 0)
+		return 0;
+	e = errno;
+	return stat(path, &st) == 0 && S_ISDIR(st.st_mode) ? 0 : (errno = e, -1);
+}
+
+static void
+m_create_directory(struct rpc_req *req, json_t *params)
+{
+	char			*path = NULL;
+	struct fs_policy	*pol = NULL;
+	struct fp_deferred	 d = { 0 };
+	int			 recursive = 1, err;
+	struct fp_field		 f[] = {
+		{ "path", FP_PATH, FP_REQ, &path },
+		{ "recursive", FP_BOOL, FP_OPT, &recursive },
+		{ "sandbox", FP_SANDBOX, FP_SEQ_DEFAULT, &pol },
+		{ " options", FP_ANY, 0, NULL },
+	};
+	struct jx_err		 e;
+	struct stat		 st;
+
+	if (fp_parse(params, "WireFsCreateDirectoryParams", f, 4, &d, &e) == -1) {
+		rpc_fail_params(req, &e);
+		goto out;
+	}
+	if (!rpc_admit(req))
+		goto out;
+	if (fs_deferred(req, &d, pol))
+		goto out;
+	if (pol != NULL) {
+		/* as the kernel orders it: lookup, then "exists", then "read-only" */
+		if (lstat(path, &st) == 0) {
+			if ((err = fs_allowed(pol, path, 0, FS_WANT_STAT)) != 0)
+				rpc_fail_errno(req, err);
+			else if (recursive && stat(path, &st) == 0 && S_ISDIR(st.st_mode))
+				fs_reply_empty(req);
+			else
+				rpc_fail_errno(req, EEXIST);
+			goto out;
+		}
+		if ((err = fs_allowed(pol, path, 1, FS_WANT_WRITE)) != 0) {
+			rpc_fail_errno(req, err);
+			goto out;
+		}
+	}
+	if ((recursive ? fs_mkdir_all(path) : mkdir(path, 0777)) == -1)
+		rpc_fail_errno(req, errno);
+	else
+		fs_reply_empty(req);
+out:
+	fp_release(f, 4);
+}

@@ -132,7 +132,7 @@ m_start(struct rpc_req *req, json_t *params)
 	struct netproxy_reg	*reg = NULL;
 	json_t			*env = NULL;
 	char			**av = NULL, **envp = NULL, *cwd = NULL, msg[512];
-	int			 err;
+	int			 err, code;
 
 	if (start_parse(params, &sp, &e) == -1) {
 		rpc_fail_params(req, &e);
@@ -149,10 +149,11 @@ m_start(struct rpc_req *req, json_t *params)
 		rpc_fail(req, RPC_INVALID_PARAMS, "argv must not be empty");
 		return;
 	}
-	if ((cwd = uri_to_path(sp.cwd_uri, &e)) == NULL) {
-		if (strncmp(e.msg, "invalid URI: file URI host", 26) == 0)
+	if ((cwd = uri_to_path_code(sp.cwd_uri, &e, &code)) == NULL) {
+		/* a well-formed URI naming no local path: the reference's cwd wording */
+		if (code == RPC_INVALID_REQUEST)
 			rpc_fail(req, RPC_INVALID_PARAMS, "cwd URI `%s` is not valid on this "
-			    "exec-server host: '%s' is invalid on 'linux'", sp.cwd_uri, sp.cwd_uri);
+			    "exec-server host: %s", sp.cwd_uri, e.msg);
 		else
 			rpc_fail_params(req, &e);
 		return;

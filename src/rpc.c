@@ -209,6 +209,35 @@ rpc_reply(struct rpc_req *req, json_t *result)
 }
 
 void
+rpc_reply_json(struct rpc_req *req, char *result, size_t len)
+{
+	static const char	 head[] = "{\"id\":", mid[] = ",\"result\":";
+	char			*id, *msg;
+	size_t			 idlen, n;
+
+	if (rpc_req_alive(req) && (id = jx_dump(req->id, &idlen)) != NULL) {
+		n = sizeof(head) - 1 + idlen + sizeof(mid) - 1 + len + 1;
+		if ((msg = malloc(n)) != NULL) {
+			memcpy(msg, head, sizeof(head) - 1);
+			memcpy(msg + sizeof(head) - 1, id, idlen);
+			memcpy(msg + sizeof(head) - 1 + idlen, mid, sizeof(mid) - 1);
+			/* the result is freed before the copy is sent: one large buffer less */
+			memcpy(msg + n - len - 1, result, len);
+			msg[n - 1] = '}';
+			free(result);
+			result = NULL;
+			if (rpc.t->send(rpc.t->ctx, msg, n) == -1)
+				log_debug("send on a closing connection dropped");
+			free(msg);
+		} else
+			log_warnx("out of memory answering %s", req->m->name);
+		free(id);
+	}
+	free(result);
+	rpc_req_done(req);
+}
+
+void
 rpc_fail(struct rpc_req *req, int code, const char *fmt, ...)
 {
 	char	 msg[4096];
@@ -261,6 +290,24 @@ rpc_errno_text(int errnum, char *buf, size_t len)
 		break;
 	case ENOTSUP:
 		s = "Not supported";
+		break;
+	case EBUSY:
+		s = "Resource busy";
+		break;
+	case EIO:
+		s = "I/O error";
+		break;
+	case ENOMEM:
+		s = "Out of memory";
+		break;
+	case EXDEV:
+		s = "Cross-device link";
+		break;
+	case EDQUOT:
+		s = "Quota exceeded";
+		break;
+	case EOVERFLOW:
+		s = "Value too large for data type";
 		break;
 	default:
 		s = strerror(errnum);

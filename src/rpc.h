@@ -83,6 +83,12 @@ void	rpc_on_detach(void (*cb)(void));
 /* 1: go on; 0: the request was answered with the gating error. */
 int	rpc_admit(struct rpc_req *req);
 void	rpc_reply(struct rpc_req *req, json_t *result);			/* steals result */
+/*
+ * The same with the result already serialised (a large fs/readFile: its
+ * base64 needs no escaping and is not copied into jansson); takes result.
+ */
+#define RPC_HAVE_REPLY_JSON 1
+void	rpc_reply_json(struct rpc_req *req, char *result, size_t len);
 void	rpc_fail(struct rpc_req *req, int code, const char *fmt, ...)
 	    __attribute__((format(printf, 3, 4)));
 void	rpc_fail_params(struct rpc_req *req, const struct jx_err *e);	/* -32602 */

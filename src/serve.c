@@ -7,6 +7,7 @@
 #include "evloop.h"
 #include "log.h"
 #include "execd.h"
+#include "fs.h"
 #include "fs_watch.h"
 #include "http_req.h"
 #include "netproxy.h"
@@ -39,6 +40,7 @@ serve_connection(int in_fd, int out_fd)
 		return 1;
 	if (netproxy_enabled())
 		session_set_capability("networkProxyLaunch", 1);
+	fs_init();
 	fs_watch_init();
 	if (ev_signal(SIGTERM, serve_stop, NULL) == -1 ||
 	    ev_signal(SIGINT, serve_stop, NULL) == -1 ||

@@ -1,4 +1,7 @@
-/* file:// URIs <-> local paths, as the reference parses them. */
+/*
+ * file:// URIs <-> local paths, parsed as the reference does (a WHATWG URL
+ * parser, then a check that the URL names a path on this host).
+ */
 #ifndef EXECD_URI_H
 #define EXECD_URI_H
 
@@ -6,7 +9,16 @@
 
 /* A malloc'd absolute, lexically normalised path, or NULL with e set. */
 char	*uri_to_path(const char *uri, struct jx_err *e);
+/*
+ * As uri_to_path, and *code tells the stage that failed, as the reference
+ * reports it: RPC_INVALID_PARAMS (-32602) for a malformed URI (it fails
+ * decoding the params), RPC_INVALID_REQUEST (-32600) for a well-formed URI
+ * that names no local path (a host, a drive letter; it fails when used).
+ */
+char	*uri_to_path_code(const char *uri, struct jx_err *e, int *code);
 /* "file:///abs/path" with the bytes that need it percent-encoded; malloc'd. */
 char	*path_to_uri(const char *path);
+/* Percent-encode one path segment (file name) as path_to_uri does; malloc'd. */
+char	*uri_encode_segment(const char *name);
 
 #endif

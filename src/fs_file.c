@@ -1,0 +1,396 @@
+/*
+ * fs/readFile and fs/writeFile: whole files in one message.
+ *
+ * Reading encodes into the answer as it reads, so execd holds the base64
+ * text and one small chunk, not the file as well.  Writing never leaves a
+ * half-written file: the data goes to a temporary file beside the target,
+ * is synced, and renamed over it, keeping the target's mode and owner.
+ * (The reference truncates and writes in place.)
+ */
+#include "config.h"
+
+#include <sys/stat.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "b64.h"
+#include "log.h"
+#include "fs_int.h"
+
+#define READ_CHUNK	(3 * 1024 * 1024)	/* a multiple of 3: no padding mid-stream */
+#define LINKS_MAX	40			/* as the kernel's ELOOP limit */
+
+/*
+ * Base64 of everything fd yields, into a malloc'd *out after `head` bytes
+ * left for the caller (and with room for `tail` more at the end);
+ * 0 or an errno (EFBIG: over the limit).
+ */
+static int
+read_b64(int fd, size_t hint, size_t head, size_t tail, char **out, size_t *outlen)
+{
+	unsigned char	*chunk;
+	char		*b, *nb;
+	size_t		 cap, have = 0, total = 0, o = head, ncap;
+	ssize_t		 n;
+	int		 err = 0;
+
+	cap = head + B64_ENCLEN(hint) + tail + 1;
+	if ((chunk = malloc(READ_CHUNK)) == NULL || (b = malloc(cap)) == NULL) {
+		free(chunk);
+		return ENOMEM;
+	}
+	for (;;) {
+		n = read(fd, chunk + have, READ_CHUNK - have);
+		if (n == -1 && errno == EINTR)
+			continue;
+		if (n == -1) {
+			err = errno;
+			break;
+		}
+		have += (size_t)n;
+		total += (size_t)n;
+		if (total > FS_READ_MAX) {
+			err = EFBIG;
+			break;
+		}
+		if (n > 0 && have < READ_CHUNK)
+			continue;
+		if (o + B64_ENCLEN(have) + tail + 1 > cap) {
+			/* the file grew while we read it */
+			ncap = cap + cap / 2 + B64_ENCLEN(READ_CHUNK);
+			if ((nb = realloc(b, ncap)) == NULL) {
+				err = ENOMEM;
+				break;
+			}
+			b = nb;
+			cap = ncap;
+		}
+		o += b64_encode_to(b + o, chunk, have);
+		have = 0;
+		if (n == 0)
+			break;
+	}
+	free(chunk);
+	if (err != 0) {
+		free(b);
+		return err;
+	}
+	*out = b;
+	*outlen = o - head;
+	return 0;
+}
+
+#ifdef RPC_HAVE_REPLY_JSON
+#define RESULT_HEAD	"{\"dataBase64\":\""
+#define RESULT_TAIL	"\"}"
+
+/* The answer serialised here: base64 needs no escaping, and jansson need not copy it. */
+static int
+reply_b64(struct rpc_req *req, int fd, size_t hint)
+{
+	char	*b;
+	size_t	 len, head = sizeof(RESULT_HEAD) - 1, tail = sizeof(RESULT_TAIL) - 1;
+	int	 err;
+
+	if ((err = read_b64(fd, hint, head, tail, &b, &len)) != 0)
+		return err;
+	memcpy(b, RESULT_HEAD, head);
+	memcpy(b + head + len, RESULT_TAIL, tail + 1);
+	rpc_reply_json(req, b, head + len + tail);
+	return 0;
+}
+#else
+static int
+reply_b64(struct rpc_req *req, int fd, size_t hint)
+{
+	json_t	*res, *s;
+	char	*b;
+	size_t	 len;
+	int	 err;
+
+	if ((err = read_b64(fd, hint, 0, 0, &b, &len)) != 0)
+		return err;
+	/* jansson copies the text: let ours go before the answer is serialised */
+	s = json_stringn_nocheck(b, len);
+	free(b);
+	if (s == NULL || (res = json_object()) == NULL ||
+	    json_object_set_new_nocheck(res, "dataBase64", s) == -1) {
+		json_decref(s);
+		return ENOMEM;
+	}
+	rpc_reply(req, res);
+	return 0;
+}
+#endif
+
+void
+fs_m_read_file(struct rpc_req *req, json_t *params)
+{
+	char			*path = NULL;
+	struct fs_policy	*pol = NULL;
+	struct fp_deferred	 d = { 0 };
+	struct fp_field		 f[] = {
+		{ "path", FP_PATH, FP_REQ, &path },
+		{ "sandbox", FP_SANDBOX, FP_SEQ_DEFAULT, &pol },
+		{ " options", FP_ANY, 0, NULL },
+	};
+	struct jx_err		 e;
+	struct stat		 st;
+	int			 fd = -1, err;
+
+	if (fp_parse(params, "WireFsReadFileParams", f, 3, &d, &e) == -1) {
+		rpc_fail_params(req, &e);
+		goto out;
+	}
+	if (!rpc_admit(req))
+		goto out;
+	if (fs_deferred(req, &d, pol))
+		goto out;
+	if ((err = fs_allowed(pol, path, 1, FS_WANT_READ)) != 0 ||
+	    (stat(path, &st) == -1 && (err = errno) != 0)) {
+		rpc_fail_errno(req, err);
+		goto out;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		fs_fail_not_a_file(req, path);
+		goto out;
+	}
+	if ((size_t)st.st_size > FS_READ_MAX)
+		goto too_large;
+	/* O_NONBLOCK: a path swapped for a FIFO must not hang the loop */
+	if ((fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC)) == -1 ||
+	    fstat(fd, &st) == -1) {
+		rpc_fail_errno(req, errno);
+		goto out;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		fs_fail_not_a_file(req, path);
+		goto out;
+	}
+	if ((err = reply_b64(req, fd, (size_t)st.st_size)) == EFBIG)
+		goto too_large;
+	if (err != 0) {
+		log_warnx("fs/readFile %s: %s", path, strerror(err));
+		rpc_fail_errno(req, err);
+	}
+	goto out;
+too_large:
+	rpc_fail(req, RPC_INVALID_REQUEST, "file is too large to read: limit is %u bytes",
+	    FS_READ_MAX);
+out:
+	if (fd != -1)
+		close(fd);
+	fp_release(f, 3);
+}
+
+static int
+write_all(int fd, const unsigned char *p, size_t len)
+{
+	ssize_t	n;
+
+	while (len > 0) {
+		n = write(fd, p, len > SSIZE_MAX ? SSIZE_MAX : len);
+		if (n == -1 && errno == EINTR)
+			continue;
+		if (n == -1)
+			return errno;
+		p += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+/* What writing to `path` writes: the end of its symlink chain. */
+static int
+final_target(const char *path, char *out, size_t outlen)
+{
+	char	 cur[PATH_MAX], link[PATH_MAX], *slash;
+	ssize_t	 n;
+	int	 i;
+
+	if (snprintf(cur, sizeof(cur), "%s", path) >= (int)sizeof(cur))
+		return ENAMETOOLONG;
+	for (i = 0; i < LINKS_MAX; i++) {
+		if ((n = readlink(cur, link, sizeof(link) - 1)) == -1) {
+			if (errno != EINVAL && errno != ENOENT)
+				return errno;
+			snprintf(out, outlen, "%s", cur);
+			return 0;
+		}
+		link[n] = '\0';
+		if (link[0] == '/')
+			snprintf(cur, sizeof(cur), "%s", link);
+		else {
+			if ((slash = strrchr(cur, '/')) == NULL)
+				return EINVAL;
+			slash[1] = '\0';
+			if (strlen(cur) + strlen(link) >= sizeof(cur))
+				return ENAMETOOLONG;
+			strcat(cur, link);
+		}
+	}
+	return ELOOP;
+}
+
+/* As the reference does it: truncate and write where the file is. */
+static int
+write_in_place(const char *path, const unsigned char *data, size_t len)
+{
+	int	fd, err;
+
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NONBLOCK | O_NOCTTY | O_CLOEXEC, 0666);
+	if (fd == -1)
+		return errno;
+	if (fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK) == -1)
+		err = errno;
+	else
+		err = write_all(fd, data, len);
+	if (close(fd) == -1 && err == 0)
+		err = errno;
+	return err;
+}
+
+/* A temporary file beside path/base: ".base.XXXXXX", or shorter if that is too long. */
+static int
+make_temp(const char *dir, const char *base, char *tmp, size_t tmplen)
+{
+	int	fd;
+
+	snprintf(tmp, tmplen, "%s/.%.200s.XXXXXX", dir, base);
+	if ((fd = mkostemp(tmp, O_CLOEXEC)) == -1 && errno == ENAMETOOLONG) {
+		snprintf(tmp, tmplen, "%s/.execd.XXXXXX", dir);
+		fd = mkostemp(tmp, O_CLOEXEC);
+	}
+	return fd;
+}
+
+/* Take over the replaced file's owner and mode; a new file gets 0666 less the umask. */
+static int
+copy_attrs(int fd, const struct stat *old)
+{
+	if (old == NULL)
+		return fchmod(fd, 0666 & ~fs_umask) == -1 ? errno : 0;
+	if (geteuid() == 0 && (old->st_uid != geteuid() || old->st_gid != getegid()) &&
+	    fchown(fd, old->st_uid, old->st_gid) == -1)
+		log_warn("fs/writeFile: keeping the owner %u:%u", (unsigned)old->st_uid,
+		    (unsigned)old->st_gid);
+	return fchmod(fd, old->st_mode & 07777) == -1 ? errno : 0;
+}
+
+static int
+write_atomic(const char *target, const unsigned char *data, size_t len)
+{
+	char		 dir[PATH_MAX], tmp[PATH_MAX + 32], *slash;
+	const char	*base;
+	struct stat	 st;
+	int		 exists, fd, dfd, err;
+
+	exists = stat(target, &st) == 0;
+	if (!exists && errno != ENOENT)
+		return errno;
+	if (exists && S_ISDIR(st.st_mode))
+		return EISDIR;
+	if (exists && !S_ISREG(st.st_mode))
+		return write_in_place(target, data, len);	/* a device, a FIFO */
+	snprintf(dir, sizeof(dir), "%s", target);
+	if ((slash = strrchr(dir, '/')) == NULL)
+		return EINVAL;
+	base = target + (slash - dir) + 1;
+	if (slash == dir)
+		strcpy(dir, "/");
+	else
+		*slash = '\0';
+	if (*base == '\0' || strcmp(base, ".") == 0 || strcmp(base, "..") == 0)
+		return write_in_place(target, data, len);
+	if ((fd = make_temp(dir, base, tmp, sizeof(tmp))) == -1) {
+		err = errno;
+		/* a writable file in a directory we may not add to: the old way */
+		if (exists && (err == EACCES || err == EPERM))
+			return write_in_place(target, data, len);
+		return err;
+	}
+	if ((err = copy_attrs(fd, exists ? &st : NULL)) == 0 &&
+	    (err = write_all(fd, data, len)) == 0 && fsync(fd) == -1)
+		err = errno;
+	if (close(fd) == -1 && err == 0)
+		err = errno;
+	if (err == 0 && rename(tmp, target) == -1)
+		err = errno;
+	if (err != 0) {
+		if (unlink(tmp) == -1)
+			log_warn("fs/writeFile: removing %s", tmp);
+		return err;
+	}
+	if ((dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) != -1) {
+		if (fsync(dfd) == -1)
+			log_debug("fs/writeFile: fsync %s: %s", dir, strerror(errno));
+		close(dfd);
+	}
+	return 0;
+}
+
+void
+fs_m_write_file(struct rpc_req *req, json_t *params)
+{
+	char			*path = NULL, target[PATH_MAX], berr[256];
+	const char		*b64 = NULL;
+	struct fs_policy	*pol = NULL;
+	struct fp_deferred	 d = { 0 };
+	struct fp_field		 f[] = {
+		{ "path", FP_PATH, FP_REQ, &path },
+		{ "dataBase64", FP_STR, FP_REQ, &b64 },
+		{ "sandbox", FP_SANDBOX, FP_SEQ_DEFAULT, &pol },
+		{ " options", FP_ANY, 0, NULL },
+	};
+	struct jx_err		 e;
+	struct stat		 st;
+	unsigned char		*data = NULL;
+	size_t			 len;
+	int			 err;
+
+	if (fp_parse(params, "WireFsWriteFileParams", f, 4, &d, &e) == -1) {
+		rpc_fail_params(req, &e);
+		goto out;
+	}
+	if (!rpc_admit(req))
+		goto out;
+	if ((data = b64_decode(b64, strlen(b64), &len, berr, sizeof(berr))) == NULL) {
+		rpc_fail(req, RPC_INVALID_REQUEST,
+		    "fs/writeFile requires valid base64 dataBase64: %s", berr);
+		goto out;
+	}
+	if (fs_deferred(req, &d, pol))
+		goto out;
+	if ((err = final_target(path, target, sizeof(target))) != 0) {
+		rpc_fail_errno(req, err);
+		goto out;
+	}
+	if (pol != NULL) {
+		/* as the kernel orders it: lookup, "is a directory", then "read-only" */
+		err = 0;
+		if (stat(target, &st) == 0 &&
+		    (err = fs_allowed(pol, target, 1, FS_WANT_STAT)) == 0 && S_ISDIR(st.st_mode))
+			err = EISDIR;
+		if (err == 0)
+			err = fs_allowed(pol, target, 1, FS_WANT_WRITE);
+		if (err != 0) {
+			rpc_fail_errno(req, err);
+			goto out;
+		}
+	}
+	if ((err = write_atomic(target, data, len)) != 0) {
+		log_debug("fs/writeFile %s: %s", target, strerror(err));
+		rpc_fail_errno(req, err);
+		goto out;
+	}
+	fs_reply_empty(req);
+out:
+	free(data);
+	fp_release(f, 4);
+}

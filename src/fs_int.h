@@ -1,0 +1,73 @@
+/* What the fs method files share. */
+#ifndef EXECD_FS_INT_H
+#define EXECD_FS_INT_H
+
+#include <stddef.h>
+
+#include <jansson.h>
+
+#include "fs_param.h"
+#include "fs_policy.h"
+#include "rpc.h"
+
+#define FS_READ_MAX	(512u * 1024 * 1024)	/* fs/readFile, as the reference */
+#define FS_BLOCK_MAX	(1024 * 1024)		/* fs/readBlock, fs/writeBlock */
+#define FS_GROUP	"filesystem"
+
+/* umask of execd, read once: what new files and directories get. */
+extern mode_t	fs_umask;
+
+/*
+ * Answer req and return 1 if the request cannot go on: a URI or sandbox
+ * entry that names no local path, or a policy the reference could not
+ * build for the operation.
+ */
+int	fs_deferred(struct rpc_req *req, const struct fp_deferred *d,
+	    const struct fs_policy *pol);
+
+/*
+ * The path with symlinks resolved as far as it exists (the rest appended
+ * as is); follow_last 0 leaves a final symlink itself.  Into out (PATH_MAX);
+ * 0 or ENAMETOOLONG.
+ */
+int	fs_resolve(const char *path, int follow_last, char *out, size_t outlen);
+/* snprintf for paths: 0, or ENAMETOOLONG when it does not fit. */
+int	fs_pathf(char *buf, size_t len, const char *fmt, ...)
+	    __attribute__((format(printf, 3, 4)));
+/* 0, or the errno the policy makes the access fail with. */
+int	fs_allowed(const struct fs_policy *pol, const char *path, int follow_last, int want);
+
+/* mkdir -p as Rust's create_dir_all; path is modified and restored. -1 with errno. */
+int	fs_mkdir_all(char *path);
+
+/* A directory's entries as fs/readDirectory shows them: stat-able, visible under pol. */
+struct fs_dirent {
+	char	*name;
+	int	 is_dir, is_file;	/* through symlinks */
+	int	 is_link;		/* or of unknown type: ask lstat */
+};
+int	fs_list_dir(const char *path, const struct fs_policy *pol, struct fs_dirent **out,
+	    size_t *n);
+void	fs_dirents_free(struct fs_dirent *d, size_t n);
+
+/* ``path `/x` is not a file`` */
+void	fs_fail_not_a_file(struct rpc_req *req, const char *path);
+/* A UTF-8 copy with invalid sequences replaced by U+FFFD, as Rust's to_string_lossy. */
+char	*fs_lossy(const char *s);
+int	 fs_utf8_valid(const char *s);
+/* {} */
+void	fs_reply_empty(struct rpc_req *req);
+
+/* The methods, by file. */
+void	fs_m_read_file(struct rpc_req *, json_t *);	/* fs_file.c */
+void	fs_m_write_file(struct rpc_req *, json_t *);
+void	fs_m_remove(struct rpc_req *, json_t *);	/* fs_tree.c */
+void	fs_m_copy(struct rpc_req *, json_t *);
+void	fs_m_walk(struct rpc_req *, json_t *);		/* fs_walk.c */
+void	fs_m_open(struct rpc_req *, json_t *);		/* fs_handle.c */
+void	fs_m_read_block(struct rpc_req *, json_t *);
+void	fs_m_write_block(struct rpc_req *, json_t *);
+void	fs_m_close(struct rpc_req *, json_t *);
+void	fs_handles_close_all(void);
+
+#endif

@@ -1,0 +1,353 @@
+/* Decoding fs method params with serde's error texts. */
+#include "config.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "log.h"
+#include "fs_param.h"
+#include "fs_policy.h"
+#include "rpc.h"
+#include "uri.h"
+
+/* Rust's Debug form of a string, as serde quotes one. */
+static void
+debug_string(const char *s, char *out, size_t len)
+{
+	size_t	o = 0;
+	char	esc[16];
+
+	if (len < 3) {
+		if (len > 0)
+			out[0] = '\0';
+		return;
+	}
+	out[o++] = '"';
+	for (; *s != '\0' && o + 12 < len; s++) {
+		unsigned char c = (unsigned char)*s;
+		switch (c) {
+		case '"':	snprintf(esc, sizeof(esc), "\\\""); break;
+		case '\\':	snprintf(esc, sizeof(esc), "\\\\"); break;
+		case '\n':	snprintf(esc, sizeof(esc), "\\n"); break;
+		case '\r':	snprintf(esc, sizeof(esc), "\\r"); break;
+		case '\t':	snprintf(esc, sizeof(esc), "\\t"); break;
+		default:
+			if (c < 0x20 || c == 0x7f)
+				snprintf(esc, sizeof(esc), "\\u{%x}", c);
+			else {
+				esc[0] = (char)c;
+				esc[1] = '\0';
+			}
+		}
+		o += (size_t)snprintf(out + o, len - o, "%s", esc);
+	}
+	out[o++] = '"';
+	out[o] = '\0';
+}
+
+void
+fp_describe(json_t *v, int content, char *out, size_t len)
+{
+	char	q[400];
+
+	switch (json_typeof(v)) {
+	case JSON_NULL:
+		snprintf(out, len, "null");
+		break;
+	case JSON_TRUE:
+		snprintf(out, len, "boolean `true`");
+		break;
+	case JSON_FALSE:
+		snprintf(out, len, "boolean `false`");
+		break;
+	case JSON_INTEGER:
+		if (content)
+			snprintf(out, len, "integer `%" JSON_INTEGER_FORMAT "`",
+			    json_integer_value(v));
+		else
+			snprintf(out, len, "number");
+		break;
+	case JSON_REAL:
+		if (!content)
+			snprintf(out, len, "number");
+		else if (json_real_value(v) == (double)(long long)json_real_value(v))
+			snprintf(out, len, "floating point `%.1f`", json_real_value(v));
+		else
+			snprintf(out, len, "floating point `%.17g`", json_real_value(v));
+		break;
+	case JSON_STRING:
+		debug_string(json_string_value(v), q, sizeof(q));
+		snprintf(out, len, "string %s", q);
+		break;
+	case JSON_ARRAY:
+		snprintf(out, len, "sequence");
+		break;
+	case JSON_OBJECT:
+		snprintf(out, len, "map");
+		break;
+	}
+}
+
+int
+fp_type_error(struct jx_err *e, json_t *v, const char *expected, int content)
+{
+	char	what[450];
+
+	fp_describe(v, content, what, sizeof(what));
+	if (snprintf(e->msg, sizeof(e->msg), "invalid type: %s, expected %s", what,
+	    expected) >= (int)sizeof(e->msg))
+		log_debug("long type error truncated");
+	return -1;
+}
+
+int
+fp_missing(struct jx_err *e, const char *field)
+{
+	snprintf(e->msg, sizeof(e->msg), "missing field `%s`", field);
+	return -1;
+}
+
+int
+fp_variant(const char *s, const char *const *variants)
+{
+	int	i;
+
+	for (i = 0; variants[i] != NULL; i++)
+		if (strcmp(s, variants[i]) == 0)
+			return i;
+	return -1;
+}
+
+int
+fp_unknown_variant(struct jx_err *e, const char *got, const char *const *variants)
+{
+	size_t	n, i, o;
+	char	q[300];
+
+	for (n = 0; variants[n] != NULL; n++)
+		;
+	snprintf(q, sizeof(q), "%s", got);
+	o = (size_t)snprintf(e->msg, sizeof(e->msg), "unknown variant `%s`, expected ", q);
+	for (i = 0; i < n && o < sizeof(e->msg); i++) {
+		if (n == 2 && i == 1)
+			o += (size_t)snprintf(e->msg + o, sizeof(e->msg) - o, " or ");
+		else if (i > 0)
+			o += (size_t)snprintf(e->msg + o, sizeof(e->msg) - o, ", ");
+		else if (n > 2)
+			o += (size_t)snprintf(e->msg + o, sizeof(e->msg) - o, "one of ");
+		if (o < sizeof(e->msg))
+			o += (size_t)snprintf(e->msg + o, sizeof(e->msg) - o, "`%s`", variants[i]);
+	}
+	return -1;
+}
+
+static void
+defer(struct fp_deferred *d, int rank, int code, const char *msg)
+{
+	if (d->code != 0 && d->rank <= rank)
+		return;
+	d->code = code;
+	d->rank = rank;
+	snprintf(d->msg, sizeof(d->msg), "%s", msg);
+}
+
+static int
+get_path(json_t *v, char **out, int rank, struct fp_deferred *d, struct jx_err *e)
+{
+	struct jx_err	ue;
+	int		code;
+
+	if (!json_is_string(v))
+		return fp_type_error(e, v, "a string", 0);
+	free(*out);
+	if ((*out = uri_to_path_code(json_string_value(v), &ue, &code)) != NULL)
+		return 0;
+	if (code == RPC_INVALID_REQUEST) {
+		defer(d, rank + 100, code, ue.msg);
+		return 0;
+	}
+	snprintf(e->msg, sizeof(e->msg), "%s", ue.msg);
+	return -1;
+}
+
+/* serde_json with exact numbers: only a non-negative integer is a u64. */
+static int
+get_u64(json_t *v, const char *expected, uint64_t *out, struct jx_err *e)
+{
+	if (json_is_integer(v) && json_integer_value(v) >= 0) {
+		*out = (uint64_t)json_integer_value(v);
+		return 0;
+	}
+	if (json_is_number(v)) {
+		snprintf(e->msg, sizeof(e->msg), "invalid number");
+		return -1;
+	}
+	return fp_type_error(e, v, expected, 0);
+}
+
+static int
+get_mode(json_t *v, int *out, struct jx_err *e)
+{
+	static const char *const modes[] = { "read", "replace", NULL };
+	const char	*k;
+	int		 i;
+
+	if (json_is_object(v) && json_object_size(v) == 1) {
+		/* serde also takes a unit variant spelled as a one-key map */
+		k = json_object_iter_key(json_object_iter(v));
+		if ((i = fp_variant(k, modes)) == -1)
+			return fp_unknown_variant(e, k, modes);
+		*out = i;
+		return 0;
+	}
+	if (!json_is_string(v))
+		return fp_type_error(e, v, "string or map", 0);
+	if ((i = fp_variant(json_string_value(v), modes)) == -1)
+		return fp_unknown_variant(e, json_string_value(v), modes);
+	*out = i;
+	return 0;
+}
+
+static int
+get_walk(json_t *v, struct fs_walk_opts *w, struct jx_err *e)
+{
+	struct fp_field	f[] = {
+		{ "maxDepth", FP_USIZE, FP_REQ, &w->max_depth },
+		{ "maxDirectories", FP_USIZE, FP_REQ, &w->max_dirs },
+		{ "maxEntries", FP_USIZE, FP_REQ, &w->max_entries },
+		{ "followDirectorySymlinks", FP_BOOL, FP_REQ, &w->follow_symlinks },
+		{ "pruneHiddenDirectories", FP_BOOL, FP_SEQ_DEFAULT | FP_PLAIN, &w->prune_hidden },
+	};
+	struct fp_deferred d = { 0 };
+
+	memset(w, 0, sizeof(*w));
+	return fp_parse(v, "WalkOptions", f, sizeof(f) / sizeof(f[0]), &d, e);
+}
+
+static int
+get_field(const struct fp_field *f, size_t idx, json_t *v, struct fp_deferred *d,
+    struct jx_err *e)
+{
+	struct fs_policy	**pol;
+	struct jx_err		  pe;
+	int			  code;
+
+	if (json_is_null(v) && !(f->flags & (FP_REQ | FP_PLAIN)))
+		return 0;
+	switch (f->type) {
+	case FP_PATH:
+		return get_path(v, f->out, (int)idx, d, e);
+	case FP_STR:
+		if (!json_is_string(v))
+			return fp_type_error(e, v, "a string", 0);
+		*(const char **)f->out = json_string_value(v);
+		return 0;
+	case FP_BOOL:
+		if (!json_is_boolean(v))
+			return fp_type_error(e, v, "a boolean", 0);
+		*(int *)f->out = json_is_true(v);
+		return 0;
+	case FP_U64:
+		return get_u64(v, "u64", f->out, e);
+	case FP_USIZE:
+		return get_u64(v, "usize", f->out, e);
+	case FP_SANDBOX:
+		if (!json_is_object(v))
+			return fp_type_error(e, v, "struct WireFileSystemSandboxContext", 0);
+		pol = f->out;
+		fs_policy_free(*pol);
+		*pol = NULL;
+		if (fs_policy_parse(v, pol, &pe, &code) == 0)
+			return 0;
+		if (code == RPC_INVALID_PARAMS) {
+			*e = pe;
+			return -1;
+		}
+		defer(d, (int)idx, code, pe.msg);	/* before any path of the op */
+		return 0;
+	case FP_WALK:
+		if (!json_is_object(v) && !json_is_array(v))
+			return fp_type_error(e, v, "struct WalkOptions", 0);
+		return get_walk(v, f->out, e);
+	case FP_MODE:
+		return get_mode(v, f->out, e);
+	case FP_ANY:
+		return 0;
+	}
+	return 0;
+}
+
+static int
+parse_seq(json_t *a, const char *sname, const struct fp_field *f, size_t nf,
+    struct fp_deferred *d, struct jx_err *e)
+{
+	size_t	i, n = json_array_size(a);
+
+	for (i = 0; i < nf; i++) {
+		if (i >= n) {
+			if (f[i].flags & FP_SEQ_DEFAULT)
+				continue;
+			snprintf(e->msg, sizeof(e->msg),
+			    "invalid length %zu, expected struct %s with %zu element%s",
+			    i, sname, nf, nf == 1 ? "" : "s");
+			return -1;
+		}
+		if (get_field(&f[i], i, json_array_get(a, i), d, e) == -1)
+			return -1;
+	}
+	if (n > nf) {
+		snprintf(e->msg, sizeof(e->msg),
+		    "invalid length %zu, expected fewer elements in array", n);
+		return -1;
+	}
+	return 0;
+}
+
+int
+fp_parse(json_t *params, const char *sname, const struct fp_field *f, size_t nf,
+    struct fp_deferred *d, struct jx_err *e)
+{
+	const char	*key;
+	json_t		*v;
+	size_t		 i;
+	char		 exp[128];
+
+	snprintf(exp, sizeof(exp), "struct %s", sname);
+	if (params == NULL) {
+		snprintf(e->msg, sizeof(e->msg), "invalid type: null, expected %s", exp);
+		return -1;
+	}
+	if (json_is_array(params))
+		return parse_seq(params, sname, f, nf, d, e);
+	if (!json_is_object(params))
+		return fp_type_error(e, params, exp, 0);
+	/* serde visits the keys as they come, then reports what is missing */
+	json_object_foreach(params, key, v) {
+		for (i = 0; i < nf; i++)
+			if (strcmp(f[i].name, key) == 0)
+				break;
+		if (i < nf && get_field(&f[i], i, v, d, e) == -1)
+			return -1;
+	}
+	for (i = 0; i < nf; i++)
+		if ((f[i].flags & FP_REQ) && json_object_get(params, f[i].name) == NULL)
+			return fp_missing(e, f[i].name);
+	return 0;
+}
+
+void
+fp_release(const struct fp_field *f, size_t nf)
+{
+	size_t	i;
+
+	for (i = 0; i < nf; i++) {
+		if (f[i].type == FP_PATH) {
+			free(*(char **)f[i].out);
+			*(char **)f[i].out = NULL;
+		} else if (f[i].type == FP_SANDBOX) {
+			fs_policy_free(*(struct fs_policy **)f[i].out);
+			*(struct fs_policy **)f[i].out = NULL;
+		}
+	}
+}

@@ -1,0 +1,512 @@
+/* Sandbox policies: rules from a decoded context, and the access checks. */
+#include "config.h"
+
+#include <sys/stat.h>
+
+#include <errno.h>
+#include <fnmatch.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fs_policy_int.h"
+#include "rpc.h"
+
+struct fs_policy {
+	struct fs_rule	*rules;
+	size_t		 nrules, cap;
+	char		*error;		/* the operation must fail with this */
+};
+
+/* What the reference's Linux sandbox always shows, read-only... */
+static const char *const platform_roots[] = { "/bin", "/sbin", "/usr", "/etc", "/lib",
+	"/lib64", "/nix/store", "/run/current-system/sw", "/proc", NULL };
+/* ...and the device nodes of bubblewrap's --dev, writable. */
+static const char *const platform_devices[] = { "/dev/null", "/dev/zero", "/dev/full",
+	"/dev/random", "/dev/urandom", "/dev/tty", "/dev/ptmx", "/dev/pts", "/dev/shm",
+	"/dev/fd", "/dev/stdin", "/dev/stdout", "/dev/stderr", NULL };
+static const char *const protected_names[] = { ".git", ".codex", ".agents", NULL };
+
+/* ---- building the rules ---- */
+
+static int
+is_glob(const char *s)
+{
+	return strpbrk(s, "*?[") != NULL;
+}
+
+/* Does the rule path `root` cover `path` (equal, or an ancestor by whole components)? */
+static int
+covers(const char *root, const char *path)
+{
+	size_t	n = strlen(root);
+
+	if (strcmp(root, "/") == 0)
+		return 1;
+	return strncmp(root, path, n) == 0 && (path[n] == '\0' || path[n] == '/');
+}
+
+static size_t
+components(const char *p)
+{
+	size_t	n = 0;
+
+	for (; *p != '\0'; p++)
+		if (*p == '/' && p[1] != '\0')
+			n++;
+	return n;
+}
+
+/*
+ * The path with symlinks resolved in its longest existing prefix, as the
+ * reference normalises its roots; NULL if out of memory.  *exists tells
+ * whether the whole path exists.
+ */
+static char *
+effective_path(const char *path, int *exists)
+{
+	char	 buf[PATH_MAX], *copy, *cut, *out;
+	size_t	 n;
+
+	*exists = 0;
+	if ((copy = strdup(path)) == NULL)
+		return NULL;
+	for (;;) {
+		if (realpath(copy, buf) != NULL) {
+			*exists = strlen(copy) == strlen(path);
+			n = strlen(buf) + strlen(path + strlen(copy)) + 2;
+			if ((out = malloc(n)) != NULL)
+				snprintf(out, n, "%s%s", strcmp(buf, "/") == 0 &&
+				    path[strlen(copy)] == '/' ? "" : buf, path + strlen(copy));
+			free(copy);
+			return out;
+		}
+		if ((cut = strrchr(copy, '/')) == NULL || cut == copy) {
+			free(copy);
+			return strdup(path);
+		}
+		*cut = '\0';
+	}
+}
+
+#define R_GLOB		0x1
+#define R_IMPLICIT	0x2
+#define R_KEEP_MISSING	0x4
+#define R_LITERAL	0x8	/* the path as written, a symlink staying one */
+
+static int
+add_rule(struct fs_policy *p, const char *path, enum fs_access a, int flags)
+{
+	struct fs_rule	*r;
+	struct stat	 st;
+	char		*eff;
+	int		 exists;
+
+	if (flags & R_GLOB)
+		eff = strdup(path);
+	else if (flags & R_LITERAL) {
+		if (lstat(path, &st) == -1 && a != FS_ACCESS_DENY && !(flags & R_KEEP_MISSING))
+			return 0;
+		eff = strdup(path);
+	}
+	else {
+		eff = effective_path(path, &exists);
+		/* the reference cannot mount what does not exist: it grants nothing */
+		if (eff != NULL && !exists && a != FS_ACCESS_DENY && !(flags & R_KEEP_MISSING)) {
+			free(eff);
+			return 0;
+		}
+	}
+	if (eff == NULL)
+		return -1;
+	if (p->nrules == p->cap) {
+		size_t ncap = p->cap ? p->cap * 2 : 16;
+		if ((r = reallocarray(p->rules, ncap, sizeof(*r))) == NULL) {
+			free(eff);
+			return -1;
+		}
+		p->rules = r;
+		p->cap = ncap;
+	}
+	r = &p->rules[p->nrules++];
+	r->path = eff;
+	r->access = a;
+	r->is_glob = (flags & R_GLOB) != 0;
+	r->implicit = (flags & R_IMPLICIT) != 0;
+	return 0;
+}
+
+/* A deny pattern: absolute (joined to cwd), its literal directory prefix resolved. */
+static int
+add_glob(struct fs_policy *p, const char *cwd, const char *pattern)
+{
+	char	*abs, *eff, *lit_end, *slash, *full;
+	size_t	 n;
+	int	 exists, r;
+
+	n = strlen(pattern) + (cwd ? strlen(cwd) : 0) + 2;
+	if ((abs = malloc(n)) == NULL)
+		return -1;
+	if (pattern[0] == '/')
+		snprintf(abs, n, "%s", pattern);
+	else if (pattern[0] == '\0')
+		snprintf(abs, n, "%s", cwd);
+	else
+		snprintf(abs, n, "%s%s%s", cwd, strcmp(cwd, "/") == 0 ? "" : "/", pattern);
+	if (!is_glob(abs)) {
+		n = strlen(abs) + 128;
+		if (p->error == NULL && (p->error = malloc(n)) != NULL)
+			snprintf(p->error, n, "unreadable glob `%s` cannot be safely expanded; "
+			    "use a pattern with a non-root directory prefix", abs);
+		free(abs);
+		return 0;
+	}
+	lit_end = abs + strcspn(abs, "*?[");
+	for (slash = lit_end; slash > abs && *slash != '/'; slash--)
+		;
+	*slash = '\0';
+	eff = effective_path(slash == abs ? "/" : abs, &exists);
+	*slash = '/';
+	if (eff == NULL) {
+		free(abs);
+		return -1;
+	}
+	n = strlen(eff) + strlen(slash) + 1;
+	if ((full = malloc(n)) != NULL)
+		snprintf(full, n, "%s%s", strcmp(eff, "/") == 0 ? "" : eff, slash);
+	free(eff);
+	free(abs);
+	if (full == NULL)
+		return -1;
+	r = add_rule(p, full, FS_ACCESS_DENY, R_GLOB);
+	free(full);
+	return r;
+}
+
+/* A relative subpath that stays inside its root, or NULL. */
+static int
+subpath_ok(const char *s)
+{
+	const char	*seg;
+
+	if (s[0] == '/' || s[0] == '\0')
+		return 0;
+	for (seg = s; seg != NULL; seg = strchr(seg, '/') ? strchr(seg, '/') + 1 : NULL)
+		if (strncmp(seg, "..", 2) == 0 && (seg[2] == '/' || seg[2] == '\0'))
+			return 0;
+	return 1;
+}
+
+static int
+add_special(struct fs_policy *p, const struct fsp_ctx *c, const struct fsp_entry *en)
+{
+	const char	*tmp;
+	char		 buf[PATH_MAX];
+	size_t		 i;
+	struct stat	 st;
+
+	switch (en->special) {
+	case S_ROOT:
+		return en->access == FS_ACCESS_DENY ? 0 : add_rule(p, "/", en->access, 0);
+	case S_PROJECT_ROOTS:
+		for (i = 0; i < c->nroots; i++) {
+			if (en->subpath == NULL) {
+				if (add_rule(p, c->roots[i], en->access, 0) == -1)
+					return -1;
+			} else if (subpath_ok(en->subpath)) {
+				snprintf(buf, sizeof(buf), "%s/%s", c->roots[i], en->subpath);
+				if (add_rule(p, buf, en->access, 0) == -1)
+					return -1;
+			}
+		}
+		return 0;
+	case S_TMPDIR:
+		tmp = getenv("TMPDIR");
+		if (tmp == NULL || tmp[0] != '/')
+			return 0;
+		return add_rule(p, tmp, en->access, 0);
+	case S_SLASH_TMP:
+		if (stat("/tmp", &st) == -1 || !S_ISDIR(st.st_mode))
+			return 0;
+		return add_rule(p, "/tmp", en->access, 0);
+	case S_MINIMAL:		/* the platform roots are always there */
+	case S_CWD:		/* grants nothing in the reference's 0.169.0 fs helper */
+	case S_UNKNOWN:
+		return 0;
+	}
+	return 0;
+}
+
+/* Full-disk write without narrowing entries needs no sandbox at all. */
+static int
+unrestricted(const struct fsp_ctx *c)
+{
+	size_t	i, j;
+	int	root_write = 0;
+
+	for (i = 0; i < c->nentries; i++)
+		if (c->entries[i].kind == E_SPECIAL && c->entries[i].special == S_ROOT &&
+		    c->entries[i].access == FS_ACCESS_WRITE)
+			root_write = 1;
+	if (!root_write)
+		return 0;
+	for (i = 0; i < c->nentries; i++) {
+		const struct fsp_entry *en = &c->entries[i];
+		int shadowed = 0;
+		if (en->access == FS_ACCESS_WRITE)
+			continue;
+		if (en->kind == E_SPECIAL && (en->special == S_MINIMAL ||
+		    en->special == S_UNKNOWN || (en->special == S_ROOT &&
+		    en->access == FS_ACCESS_READ)))
+			continue;
+		for (j = 0; j < c->nentries; j++) {
+			const struct fsp_entry *w = &c->entries[j];
+			if (w->access != FS_ACCESS_WRITE || w->kind != en->kind)
+				continue;
+			if (en->kind == E_SPECIAL ? w->special == en->special :
+			    (w->path != NULL && en->path != NULL &&
+			    strcmp(w->path, en->path) == 0))
+				shadowed = 1;
+		}
+		if (!shadowed)
+			return 0;
+	}
+	return 1;
+}
+
+static int
+build(struct fs_policy *p, const struct fsp_ctx *c)
+{
+	const struct fsp_entry	*en;
+	char			 buf[PATH_MAX];
+	size_t			 i, j, n;
+
+	/* where these are symlinks (merged /usr), the links are shown too */
+	for (i = 0; platform_roots[i] != NULL; i++)
+		if (add_rule(p, platform_roots[i], FS_ACCESS_READ, R_IMPLICIT) == -1 ||
+		    add_rule(p, platform_roots[i], FS_ACCESS_READ, R_IMPLICIT | R_LITERAL) == -1)
+			return -1;
+	for (i = 0; platform_devices[i] != NULL; i++)
+		if (add_rule(p, platform_devices[i], FS_ACCESS_WRITE, R_IMPLICIT) == -1 ||
+		    add_rule(p, platform_devices[i], FS_ACCESS_WRITE,
+		    R_IMPLICIT | R_LITERAL) == -1)
+			return -1;
+	for (i = 0; i < c->nentries; i++) {
+		en = &c->entries[i];
+		if (en->kind == E_PATH && en->path != NULL) {
+			if (add_rule(p, en->path, en->access, 0) == -1)
+				return -1;
+		} else if (en->kind == E_GLOB && en->access == FS_ACCESS_DENY) {
+			if (add_glob(p, c->cwd, en->path) == -1)
+				return -1;
+		} else if (en->kind == E_SPECIAL && add_special(p, c, en) == -1)
+			return -1;
+	}
+	/* a writable root keeps its repository and agent metadata read-only */
+	n = p->nrules;
+	for (i = 0; i < n; i++) {
+		if (p->rules[i].access != FS_ACCESS_WRITE || p->rules[i].is_glob ||
+		    p->rules[i].implicit)
+			continue;
+		for (j = 0; protected_names[j] != NULL; j++) {
+			snprintf(buf, sizeof(buf), "%s/%s", strcmp(p->rules[i].path, "/") == 0 ?
+			    "" : p->rules[i].path, protected_names[j]);
+			if (add_rule(p, buf, FS_ACCESS_READ, R_IMPLICIT | R_KEEP_MISSING) == -1)
+				return -1;
+		}
+	}
+	return 0;
+}
+
+int
+fs_policy_parse(json_t *sandbox, struct fs_policy **out, struct jx_err *e, int *code)
+{
+	struct fsp_ctx	c;
+	int		r = 0;
+
+	*out = NULL;
+	*code = RPC_INVALID_PARAMS;
+	if (sandbox == NULL || json_is_null(sandbox))
+		return 0;
+	if (fsp_decode(sandbox, &c, e, code) == -1)
+		r = -1;
+	else if (c.restricted && !unrestricted(&c) &&
+	    ((*out = calloc(1, sizeof(**out))) == NULL || build(*out, &c) == -1)) {
+		fs_policy_free(*out);
+		*out = NULL;
+		snprintf(e->msg, sizeof(e->msg), "out of memory");
+		*code = RPC_INTERNAL_ERROR;
+		r = -1;
+	}
+	fsp_ctx_free(&c);
+	return r;
+}
+
+void
+fs_policy_free(struct fs_policy *p)
+{
+	size_t	i;
+
+	if (p == NULL)
+		return;
+	for (i = 0; i < p->nrules; i++)
+		free(p->rules[i].path);
+	free(p->rules);
+	free(p->error);
+	free(p);
+}
+
+/* Segment-wise fnmatch(3), "**" standing for any number of segments. */
+static int
+glob_match(const char *pat, const char *path)
+{
+	const char	*pe, *se;
+	char		 ps[NAME_MAX + 1], ss[NAME_MAX + 1];
+	size_t		 pl, sl;
+
+	while (*pat == '/')
+		pat++;
+	while (*path == '/')
+		path++;
+	if (*pat == '\0')
+		return *path == '\0';
+	pe = pat + strcspn(pat, "/");
+	pl = (size_t)(pe - pat);
+	if (pl == 2 && strncmp(pat, "**", 2) == 0) {
+		for (;;) {
+			if (glob_match(pe, path))
+				return 1;
+			if (*path == '\0')
+				return 0;
+			path += strcspn(path, "/");
+			while (*path == '/')
+				path++;
+		}
+	}
+	if (*path == '\0')
+		return 0;
+	se = path + strcspn(path, "/");
+	sl = (size_t)(se - path);
+	if (pl > NAME_MAX || sl > NAME_MAX)
+		return 0;
+	memcpy(ps, pat, pl);
+	ps[pl] = '\0';
+	memcpy(ss, path, sl);
+	ss[sl] = '\0';
+	if (fnmatch(ps, ss, 0) != 0)
+		return 0;
+	return glob_match(pe, se);
+}
+
+/* A deny glob masks what it matches and everything below that. */
+static int
+glob_covers(const char *pat, const char *path)
+{
+	char	*buf, *cut;
+	int	 hit = 0;
+
+	if ((buf = strdup(path)) == NULL)
+		return 1;	/* fail closed */
+	for (;;) {
+		if ((hit = glob_match(pat, buf)) != 0)
+			break;
+		if ((cut = strrchr(buf, '/')) == NULL || cut == buf)
+			break;
+		*cut = '\0';
+	}
+	free(buf);
+	return hit;
+}
+
+/* Is path a directory on the way to a granted root (shown, but holding nothing else)? */
+static int
+on_the_way(const struct fs_policy *p, const char *path)
+{
+	const struct fs_rule	*r;
+	size_t			 i;
+
+	for (i = 0; i < p->nrules; i++) {
+		r = &p->rules[i];
+		if (r->access != FS_ACCESS_DENY && !r->is_glob && covers(path, r->path) &&
+		    strcmp(path, r->path) != 0)
+			return 1;
+	}
+	return 0;
+}
+
+static int
+denied(const struct fs_rule *r, const char *path, int want)
+{
+	if (r->access != FS_ACCESS_DENY)
+		return 0;
+	if (r->is_glob)
+		return want == FS_WANT_STAT ? glob_covers(r->path, path) &&
+		    !glob_match(r->path, path) : glob_covers(r->path, path);
+	if (want == FS_WANT_STAT && strcmp(r->path, path) == 0)
+		return 0;	/* the mask itself is there to be looked at */
+	return covers(r->path, path);
+}
+
+int
+fs_policy_check(const struct fs_policy *p, const char *path, int want)
+{
+	const struct fs_rule	*r, *best = NULL;
+	size_t			 i, n, bestn = 0;
+	char			*parent, *cut;
+	int			 up;
+
+	if (p == NULL)
+		return 0;
+	for (i = 0; i < p->nrules; i++)
+		if (denied(&p->rules[i], path, want))
+			return EACCES;
+	for (i = 0; i < p->nrules; i++) {
+		r = &p->rules[i];
+		if (r->access == FS_ACCESS_DENY || r->is_glob || !covers(r->path, path))
+			continue;
+		n = components(r->path);
+		if (best == NULL || n > bestn || (n == bestn && r->access == FS_ACCESS_WRITE)) {
+			best = r;
+			bestn = n;
+		}
+	}
+	if (best != NULL)
+		return want == FS_WANT_WRITE && best->access != FS_ACCESS_WRITE ? EROFS : 0;
+	if (on_the_way(p, path))
+		return want == FS_WANT_WRITE ? EROFS : 0;
+	if (want != FS_WANT_WRITE)
+		return ENOENT;
+	/* creating something beside the way to a root: visible, but read-only */
+	if ((parent = strdup(path)) == NULL)
+		return EROFS;
+	if ((cut = strrchr(parent, '/')) != NULL)
+		*(cut == parent ? cut + 1 : cut) = '\0';
+	up = on_the_way(p, parent);
+	free(parent);
+	return up ? EROFS : ENOENT;
+}
+
+int
+fs_policy_visible(const struct fs_policy *p, const char *path)
+{
+	return fs_policy_check(p, path, 0) != ENOENT;
+}
+
+const char *
+fs_policy_error(const struct fs_policy *p)
+{
+	return p == NULL ? NULL : p->error;
+}
+
+size_t
+fs_policy_nrules(const struct fs_policy *p)
+{
+	return p == NULL ? 0 : p->nrules;
+}
+
+const struct fs_rule *
+fs_policy_rule(const struct fs_policy *p, size_t i)
+{
+	return p == NULL || i >= p->nrules ? NULL : &p->rules[i];
+}

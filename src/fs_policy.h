@@ -1,0 +1,82 @@
+/*
+ * The filesystem part of a request's `sandbox` (FileSystemSandboxContext):
+ * parsed with the reference's error texts and reduced to a list of rules on
+ * real (symlink-free) paths, which execd enforces itself for fs requests
+ * and which can be turned into Landlock rules for processes.
+ *
+ * Model (checked against codex exec-server 0.169.0, whose helper runs the
+ * operation inside bubblewrap):
+ *  - `disabled`, `external`, `managed`+`unrestricted`, and a restricted
+ *    profile granting write on `root` without narrowing entries: no policy.
+ *  - A path is readable under the most specific read/write rule covering
+ *    it (ties: write wins), writable only if that rule is a write rule.
+ *  - `deny`/`none` entries (paths, and deny glob patterns) mask everything
+ *    below them: reads and writes there fail with EACCES.
+ *  - Writable roots keep their top-level .git, .codex and .agents read-only.
+ *  - The platform's system directories (/usr, /etc, /bin, /lib, /proc,
+ *    ...) are always readable and the usual /dev nodes writable, as the
+ *    reference's helper (bubblewrap --dev) sees them.
+ *  - Anything else does not exist (ENOENT) - except the directories leading
+ *    to a readable root, which can be listed (showing only what leads on)
+ *    but not written to (EROFS).
+ *  - Read and write entries for paths that do not exist are dropped (the
+ *    reference cannot mount them), deny entries are kept.
+ *  - `current_working_directory` entries grant nothing (as the reference's
+ *    0.169.0 fs helper), `project_roots` means `workspaceRoots` (+subpath),
+ *    `tmpdir` means execd's own $TMPDIR, `slash_tmp` /tmp, `unknown` nothing.
+ *  - Read/write glob patterns grant nothing; deny globs are matched with
+ *    fnmatch(3) per path segment, `**` spanning segments.
+ */
+#ifndef EXECD_FS_POLICY_H
+#define EXECD_FS_POLICY_H
+
+#include <stddef.h>
+
+#include <jansson.h>
+
+#include "jsonx.h"
+
+enum fs_access {
+	FS_ACCESS_READ = 1,
+	FS_ACCESS_WRITE,
+	FS_ACCESS_DENY,
+};
+
+struct fs_rule {
+	char		*path;		/* absolute, symlinks resolved; or a pattern */
+	enum fs_access	 access;
+	int		 is_glob;
+	int		 implicit;	/* a platform default or protected subpath */
+};
+
+struct fs_policy;
+
+/*
+ * Parse a `sandbox` value (NULL or JSON null: none). On success *out is
+ * NULL when the request is unrestricted. On failure returns -1 with the
+ * reference's message in e and its JSON-RPC code in *code: -32602 for a
+ * malformed object, -32600 for an entry URI that names no local path.
+ */
+int	fs_policy_parse(json_t *sandbox, struct fs_policy **out, struct jx_err *e, int *code);
+void	fs_policy_free(struct fs_policy *p);
+
+#define FS_WANT_READ	0
+#define FS_WANT_WRITE	1
+#define FS_WANT_STAT	2	/* only look at it: a masked path itself can be stat'ed */
+
+/*
+ * May `path` (absolute, already resolved with realpath(3) as far as it
+ * exists) be used as `want` says?  0, or the errno the operation fails
+ * with: ENOENT, EACCES or EROFS.  A NULL policy allows all.
+ */
+int	fs_policy_check(const struct fs_policy *p, const char *path, int want);
+/* Does listing a directory show `path`, one of its entries? */
+int	fs_policy_visible(const struct fs_policy *p, const char *path);
+
+/* The policy could not be built for an operation (a glob it cannot expand); NULL if fine. */
+const char *fs_policy_error(const struct fs_policy *p);
+
+size_t	 fs_policy_nrules(const struct fs_policy *p);
+const struct fs_rule *fs_policy_rule(const struct fs_policy *p, size_t i);
+
+#endif
