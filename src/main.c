@@ -21,6 +21,7 @@
 #include "log.h"
 #include "execd.h"
 #include "listen.h"
+#include "sandbox.h"
 #include "serve.h"
 
 struct execd_conf conf = {
@@ -49,6 +50,7 @@ usage(void)
 	    "             [--allow-remote] [--no-auth] [--max-message BYTES]\n"
 	    "             [--retention BYTES] [--kill-grace-ms MS] [--concurrent-requests N]\n"
 	    "             [--header-timeout-ms MS] [--state-dir DIR] [--resume-ttl-ms MS]\n"
+	    "             [--allow-setuid]\n"
 	    "             [--proxy-control PATH] [--log stderr|syslog|none] [--log-level LEVEL]\n");
 	exit(2);
 }
@@ -182,6 +184,7 @@ main(int argc, char *argv[])
 		{ "header-timeout-ms", required_argument, NULL, 'H' },
 		{ "state-dir", required_argument, NULL, 'S' },
 		{ "resume-ttl-ms", required_argument, NULL, 'T' },
+		{ "allow-setuid", no_argument, NULL, 'U' },
 		{ "proxy-control", required_argument, NULL, 'P' },
 		{ "log", required_argument, NULL, 'L' },
 		{ "log-level", required_argument, NULL, 'v' },
@@ -194,6 +197,7 @@ main(int argc, char *argv[])
 	const char	*listen_url = NULL, *token_file = NULL;
 	char		 url[512];
 	int		 ch, allow_remote = 0, dest_given = 0, level = LOG_NOTICE;
+	int		 allow_setuid = 0;
 	int		 fds[16], nfds, fd;
 
 	ensure_std_fds();
@@ -224,6 +228,7 @@ main(int argc, char *argv[])
 			break;
 		case 'P': conf.proxy_control = optarg; break;
 		case 'S': conf.state_dir = optarg; break;
+		case 'U': allow_setuid = 1; break;
 		case 'T':
 			conf.resume_ttl_ms = number("--resume-ttl-ms", optarg, 24 * 3600000);
 			break;
@@ -252,6 +257,13 @@ main(int argc, char *argv[])
 		conf.token = read_token(token_file);
 	if (conf.state_dir == NULL)
 		conf.state_dir = default_state_dir();
+	/*
+	 * no_new_privs and a deny-list filter on execd itself, inherited by
+	 * every child: setuid programs (sudo) then gain nothing, which
+	 * --allow-setuid keeps possible.
+	 */
+	if (!allow_setuid && sandbox_self_narrow() == -1)
+		fatalx("cannot narrow execd's own privileges");
 
 	nfds = listen_inherited(fds, 16);
 	if (mode == MODE_LISTEN) {

@@ -19,6 +19,7 @@
 #include "proc_table.h"
 #include "netproxy.h"
 #include "resume.h"
+#include "sandbox.h"
 
 #define PROC_READ_SIZE	8192	/* bytes per process/output chunk, as the reference */
 
@@ -385,6 +386,8 @@ proc_exited(struct proc *p, int status)
 	for (guard = 0; guard < 128 && p->err_open && !rpc_congested(); guard++)
 		if (proc_read_chunk(p, &p->err_io) <= 0)
 			break;
+	if (p->sandboxed)
+		p->sandbox_denied = sandbox_denied(p->exit_code, &p->ring);
 	p->exited = 1;
 	/* its credentials die with it */
 	netproxy_unregister(p->netreg);

@@ -13,6 +13,7 @@
 #include "proc_env.h"
 #include "proc_spawn.h"
 #include "proc_table.h"
+#include "sandbox.h"
 #include "netproxy.h"
 #include "uri.h"
 
@@ -67,20 +68,6 @@ start_parse(json_t *params, struct start_params *sp, struct jx_err *e)
 	return 0;
 }
 
-/* A sandbox that asks for anything but "run as the server user" is refused for now. */
-static int
-sandbox_restricts(json_t *sandbox)
-{
-	json_t		*perm;
-	const char	*type;
-
-	if (sandbox == NULL)
-		return 0;
-	perm = json_object_get(sandbox, "permissions");
-	type = json_string_value(json_object_get(perm, "type"));
-	return type == NULL || strcmp(type, "disabled") != 0;
-}
-
 static char **
 argv_array(json_t *argv)
 {
@@ -130,12 +117,17 @@ m_start(struct rpc_req *req, json_t *params)
 	struct jx_err		 e;
 	struct proc		*p;
 	struct netproxy_reg	*reg = NULL;
+	struct sandbox_plan	*sbx = NULL;
 	json_t			*env = NULL;
 	char			**av = NULL, **envp = NULL, *cwd = NULL, msg[512];
 	int			 err, code;
 
 	if (start_parse(params, &sp, &e) == -1) {
 		rpc_fail_params(req, &e);
+		return;
+	}
+	if (sandbox_check(sp.sandbox, params, &code, msg, sizeof(msg)) == -1) {
+		rpc_fail(req, code, "%s", msg);
 		return;
 	}
 	if (netproxy_enabled() &&
@@ -149,6 +141,11 @@ m_start(struct rpc_req *req, json_t *params)
 		rpc_fail(req, RPC_INVALID_PARAMS, "argv must not be empty");
 		return;
 	}
+	/* the reference prepares the sandbox before it looks at cwd and the id */
+	if (sandbox_prepare(sp.sandbox, params, &sbx, &code, msg, sizeof(msg)) == -1) {
+		rpc_fail(req, code, "%s", msg);
+		return;
+	}
 	if ((cwd = uri_to_path_code(sp.cwd_uri, &e, &code)) == NULL) {
 		/* a well-formed URI naming no local path: the reference's cwd wording */
 		if (code == RPC_INVALID_REQUEST)
@@ -156,14 +153,10 @@ m_start(struct rpc_req *req, json_t *params)
 			    "exec-server host: %s", sp.cwd_uri, e.msg);
 		else
 			rpc_fail_params(req, &e);
-		return;
+		goto done;
 	}
 	if (proc_find(sp.id) != NULL) {
 		rpc_fail(req, RPC_INVALID_REQUEST, "process %s already exists", sp.id);
-		goto done;
-	}
-	if (sandbox_restricts(sp.sandbox)) {
-		rpc_fail(req, RPC_INVALID_REQUEST, "sandbox intent cannot be enforced on this executor");
 		goto done;
 	}
 	if (sp.network_proxy != NULL && !netproxy_enabled()) {
@@ -182,6 +175,10 @@ m_start(struct rpc_req *req, json_t *params)
 	/* with a sidecar configured, every process reaches the network through it */
 	if (netproxy_enabled() && start_register(req, params, sp.id, env, &reg) == -1)
 		goto done;
+	if (sandbox_finish(sbx, cwd, env) == -1) {
+		rpc_fail(req, RPC_INVALID_REQUEST, "sandbox intent cannot be enforced on this executor");
+		goto done;
+	}
 	if ((av = argv_array(sp.argv)) == NULL || (envp = proc_env_array(env)) == NULL) {
 		rpc_fail(req, RPC_INTERNAL_ERROR, "out of memory");
 		goto done;
@@ -195,6 +192,10 @@ m_start(struct rpc_req *req, json_t *params)
 	rq.pipe_stdin = sp.pipe_stdin;
 	rq.rows = 24;
 	rq.cols = 80;
+	if (sbx != NULL) {
+		rq.child_hook = sandbox_apply;
+		rq.child_hook_arg = sbx;
+	}
 	if (proc_spawn(&rq, &res, &err, msg, sizeof(msg)) == -1) {
 		rpc_fail(req, RPC_INTERNAL_ERROR, "%s", msg);
 		goto done;
@@ -207,14 +208,18 @@ m_start(struct rpc_req *req, json_t *params)
 	p->netreg = reg;
 	reg = NULL;
 	p->pid = res.pid;
+	p->sandboxed = sbx != NULL;
+	sandbox_started(sbx, res.pid);
 	p->tty = sp.tty;
 	p->writable = sp.tty || sp.pipe_stdin;
 	log_info("process %s started: pid %ld, %s", p->id, (long)p->pid, av[0]);
 	/* the response goes first, then the output notifications */
-	rpc_reply(req, json_pack("{s:s,s:s}", "processId", sp.id, "sandboxType", "none"));
+	rpc_reply(req, json_pack("{s:s,s:s}", "processId", sp.id, "sandboxType",
+	    sandbox_type(sbx)));
 	proc_start_io(p, res.out_fd, res.err_fd, res.in_fd);
 done:
 	netproxy_unregister(reg);
+	sandbox_plan_free(sbx);
 	free(cwd);
 	free(av);
 	free(envp);

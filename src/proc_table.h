@@ -36,6 +36,7 @@ struct proc {
 	struct out_ring		 ring;
 	int			 exited, closed;
 	int			 exit_code;
+	int			 sandboxed;	/* started with a sandbox plan */
 	int			 sandbox_denied;
 	char			*write_ids[PROC_WRITE_IDS];
 	size_t			 nwrite_ids;

@@ -1,0 +1,108 @@
+/* Shared by the sandbox mechanisms: the plan the parent builds and the child applies. */
+#ifndef EXECD_SANDBOX_INT_H
+#define EXECD_SANDBOX_INT_H
+
+#include <sys/socket.h>
+#include <sys/types.h>
+
+#include <linux/filter.h>
+
+#include <stddef.h>
+
+#include <jansson.h>
+
+#include "fs_policy.h"
+#include "jsonx.h"
+#include "sandbox.h"
+
+enum sbx_net {
+	SBX_NET_ENABLED,	/* the host network */
+	SBX_NET_OFF,		/* socket() for AF_UNIX only */
+	SBX_NET_MANAGED,	/* own network namespace, routes to the proxy only */
+};
+
+enum sbx_mount_op {
+	SBX_MNT_RO_ALL,		/* every mount read-only (no Landlock) */
+	SBX_MNT_RW,		/* bind the path on itself, writable */
+	SBX_MNT_RO,		/* bind the path on itself, read-only */
+	SBX_MNT_MASK_DIR,	/* an empty, mode 000, read-only tmpfs over it */
+	SBX_MNT_MASK_FILE,	/* an empty, mode 000, read-only file over it */
+};
+
+struct sbx_mount {
+	enum sbx_mount_op	 op;
+	char			*path;
+};
+
+#define SBX_MAX_ROUTES	16
+
+struct sbx_route {
+	struct sockaddr_storage	 addr;
+	socklen_t		 len;
+};
+
+struct sandbox_plan {
+	int			 confine;	/* 0: a `disabled` profile, nothing applied */
+	enum sbx_net		 net;
+	const struct sock_fprog	*filter;
+	int			 ruleset_fd;	/* Landlock, -1 for none */
+	struct sbx_mount	*mounts;
+	size_t			 nmounts;
+	int			 new_userns;	/* unprivileged: namespaces need a user namespace */
+	char			 uid_map[64], gid_map[64];
+	struct sbx_route	 routes[SBX_MAX_ROUTES];
+	size_t			 nroutes;
+	int			 route_sv[2];	/* child sends its netns listeners on [1] */
+	char			*cwd;
+	int			 cap_last;
+	char			 mechanism[64];	/* for the log: "landlock+mounts+seccomp" */
+};
+
+/* What this kernel (and this execd's privileges) offer; probed once. */
+struct sbx_kernel {
+	int	landlock_abi;	/* 0: none */
+	int	seccomp;
+	int	ns_direct;	/* CAP_SYS_ADMIN: unshare mount/net namespaces directly */
+	int	ns_userns;	/* else through an unprivileged user namespace */
+};
+
+const struct sbx_kernel *sbx_kernel(void);
+
+/* Which fs_policy rules a process sandbox uses. */
+enum sbx_rule_kind { SBX_RULE_ENTRY, SBX_RULE_PLATFORM, SBX_RULE_DEVICE, SBX_RULE_PROTECTED };
+enum sbx_rule_kind sbx_rule_kind(const struct fs_rule *r);
+int	 sbx_rule_used(const struct fs_rule *r, int platform);
+
+/* sandbox_request.c */
+json_t	*sbx_context(json_t *sandbox, json_t *params, int for_decode);
+int	 sbx_context_error(json_t *ctx, char *msg, size_t msglen);
+void	 sbx_policy_error(struct jx_err *e, int *code);
+/* with plan NULL only checks; else adds the ports as routes */
+int	 sbx_managed_ports(json_t *mn, struct sandbox_plan *plan, struct jx_err *e);
+enum sbx_net sbx_net_mode(json_t *ctx, json_t *params);
+int	 sbx_wants_platform(json_t *ctx);
+int	 sbx_glob_depth(json_t *ctx);
+
+/* sandbox_seccomp.c */
+const struct sock_fprog *sbx_filter(enum sbx_net net, char *why, size_t whylen);
+int	 sbx_filter_install(const struct sock_fprog *prog);
+
+/* sandbox_landlock.c */
+int	 sbx_landlock_probe(void);
+/* -1 with why when a rule cannot be added */
+int	 sbx_landlock_ruleset(const struct fs_policy *pol, int platform, int abi,
+	    enum sbx_net net, char *why, size_t whylen);
+int	 sbx_landlock_apply(int ruleset_fd);
+
+/* sandbox_mount.c: plan in the parent, apply in the child */
+/* glob_depth: how deep deny globs are expanded, -1 without limit */
+int	 sbx_mount_plan(struct sandbox_plan *plan, const struct fs_policy *pol, int platform,
+	    int fallback, int glob_depth, char *why, size_t whylen);
+int	 sbx_mount_apply(const struct sandbox_plan *plan);
+
+/* sandbox_net.c */
+int	 sbx_route_add(struct sandbox_plan *plan, const char *host, unsigned port);
+int	 sbx_net_apply(const struct sandbox_plan *plan);
+void	 sbx_bridge_start(struct sandbox_plan *plan, pid_t pid);
+
+#endif

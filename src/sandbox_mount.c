@@ -1,0 +1,416 @@
+/*
+ * The mount-namespace part of a filesystem sandbox: planned in the parent
+ * as a list of operations on existing, symlink-free paths, applied by the
+ * child in its own mount namespace (propagation cut off first, so nothing
+ * reaches the host).
+ *
+ * With Landlock, mounts only carry what Landlock cannot say: a path that
+ * must stay read-only inside a writable root (a read entry, the .git,
+ * .codex and .agents of a writable root) and denied paths inside granted
+ * ones.  Without Landlock (fallback) every mount becomes read-only, the
+ * writable roots are bound writable on themselves, then the same carve-outs
+ * - reads stay possible everywhere, so a restricted-read profile cannot be
+ * enforced this way and is refused by the caller.
+ *
+ * A denied directory is covered by an empty, mode 000, read-only tmpfs, a
+ * denied file by an empty mode 000 file from a private tmpfs: with its
+ * capabilities dropped the child gets EACCES there, as under the
+ * reference's bubblewrap.  Deny globs are expanded here, when the process
+ * starts, like the reference does (what appears later is not masked).
+ */
+#include "config.h"
+
+#include <sys/mount.h>
+#include <sys/stat.h>
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "sandbox_int.h"
+
+#define GLOB_WALK_MAX	200000	/* entries looked at to expand the deny globs */
+#define GLOB_MASK_MAX	8192	/* masks they may produce */
+
+static size_t
+depth(const char *p)
+{
+	size_t	n = 0;
+
+	for (; *p != '\0'; p++)
+		if (*p == '/' && p[1] != '\0')
+			n++;
+	return n;
+}
+
+static int
+covers(const char *root, const char *path)
+{
+	size_t	n = strlen(root);
+
+	if (strcmp(root, "/") == 0)
+		return 1;
+	return strncmp(root, path, n) == 0 && (path[n] == '\0' || path[n] == '/');
+}
+
+static int
+push(struct sandbox_plan *plan, enum sbx_mount_op op, const char *path)
+{
+	struct sbx_mount	*m;
+
+	if ((m = reallocarray(plan->mounts, plan->nmounts + 1, sizeof(*m))) == NULL)
+		return -1;
+	plan->mounts = m;
+	m = &plan->mounts[plan->nmounts];
+	if ((m->path = strdup(path)) == NULL)
+		return -1;
+	m->op = op;
+	plan->nmounts++;
+	return 0;
+}
+
+/* A path a bind can be made on: it exists, is no symlink, is not per-process. */
+static int
+mountable(const char *path, struct stat *st)
+{
+	if (covers("/proc", path) || lstat(path, st) == -1 || S_ISLNK(st->st_mode))
+		return 0;
+	return 1;
+}
+
+/* The grants that count for mounts, shallowest first (ties: write first). */
+static int
+grant_cmp(const void *a, const void *b)
+{
+	const struct fs_rule	*x = *(const struct fs_rule *const *)a;
+	const struct fs_rule	*y = *(const struct fs_rule *const *)b;
+	size_t			 dx = depth(x->path), dy = depth(y->path);
+	int			 c;
+
+	if (dx != dy)
+		return dx < dy ? -1 : 1;
+	if ((c = strcmp(x->path, y->path)) != 0)
+		return c;
+	return (x->access == FS_ACCESS_WRITE ? 0 : 1) - (y->access == FS_ACCESS_WRITE ? 0 : 1);
+}
+
+/* Is path (strictly) inside a writable root? */
+static int
+under_write(const struct fs_rule **g, size_t n, const char *path)
+{
+	size_t	i;
+
+	for (i = 0; i < n; i++)
+		if (g[i]->access == FS_ACCESS_WRITE && strcmp(g[i]->path, path) != 0 &&
+		    covers(g[i]->path, path))
+			return 1;
+	return 0;
+}
+
+static int
+under_grant(const struct fs_rule **g, size_t n, const char *path)
+{
+	size_t	i;
+
+	for (i = 0; i < n; i++)
+		if (covers(g[i]->path, path))
+			return 1;
+	return 0;
+}
+
+/* Writable (1) or not (0) as the mounts planned so far leave path. */
+static int
+mount_state(const struct sandbox_plan *plan, const char *path, int base)
+{
+	const struct sbx_mount	*m, *best = NULL;
+	size_t			 i;
+
+	for (i = 0; i < plan->nmounts; i++) {
+		m = &plan->mounts[i];
+		if ((m->op == SBX_MNT_RW || m->op == SBX_MNT_RO) && covers(m->path, path) &&
+		    (best == NULL || depth(m->path) >= depth(best->path)))
+			best = m;
+	}
+	return best == NULL ? base : best->op == SBX_MNT_RW;
+}
+
+static int
+masked(const struct sandbox_plan *plan, const char *path)
+{
+	size_t	i;
+
+	for (i = 0; i < plan->nmounts; i++)
+		if ((plan->mounts[i].op == SBX_MNT_MASK_DIR ||
+		    plan->mounts[i].op == SBX_MNT_MASK_FILE) && covers(plan->mounts[i].path, path))
+			return 1;
+	return 0;
+}
+
+static int
+add_mask(struct sandbox_plan *plan, const char *path)
+{
+	struct stat	st;
+
+	if (masked(plan, path) || !mountable(path, &st))
+		return 0;
+	return push(plan, S_ISDIR(st.st_mode) ? SBX_MNT_MASK_DIR : SBX_MNT_MASK_FILE, path);
+}
+
+struct glob_walk {
+	struct sandbox_plan	*plan;
+	const struct fs_policy	*pol;
+	const struct fs_rule	**grants;
+	size_t			 ngrants;
+	int			 fallback;
+	size_t			 seen, masks;
+};
+
+/* Mask what the policy denies below dir (whose own access is allowed). */
+static int
+walk(struct glob_walk *w, const char *dir, int left, char *why, size_t whylen)
+{
+	DIR		*d;
+	struct dirent	*de;
+	struct stat	 st;
+	char		 path[PATH_MAX];
+	int		 r = 0;
+
+	if ((d = opendir(dir)) == NULL)
+		return 0;	/* unreadable or gone: nothing to mask there */
+	while (r == 0 && (de = readdir(d)) != NULL) {
+		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
+			continue;
+		if (++w->seen > GLOB_WALK_MAX) {
+			snprintf(why, whylen, "deny globs under %s match too many paths", dir);
+			r = -1;
+			break;
+		}
+		if (snprintf(path, sizeof(path), "%s/%s", strcmp(dir, "/") == 0 ? "" : dir,
+		    de->d_name) >= (int)sizeof(path) || lstat(path, &st) == -1 ||
+		    S_ISLNK(st.st_mode))
+			continue;
+		if (masked(w->plan, path))
+			continue;
+		if (fs_policy_check(w->pol, path, FS_WANT_READ) == EACCES) {
+			/* with Landlock, what no grant covers is unreachable anyway */
+			if (!w->fallback && !under_grant(w->grants, w->ngrants, path))
+				continue;
+			if (++w->masks > GLOB_MASK_MAX) {
+				snprintf(why, whylen, "deny globs match more than %d paths",
+				    GLOB_MASK_MAX);
+				r = -1;
+			} else
+				r = add_mask(w->plan, path);
+		} else if (S_ISDIR(st.st_mode) && left != 0)
+			r = walk(w, path, left - 1, why, whylen);
+	}
+	closedir(d);
+	return r;
+}
+
+/* The directory a pattern's literal part names: "/a/b/[*].x" -> "/a/b". */
+static void
+glob_base(const char *pattern, char *out, size_t outlen)
+{
+	size_t	n = strcspn(pattern, "*?[");
+
+	while (n > 0 && pattern[n] != '/')
+		n--;
+	if (n == 0)
+		snprintf(out, outlen, "/");
+	else
+		snprintf(out, outlen, "%.*s", (int)n, pattern);
+}
+
+static int
+depth_cmp(const void *a, const void *b)
+{
+	size_t	x = depth(*(const char *const *)a), y = depth(*(const char *const *)b);
+
+	return x < y ? -1 : x > y;
+}
+
+static int
+plan_masks(struct sandbox_plan *plan, const struct fs_policy *pol, const struct fs_rule **g,
+    size_t ng, int fallback, int glob_depth, char *why, size_t whylen)
+{
+	struct glob_walk	 w = { plan, pol, g, ng, fallback, 0, 0 };
+	const struct fs_rule	*r;
+	const char		**deny;
+	char			 base[PATH_MAX];
+	size_t			 i, n = 0;
+
+	/* denied paths, shallowest first so that nested ones are skipped */
+	if ((deny = calloc(fs_policy_nrules(pol) + 1, sizeof(*deny))) == NULL)
+		goto oom;
+	for (i = 0; (r = fs_policy_rule(pol, i)) != NULL; i++)
+		if (r->access == FS_ACCESS_DENY && !r->is_glob &&
+		    (fallback || under_grant(g, ng, r->path)))
+			deny[n++] = r->path;
+	qsort(deny, n, sizeof(*deny), depth_cmp);
+	for (i = 0; i < n; i++)
+		if (add_mask(plan, deny[i]) == -1) {
+			free(deny);
+			goto oom;
+		}
+	free(deny);
+	for (i = 0; (r = fs_policy_rule(pol, i)) != NULL; i++) {
+		if (!r->is_glob || r->access != FS_ACCESS_DENY)
+			continue;
+		glob_base(r->path, base, sizeof(base));
+		if (fs_policy_check(pol, base, FS_WANT_READ) == EACCES)
+			continue;	/* all of it is denied already */
+		if (walk(&w, base, glob_depth, why, whylen) == -1)
+			return -1;
+	}
+	return 0;
+oom:
+	snprintf(why, whylen, "out of memory");
+	return -1;
+}
+
+int
+sbx_mount_plan(struct sandbox_plan *plan, const struct fs_policy *pol, int platform,
+    int fallback, int glob_depth, char *why, size_t whylen)
+{
+	const struct fs_rule	**g = NULL, *r;
+	struct stat		  st;
+	size_t			  i, n = 0, total = fs_policy_nrules(pol);
+	int			  want, rv = -1;
+
+	if (fallback && push(plan, SBX_MNT_RO_ALL, "/") == -1)
+		goto oom;
+	if ((g = calloc(total + 1, sizeof(*g))) == NULL)
+		goto oom;
+	for (i = 0; (r = fs_policy_rule(pol, i)) != NULL; i++) {
+		/* platform roots only ever grant reads: they never narrow a write */
+		if (r->is_glob || r->access == FS_ACCESS_DENY || !sbx_rule_used(r, platform) ||
+		    sbx_rule_kind(r) == SBX_RULE_PLATFORM || !mountable(r->path, &st))
+			continue;
+		g[n++] = r;
+	}
+	qsort(g, n, sizeof(*g), grant_cmp);
+	for (i = 0; i < n; i++) {
+		if (i > 0 && strcmp(g[i]->path, g[i - 1]->path) == 0)
+			continue;	/* the same path: write came first and wins */
+		want = g[i]->access == FS_ACCESS_WRITE;
+		/* with Landlock, a read-only path needs a mount only inside a writable one */
+		if (!fallback && !want && !under_write(g, n, g[i]->path))
+			continue;
+		if (mount_state(plan, g[i]->path, !fallback) != want &&
+		    push(plan, want ? SBX_MNT_RW : SBX_MNT_RO, g[i]->path) == -1)
+			goto oom;
+	}
+	rv = plan_masks(plan, pol, g, n, fallback, glob_depth, why, whylen);
+	free(g);
+	return rv;
+oom:
+	free(g);
+	snprintf(why, whylen, "out of memory");
+	return -1;
+}
+
+/* ---- in the child: no allocation, every failure an errno ---- */
+
+static int
+setattr(const char *path, unsigned flags, uint64_t set, uint64_t clr)
+{
+	struct mount_attr	attr = { .attr_set = set, .attr_clr = clr };
+
+	return mount_setattr(AT_FDCWD, path, flags, &attr, sizeof(attr));
+}
+
+/* A detached tmpfs holding one empty, mode 000 file, read-only. */
+static int
+mask_source(void)
+{
+	int	fs, mnt, fd;
+
+	if ((fs = fsopen("tmpfs", FSOPEN_CLOEXEC)) == -1)
+		return -1;
+	if (fsconfig(fs, FSCONFIG_SET_STRING, "size", "4k", 0) == -1 ||
+	    fsconfig(fs, FSCONFIG_CMD_CREATE, NULL, NULL, 0) == -1 ||
+	    (mnt = fsmount(fs, FSMOUNT_CLOEXEC, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV |
+	    MOUNT_ATTR_NOEXEC)) == -1) {
+		close(fs);
+		return -1;
+	}
+	close(fs);
+	if ((fd = openat(mnt, "masked", O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0)) == -1) {
+		close(mnt);
+		return -1;
+	}
+	close(fd);
+	{
+		struct mount_attr attr = { .attr_set = MOUNT_ATTR_RDONLY };
+		if (mount_setattr(mnt, "", AT_EMPTY_PATH, &attr, sizeof(attr)) == -1) {
+			close(mnt);
+			return -1;
+		}
+	}
+	return mnt;
+}
+
+static int
+mask_file(int *src, const char *path)
+{
+	int	tree, r;
+
+	if (*src == -1 && (*src = mask_source()) == -1)
+		return -1;
+	if ((tree = open_tree(*src, "masked", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC)) == -1)
+		return -1;
+	r = move_mount(tree, "", AT_FDCWD, path, MOVE_MOUNT_F_EMPTY_PATH);
+	close(tree);
+	return r;
+}
+
+static int
+apply_one(const struct sbx_mount *m, int *mask_src)
+{
+	switch (m->op) {
+	case SBX_MNT_RO_ALL:
+		return setattr("/", AT_RECURSIVE, MOUNT_ATTR_RDONLY, 0);
+	case SBX_MNT_RW:
+		/* not recursive: a read-only mount below stays read-only */
+		if (mount(m->path, m->path, NULL, MS_BIND | MS_REC, NULL) == -1)
+			return -1;
+		return setattr(m->path, 0, 0, MOUNT_ATTR_RDONLY);
+	case SBX_MNT_RO:
+		if (mount(m->path, m->path, NULL, MS_BIND | MS_REC, NULL) == -1)
+			return -1;
+		return setattr(m->path, AT_RECURSIVE, MOUNT_ATTR_RDONLY, 0);
+	case SBX_MNT_MASK_DIR:
+		return mount("tmpfs", m->path, "tmpfs", MS_RDONLY | MS_NOSUID | MS_NODEV |
+		    MS_NOEXEC, "mode=000,size=4k");
+	case SBX_MNT_MASK_FILE:
+		return mask_file(mask_src, m->path);
+	}
+	errno = EINVAL;
+	return -1;
+}
+
+int
+sbx_mount_apply(const struct sandbox_plan *plan)
+{
+	size_t	i;
+	int	mask_src = -1, e = 0;
+
+	/* nothing done here may propagate back to the host's mounts */
+	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) == -1)
+		return errno;
+	for (i = 0; i < plan->nmounts && e == 0; i++)
+		if (apply_one(&plan->mounts[i], &mask_src) == -1)
+			e = errno;
+	if (mask_src != -1)
+		close(mask_src);
+	/* the old working directory may lie under a mount made since */
+	if (e == 0 && plan->cwd != NULL && chdir(plan->cwd) == -1)
+		e = errno;
+	return e;
+}

@@ -1,0 +1,459 @@
+"""Process sandboxing: each limit proven from inside a sandboxed child.
+
+The seccomp part needs nothing but seccomp filters and runs anywhere
+(unprivileged CI included); the filesystem part needs Landlock (or, with
+EXECD_SANDBOX_DISABLE=landlock-fs, mount namespaces), denied paths inside
+granted ones and the managed network need mount/network namespaces.  What
+the kernel lacks is skipped, naming the feature.
+"""
+import ctypes
+import errno
+import http.server
+import json
+import os
+import platform
+import shutil
+import socket
+import socketserver
+import subprocess
+import tempfile
+import threading
+import time
+
+from execd_client import Execd, b64, tap
+
+t = tap(timeout=180)
+tmp = tempfile.mkdtemp(prefix="execd-sbx.")
+os.chmod(tmp, 0o755)
+W, W2, R, D, O = (os.path.join(tmp, n) for n in ("w", "w2", "r", "d", "o"))
+for d in (W, W2, R, D, O, os.path.join(W, ".git")):
+    os.makedirs(d)
+for f, data in ((os.path.join(R, "file"), "readable\n"), (os.path.join(D, "secret"), "secret\n"),
+                (os.path.join(O, "file"), "outside\n")):
+    with open(f, "w") as fp:
+        fp.write(data)
+
+# ---------------------------------------------------------------- features
+
+def has_seccomp():
+    with open("/proc/self/status") as f:
+        return any(l.startswith("Seccomp:") for l in f)
+
+
+def landlock_abi():
+    libc = ctypes.CDLL(None, use_errno=True)
+    nr = {"x86_64": 444, "aarch64": 444}.get(platform.machine())
+    if nr is None:
+        return 0
+    libc.syscall.restype = ctypes.c_long
+    return max(0, libc.syscall(nr, None, ctypes.c_size_t(0), ctypes.c_uint32(1)))
+
+
+def has_namespaces():
+    cmd = ["unshare", "--mount", "--net", "true"]
+    if os.geteuid() != 0:
+        cmd[1:1] = ["--user", "--map-root-user"]
+    try:
+        return subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                              timeout=10).returncode == 0
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+
+
+SECCOMP = has_seccomp()
+LANDLOCK = landlock_abi()
+NS = has_namespaces()
+CURL = shutil.which("curl")
+print("# seccomp %s, Landlock ABI %d, namespaces %s, curl %s" % (SECCOMP, LANDLOCK, NS, CURL))
+if not SECCOMP:
+    print("1..0 # SKIP this kernel has no seccomp (CONFIG_SECCOMP)")
+    raise SystemExit(0)
+
+# ---------------------------------------------------------------- helpers
+
+# Run inside the child: one line per "op:arg", OK or the errno's name.
+PROBE = r'''
+import ctypes, errno, os, socket, sys
+libc = ctypes.CDLL(None, use_errno=True)
+libc.syscall.restype = ctypes.c_long
+NR = {"x86_64": {"keyctl": 250, "add_key": 248, "bpf": 321, "perf_event_open": 298,
+                 "init_module": 175, "kexec_load": 246, "process_vm_readv": 310,
+                 "mount": 165, "io_uring_setup": 425, "userfaultfd": 323},
+      "aarch64": {"keyctl": 219, "add_key": 217, "bpf": 280, "perf_event_open": 241,
+                  "init_module": 105, "kexec_load": 104, "process_vm_readv": 270,
+                  "mount": 40, "io_uring_setup": 425, "userfaultfd": 282}}
+nr = NR.get(os.uname().machine, {})
+FAM = {"inet": socket.AF_INET, "inet6": socket.AF_INET6, "unix": socket.AF_UNIX,
+       "netlink": socket.AF_NETLINK}
+for spec in sys.argv[1:]:
+    op, _, arg = spec.partition(":")
+    try:
+        if op == "write":
+            with open(arg, "w") as f:
+                f.write("x")
+        elif op == "read":
+            open(arg).read()
+        elif op == "list":
+            os.listdir(arg)
+        elif op == "mkdir":
+            os.mkdir(arg)
+        elif op == "socket":
+            socket.socket(FAM[arg], socket.SOCK_DGRAM if arg == "netlink" else socket.SOCK_STREAM).close()
+        elif op == "ptrace":
+            if libc.ptrace(0, 0, 0, 0) == -1:
+                raise OSError(ctypes.get_errno(), "ptrace")
+        elif op == "syscall":
+            if arg not in nr:
+                print("NOSYS-TABLE")
+                continue
+            if libc.syscall(nr[arg], 0, 0, 0, 0, 0, 0) == -1:
+                raise OSError(ctypes.get_errno(), arg)
+        elif op == "status":
+            with open("/proc/self/status") as f:
+                st = dict(l.split()[:2] for l in f if len(l.split()) >= 2)
+            print(st["NoNewPrivs:"], st["Seccomp:"], st["CapEff:"])
+            continue
+        print("OK")
+    except OSError as e:
+        print(errno.errorcode.get(e.errno, str(e.errno)))
+'''
+
+root_read = {"path": {"type": "special", "value": {"kind": "root"}}, "access": "read"}
+minimal = {"path": {"type": "special", "value": {"kind": "minimal"}}, "access": "read"}
+
+
+def path_entry(p, access):
+    return {"path": {"type": "path", "path": "file://" + p}, "access": access}
+
+
+def restricted(entries, network="restricted"):
+    return {"permissions": {"type": "managed", "network": network,
+                            "file_system": {"type": "restricted", "entries": entries}},
+            "windowsSandboxLevel": "disabled", "cwd": "file://" + W}
+
+
+def external(network):
+    return {"permissions": {"type": "external", "network": network},
+            "windowsSandboxLevel": "disabled", "cwd": "file://" + W}
+
+
+counter = [0]
+
+
+def run(c, argv, sandbox, env=None, **extra):
+    """(start response, stdout+stderr text, exited params) or (response, None, None)."""
+    counter[0] += 1
+    pid = "p%d" % counter[0]
+    params = {"processId": pid, "argv": argv, "cwd": "file://" + W,
+              "env": env if env is not None else {"PATH": "/usr/bin:/bin"}, "tty": False}
+    if sandbox is not None:
+        params["sandbox"] = sandbox
+    params.update(extra)
+    r = c.call("process/start", params)
+    if "error" in r:
+        return r, None, None
+    out, exited = b"", None
+    deadline = time.time() + 30
+    while True:
+        closed = False
+        for n in [n for n in c.notifications if n["params"].get("processId") == pid]:
+            c.notifications.remove(n)
+            if n["method"] == "process/output":
+                out += __import__("base64").b64decode(n["params"]["chunk"])
+            elif n["method"] == "process/exited":
+                exited = n["params"]
+            elif n["method"] == "process/closed":
+                closed = True
+        if closed:
+            return r, out.decode(errors="replace"), exited
+        if not c._pump(deadline - time.time()) and time.time() >= deadline:
+            raise TimeoutError(pid)
+
+
+def probe(c, sandbox, *ops, **extra):
+    r, out, _ = run(c, ["python3", "-c", PROBE] + list(ops), sandbox, **extra)
+    if out is None:
+        return r, None
+    return r, out.split()
+
+
+REFUSAL = {"code": -32600, "message": "sandbox intent cannot be enforced on this executor"}
+DENIED = ("EACCES", "EPERM", "EROFS")
+
+
+class Quiet(http.server.BaseHTTPRequestHandler):
+    def do_GET(self):
+        self.send_response(200)
+        self.end_headers()
+        self.wfile.write(b"hello from loopback")
+
+    def log_message(self, *a):
+        pass
+
+
+class ForwardProxy(socketserver.BaseRequestHandler):
+    """Just enough of an HTTP forward proxy for `curl -x`: absolute-form GET."""
+
+    def handle(self):
+        data = b""
+        while b"\r\n\r\n" not in data:
+            d = self.request.recv(4096)
+            if not d:
+                return
+            data += d
+        method, url, _ = data.split(b"\r\n", 1)[0].split(b" ")
+        hostport, _, path = url.split(b"//", 1)[1].partition(b"/")
+        host, _, port = hostport.partition(b":")
+        up = socket.create_connection((host.decode(), int(port or 80)))
+        up.sendall(data.replace(url, b"/" + path, 1))
+        while True:
+            d = up.recv(4096)
+            if not d:
+                break
+            self.request.sendall(d)
+        up.close()
+
+
+class ThreadingTCP(socketserver.ThreadingMixIn, socketserver.TCPServer):
+    daemon_threads = True
+
+
+def serve(handler):
+    s = ThreadingTCP(("127.0.0.1", 0), handler)
+    threading.Thread(target=s.serve_forever, daemon=True).start()
+    return s
+
+web = serve(Quiet)
+proxy = serve(ForwardProxy)
+WEB = "http://127.0.0.1:%d/" % web.server_address[1]
+PROXY = "http://127.0.0.1:%d" % proxy.server_address[1]
+
+# ---------------------------------------------------------------- types and errors
+
+c = Execd()
+r, plain = probe(c, None, "status:")
+t.eq(r.get("result", {}).get("sandboxType"), "none", "no sandbox: sandboxType none")
+r, out = probe(c, {"permissions": {"type": "disabled"}, "windowsSandboxLevel": "disabled"},
+               "status:")
+t.eq((r.get("result", {}).get("sandboxType"), out), ("linuxSeccomp", plain),
+     "a disabled profile is reported linuxSeccomp (as the reference) and applies nothing")
+
+# execd narrows itself after start-up (inherited by every child, so only what nobody needs)
+with open("/proc/%d/status" % c.pid) as f:
+    st = dict(l.split(":", 1) for l in f)
+narrowed = st["NoNewPrivs"].strip() == "1" and st["Seccomp"].strip() == "2"
+t.ok(narrowed, "execd runs with no_new_privs and its own seccomp filter")
+r = c.start("bad1", ["true"], sandbox={"permissions": {"type": "managed"}})
+t.eq(r.get("error"), {"code": -32602, "message": "missing field `file_system`"},
+     "malformed sandbox: the reference's decode error")
+r = c.start("bad2", ["true"], managedNetwork={"loopbackPorts": ["x"]})
+t.eq(r.get("error"), {"code": -32602, "message": 'invalid type: string "x", expected u16'},
+     "malformed managedNetwork ports")
+r = c.start("bad3", ["true"], sandbox=restricted([
+    {"path": {"type": "path", "path": "file://host/x"}, "access": "read"}]))
+t.eq(r.get("error"), {"code": -32602, "message": "failed to prepare process sandbox: invalid "
+     "sandbox permission path: 'file://host/x' is invalid on 'linux'"},
+     "an entry naming no local path: the reference's prepare error")
+
+# ---------------------------------------------------------------- seccomp (runs on CI)
+
+NET_OFF = external("restricted")
+r, out = probe(c, NET_OFF, "status:", "socket:inet", "socket:inet6", "socket:netlink",
+               "socket:unix", "ptrace:", "syscall:process_vm_readv", "syscall:keyctl",
+               "syscall:add_key", "syscall:bpf", "syscall:perf_event_open",
+               "syscall:init_module", "syscall:kexec_load", "syscall:mount",
+               "syscall:io_uring_setup", "syscall:userfaultfd")
+t.eq(r.get("result", {}).get("sandboxType"), "linuxSeccomp", "network off: sandboxType linuxSeccomp")
+if out is None:
+    t.ok(False, "sandboxed probe ran", r)
+else:
+    nnp, filt, capeff = out[0:3]
+    t.eq((nnp, filt, capeff), ("1", "2", "0000000000000000"),
+         "no_new_privs, a seccomp filter and no capabilities in the child")
+    t.eq(out[3:6], ["EPERM"] * 3, "network off: socket() refused for AF_INET, AF_INET6, AF_NETLINK")
+    t.eq(out[6], "OK", "network off: AF_UNIX sockets still work")
+    t.eq(out[7], "EPERM", "ptrace fails with EPERM")
+    names = ["process_vm_readv", "keyctl", "add_key", "bpf", "perf_event_open", "init_module",
+             "kexec_load", "mount", "io_uring_setup", "userfaultfd"]
+    if out[8] == "NOSYS-TABLE":
+        t.skip("always-denied system calls", "no syscall table for %s" % platform.machine())
+    else:
+        t.eq(dict(zip(names, out[8:])), {n: "EPERM" for n in names},
+             "process_vm_*, keyring, bpf, perf_event_open, modules, kexec, mount, io_uring, "
+             "userfaultfd refused")
+if CURL:
+    r, out, ex = run(c, ["curl", "-sS", "-m", "5", "--noproxy", "*", WEB], NET_OFF)
+    t.ok(ex is not None and ex["exitCode"] != 0 and "hello" not in out,
+         "network off: curl to a loopback server fails", out)
+    r, out, ex = run(c, ["curl", "-sS", "-m", "5", "--noproxy", "*", WEB], external("enabled"))
+    t.ok(ex is not None and ex["exitCode"] == 0 and "hello from loopback" in out,
+         "network enabled: the same curl works", out)
+else:
+    t.skip("curl with network off", "no curl on PATH")
+r, out = probe(c, external("enabled"), "socket:inet", "ptrace:")
+t.eq(out, ["OK", "EPERM"], "network enabled: sockets work, ptrace is still refused")
+if LANDLOCK:
+    r, out = probe(c, external("enabled"), "read:/proc/%d/environ" % c.pid,
+                   "read:/proc/%d/mem" % c.pid)
+    t.eq(out, ["EACCES", "EACCES"], "Landlock keeps the child out of execd's /proc/PID/environ and mem")
+else:
+    t.skip("ptrace containment through /proc", "no Landlock in this kernel")
+
+# execd itself is not restricted by what its children got
+r, out = probe(c, None, "status:", "socket:inet", "write:" + os.path.join(O, "by-unsandboxed"))
+t.ok(out is not None and out[3:] == ["OK", "OK"] and
+     (os.geteuid() != 0 or out[2] != "0000000000000000"),
+     "an unsandboxed process after sandboxed ones keeps sockets, writes and capabilities", out)
+
+# sandboxDenied: the reference's heuristic
+for argv, sandbox, want, what in (
+        (["sh", "-c", "echo 'cat: x: Permission denied' >&2; exit 1"], NET_OFF, True,
+         "denial wording and a failure"),
+        (["sh", "-c", "echo 'Read-only file system'; exit 0"], NET_OFF, False, "success"),
+        (["sh", "-c", "exit 1"], NET_OFF, False, "a failure without denial wording"),
+        (["sh", "-c", "echo 'Operation not permitted'; exit 127"], NET_OFF, True,
+         "wording beats the quick-reject exit codes"),
+        (["sh", "-c", "kill -SYS $$"], NET_OFF, True, "death by SIGSYS"),
+        (["sh", "-c", "echo 'permission denied'; exit 1"], None, False, "no sandbox")):
+    r, out, ex = run(c, argv, sandbox)
+    t.eq(ex and ex["sandboxDenied"], want, "sandboxDenied: %s" % what)
+
+# ---------------------------------------------------------------- filesystem
+
+def fs_checks(c, label, want_outside):
+    """Run the same filesystem probes; label says which mechanism."""
+    # W2 has no .git: with Landlock this needs no namespace at all
+    sb = restricted([root_read, path_entry(W2, "write")])
+    r, out = probe(c, sb, "write:" + os.path.join(W2, "new"), "write:" + os.path.join(O, "new"),
+                   "mkdir:" + os.path.join(O, "dir"), "read:" + os.path.join(O, "file"))
+    if out is None:
+        t.ok(False, "%s: sandboxed start" % label, r)
+        return
+    t.eq(out[0], "OK", "%s: writing inside the writable root works" % label)
+    t.ok(out[1] in want_outside and out[2] in want_outside,
+         "%s: writing outside the writable roots fails (%s)" % (label, "/".join(out[1:3])))
+    t.ok(not os.path.exists(os.path.join(O, "new")) and not os.path.exists(os.path.join(O, "dir")),
+         "%s: and nothing was created outside" % label)
+    t.eq(out[3], "OK", "%s: reading outside still works with root readable" % label)
+    os.unlink(os.path.join(W2, "new"))
+    if not NS:
+        t.skip("%s: denied root, protected .git" % label, "no mount namespaces on this kernel")
+        return
+    sb = restricted([root_read, path_entry(W, "write"), path_entry(D, "deny")])
+    r, out = probe(c, sb, "read:" + os.path.join(D, "secret"), "list:" + D,
+                   "write:" + os.path.join(W, ".git", "config"), "write:" + os.path.join(W, "ok"))
+    t.eq(out and out[:2], ["EACCES", "EACCES"], "%s: reading a denied root fails with EACCES" % label)
+    t.eq(out and out[2:], ["EROFS", "OK"], "%s: the writable root's .git stays read-only" % label)
+    t.ok(not os.path.exists(os.path.join(W, ".git", "config")), "%s: .git untouched" % label)
+    with open(os.path.join(W, "key.secret"), "w") as f:
+        f.write("k")
+    sb = restricted([root_read, path_entry(W, "write"),
+                     {"path": {"type": "glob_pattern", "pattern": W + "/*.secret"}, "access": "deny"}])
+    r, out = probe(c, sb, "read:" + os.path.join(W, "key.secret"), "read:" + os.path.join(W, "fs-none"),
+                   "write:" + os.path.join(W, "plain"))
+    t.eq(out, ["EACCES", "ENOENT", "OK"], "%s: a deny glob masks what it matches at start" % label)
+    os.unlink(os.path.join(W, "key.secret"))
+    os.unlink(os.path.join(W, "plain"))
+
+
+if LANDLOCK:
+    fs_checks(c, "landlock", ("EACCES", "EPERM"))
+    sb = restricted([path_entry(R, "read"), minimal])
+    r, out = probe(c, sb, "read:" + os.path.join(R, "file"), "read:" + os.path.join(O, "file"),
+                   "list:" + O, "write:" + os.path.join(R, "new"))
+    t.eq(out, ["OK", "EACCES", "EACCES", "EACCES"],
+         "landlock: restricted reads: only the listed root (and the platform's) is readable")
+    sb = restricted([path_entry(R, "read")])
+    r = c.start("noplat", ["/bin/true"], sandbox=sb)
+    t.eq(r.get("error", {}).get("code"), -32603,
+         "landlock: without `minimal` not even /bin can be run (as the reference's helper)")
+else:
+    t.skip("landlock filesystem sandbox", "no Landlock in this kernel")
+
+# fs requests with the same profile: refused, nothing written
+sb = restricted([root_read, path_entry(W, "write")])
+r = c.call("fs/writeFile", {"path": "file://" + os.path.join(O, "fs-new"), "dataBase64": b64("x"),
+                            "sandbox": sb})
+t.ok("error" in r and not os.path.exists(os.path.join(O, "fs-new")),
+     "sandboxed fs/writeFile outside the roots is refused and writes nothing", r)
+r = c.call("fs/writeFile", {"path": "file://" + os.path.join(W, "fs-new"), "dataBase64": b64("x"),
+                            "sandbox": sb})
+t.ok("result" in r and os.path.exists(os.path.join(W, "fs-new")),
+     "sandboxed fs/writeFile inside a writable root works", r)
+
+# ---------------------------------------------------------------- managed network
+
+if not NS:
+    t.skip("managed network", "no network namespaces on this kernel")
+elif not CURL:
+    t.skip("managed network", "no curl on PATH")
+else:
+    sb = restricted([root_read, path_entry(W, "write")])
+    script = ("curl -sS -m 5 --noproxy '*' %s; echo direct=$?; curl -sS -m 5 -x %s %s; "
+              "echo proxied=$?" % (WEB, PROXY, WEB))
+    port = proxy.server_address[1]
+    r, out, ex = run(c, ["sh", "-c", script], sb, enforceManagedNetwork=True,
+                     managedNetwork={"loopbackPorts": [port], "allowLocalBinding": False})
+    t.ok(out is not None and "direct=0" not in out and "hello from loopback" in out and
+         "proxied=0" in out,
+         "managed network: loopback is unreachable, except through the proxy", out)
+    r, out, ex = run(c, ["sh", "-c", script], sb, env={"PATH": "/usr/bin:/bin", "HTTP_PROXY": PROXY},
+                     enforceManagedNetwork=True)
+    t.ok(out is not None and "direct=0" not in out and "proxied=0" in out,
+         "managed network: the proxy named by HTTP_PROXY is routed", out)
+    r, out, ex = run(c, ["sh", "-c", script], sb, enforceManagedNetwork=True)
+    t.ok(out is not None and "direct=0" not in out and "proxied=0" not in out,
+         "managed network without a proxy: no network at all", out)
+    r, out = probe(c, sb, "socket:unix", "socket:inet", enforceManagedNetwork=True)
+    t.eq(out, ["EPERM", "OK"], "managed network: AF_UNIX socket() refused, AF_INET allowed")
+t.eq(c.close(), 0, "execd exits cleanly")
+
+# ---------------------------------------------------------------- with the execd-proxy sidecar
+
+PROXY_BIN = os.path.join(os.environ.get("top_builddir", "."), "proxy", "execd-proxy")
+if not NS or not CURL:
+    t.skip("managed network through execd-proxy", "no network namespaces or no curl")
+elif not os.access(PROXY_BIN, os.X_OK):
+    t.skip("managed network through execd-proxy", "execd-proxy not built")
+else:
+    from proxytest import Proxy, free_port
+    P = Proxy("listen http 127.0.0.1:%d\nallow 127.0.0.1\n" % free_port())
+    c = Execd(["--proxy-control", P.ctl_path])
+    sb = restricted([root_read, path_entry(W, "write")])
+    # curl takes the lower-case http_proxy execd-proxy's registration put in the environment
+    script = "curl -sS -m 5 --noproxy '*' %s; echo direct=$?; curl -sS -m 5 %s; echo proxied=$?" % (
+        WEB, WEB)
+    r, out, ex = run(c, ["sh", "-c", script], sb, enforceManagedNetwork=True)
+    t.ok(out is not None and "direct=0" not in out and "hello from loopback" in out and
+         "proxied=0" in out, "managed network: only execd-proxy's listener is reachable", out)
+    t.eq(c.close(), 0, "execd exits cleanly (sidecar)")
+    P.stop()
+
+# ---------------------------------------------------------------- fallback: mounts only
+
+if not NS:
+    t.skip("mount-namespace fallback", "no mount namespaces on this kernel")
+else:
+    c = Execd(env=dict(os.environ, EXECD_SANDBOX_DISABLE="landlock-fs"))
+    fs_checks(c, "mounts", ("EROFS",))
+    r = c.start("rr", ["true"], sandbox=restricted([path_entry(R, "read"), minimal]))
+    t.eq(r.get("error"), REFUSAL, "mounts: restricted reads cannot be enforced: refused")
+    t.eq(c.close(), 0, "execd exits cleanly (mounts)")
+
+# ---------------------------------------------------------------- refusals
+
+c = Execd(env=dict(os.environ, EXECD_SANDBOX_DISABLE="landlock,namespaces"))
+before = set(os.listdir(O))
+r = c.start("nofs", ["sh", "-c", "echo x > %s/refused" % O],
+            sandbox=restricted([root_read, path_entry(W, "write")]))
+t.eq(r.get("error"), REFUSAL, "no Landlock, no namespaces: a restricted filesystem is refused")
+time.sleep(0.2)
+t.ok(set(os.listdir(O)) == before and c.children() == [], "and nothing ran")
+r = c.start("nonet", ["true"], sandbox=NET_OFF, enforceManagedNetwork=True)
+t.eq(r.get("error"), REFUSAL, "no namespaces: a managed network is refused")
+r, out = probe(c, NET_OFF, "socket:inet")
+t.eq(out, ["EPERM"], "seccomp alone still enforces network off")
+t.eq(c.close(), 0, "execd exits cleanly (refusals)")
+
+shutil.rmtree(tmp, ignore_errors=True)
+t.done()
