@@ -6,10 +6,24 @@ export DEBIAN_FRONTEND=noninteractive
 pkgs="build-essential autoconf automake pkg-config libwslay-dev libjansson-dev \
 libc-ares-dev libcurl4-openssl-dev libseccomp-dev libssl-dev \
 python3 python3-websockets socat curl mandoc procps iproute2 \
-systemd xinetd openssh-server openssh-client dnsmasq-base tinyproxy clang"
+systemd xinetd openssh-server openssh-client dnsmasq-base tinyproxy clang \
+libbsd0 libevent-2.1-7 libtirpc3 libwrap0"
 if ! dpkg -s $pkgs >/dev/null 2>&1; then
 	apt-get update -q
 	apt-get install -y -q --no-install-recommends $pkgs
+fi
+# openbsd-inetd conflicts with xinetd (both provide inet-superserver), so the
+# inetd test runs it unpacked here, never installed (its libraries are above).
+inetd_dir=/opt/execd-test/openbsd-inetd
+if [ ! -x $inetd_dir/usr/sbin/inetd ]; then
+	dl=$(mktemp -d)
+	chmod 755 "$dl"
+	if (cd "$dl" && apt-get download -q openbsd-inetd >/dev/null 2>&1); then
+		mkdir -p $inetd_dir && dpkg-deb -x "$dl"/openbsd-inetd_*.deb $inetd_dir
+	else
+		echo "install-deps: openbsd-inetd not fetched; the inetd test checks only its syntax" >&2
+	fi
+	rm -rf "$dl"
 fi
 # The reference exec-server the differential tests and benchmarks compare with.
 ref=/opt/codex-ref

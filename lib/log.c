@@ -1,5 +1,7 @@
 #include "config.h"
 
+#include <sys/stat.h>
+
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -14,6 +16,7 @@
 static const char	*log_ident = "execd";
 static enum log_dest	 log_dest = LOG_DEST_STDERR;
 static int		 log_level = LOG_NOTICE;
+static int		 log_journal;	/* stderr is systemd's journal: "<pri>msg" */
 
 static const struct {
 	const char	*name;
@@ -24,12 +27,27 @@ static const struct {
 	{ "debug", LOG_DEBUG },
 };
 
+/* systemd sets JOURNAL_STREAM to the dev:ino of the stream it connected to stderr. */
+static int
+stderr_is_journal(void)
+{
+	const char		*js = getenv("JOURNAL_STREAM");
+	unsigned long long	 dev, ino;
+	struct stat		 st;
+
+	if (js == NULL || sscanf(js, "%llu:%llu", &dev, &ino) != 2 ||
+	    fstat(STDERR_FILENO, &st) == -1)
+		return 0;
+	return (unsigned long long)st.st_dev == dev && (unsigned long long)st.st_ino == ino;
+}
+
 void
 log_init(const char *ident, enum log_dest dest, int level)
 {
 	log_ident = ident;
 	log_dest = dest;
 	log_level = level;
+	log_journal = dest == LOG_DEST_STDERR && stderr_is_journal();
 	if (dest == LOG_DEST_SYSLOG)
 		openlog(ident, LOG_PID | LOG_NDELAY, LOG_DAEMON);
 }
@@ -87,6 +105,9 @@ log_vwrite(int pri, int with_errno, const char *fmt, va_list ap)
 	}
 	if (log_dest == LOG_DEST_SYSLOG)
 		syslog(pri, "%s", msg);
+	else if (log_journal)
+		/* the journal keeps the level; it knows our name and pid */
+		dprintf(STDERR_FILENO, "<%d>%s\n", pri, msg);
 	else
 		/* One write per line so concurrent instances never interleave. */
 		dprintf(STDERR_FILENO, "%s[%ld]: %s\n", log_ident, (long)getpid(), msg);

@@ -19,6 +19,7 @@
 #include <openssl/rand.h>
 
 #include "log.h"
+#include "activate.h"
 #include "execd.h"
 #include "listen.h"
 #include "sandbox.h"
@@ -266,6 +267,8 @@ main(int argc, char *argv[])
 		fatalx("cannot narrow execd's own privileges");
 
 	nfds = listen_inherited(fds, 16);
+	if (nfds == 0 && mode == MODE_AUTO)
+		nfds = activate_launchd(fds, 16);
 	if (mode == MODE_LISTEN) {
 		if (conf.token == NULL && !conf.no_auth)
 			conf.token = new_token();
@@ -274,11 +277,14 @@ main(int argc, char *argv[])
 		/* the one line on stdout: where a client connects */
 		printf("%s\n", url);
 		fflush(stdout);
+		activate_ready();
 		return listen_serve(&fd, 1);
 	}
 	if (nfds > 0 && mode == MODE_AUTO) {
-		if (is_listening_socket(fds[0]))
+		if (is_listening_socket(fds[0])) {
+			activate_ready();
 			return listen_serve(fds, nfds);
+		}
 		/* systemd Accept=yes without StandardInput=socket: the connection is fd 3 */
 		return serve_connection(fds[0], fds[0]);
 	}
