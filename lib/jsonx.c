@@ -86,6 +86,7 @@ jx_field(json_t *o, const char *key, enum jx_need need, json_t **v, struct jx_er
 	}
 	if (json_is_null(*v) && need == JX_OPT)
 		return 0;
+	/* JX_DEFAULT and JX_REQ: a null goes on to the type check, and fails it */
 	return 1;
 }
 

@@ -19,6 +19,7 @@ struct jx_err {
 enum jx_need {
 	JX_OPT = 0,	/* absent or null: leave the default */
 	JX_REQ = 1,	/* absent: "missing field `x`" */
+	JX_DEFAULT = 2,	/* absent: the default; but null is a type error */
 };
 
 /* "null", "integer `5`", "string \"x\"", "map", ... as serde words them */

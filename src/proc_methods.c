@@ -57,13 +57,13 @@ start_parse(json_t *params, struct start_params *sp, struct jx_err *e)
 	    jx_str(params, "cwd", JX_REQ, &sp->cwd_uri, NULL, e) == -1 ||
 	    jx_strmap(params, "env", JX_REQ, &sp->env, e) == -1 ||
 	    jx_bool(params, "tty", JX_REQ, &sp->tty, e) == -1 ||
-	    jx_bool(params, "pipeStdin", JX_OPT, &sp->pipe_stdin, e) == -1 ||
+	    jx_bool(params, "pipeStdin", JX_DEFAULT, &sp->pipe_stdin, e) == -1 ||
 	    jx_str(params, "arg0", JX_OPT, &sp->arg0, NULL, e) == -1 ||
 	    jx_obj(params, "envPolicy", JX_OPT, &sp->env_policy, e) == -1 ||
 	    jx_obj(params, "sandbox", JX_OPT, &sp->sandbox, e) == -1 ||
 	    jx_obj(params, "networkProxy", JX_OPT, &sp->network_proxy, e) == -1 ||
 	    jx_obj(params, "managedNetwork", JX_OPT, &sp->managed_network, e) == -1 ||
-	    jx_bool(params, "enforceManagedNetwork", JX_OPT, &sp->enforce_managed, e) == -1)
+	    jx_bool(params, "enforceManagedNetwork", JX_DEFAULT, &sp->enforce_managed, e) == -1)
 		return -1;
 	return 0;
 }

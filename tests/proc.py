@@ -64,6 +64,9 @@ r = c.call("process/start", {"processId": "e6", "argv": ["true"], "cwd": "file:/
 t.eq(r.get("error"), {"code": -32602, "message": "missing field `tty`"}, "missing tty")
 r = c.start("e7", ["true"], env={"A": 5})
 t.eq(r.get("error", {}).get("code"), -32602, "non-string env value")
+r = c.start("e7b", ["true"], pipeStdin=None)
+t.eq(r.get("error"), {"code": -32602, "message": "invalid type: null, expected a boolean"},
+     "pipeStdin may be absent but not null")
 r = c.start("e8", ["/bin/true"])
 t.ok("result" in r, "a failed start released nothing: a new id still starts")
 c.collect("e8")
