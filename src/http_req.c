@@ -6,6 +6,8 @@
 
 #include "b64.h"
 #include "http_req.h"
+#include "netproxy.h"
+#include "session.h"
 #include "http_xfer.h"
 #include "log.h"
 
@@ -487,6 +489,52 @@ nomem:
 	return -1;
 }
 
+/*
+ * With a sidecar, requests made for the client go through it like any
+ * child's traffic: the connection is registered once, as "http/request",
+ * and its credentials go in the proxy URL.  -1 when req was answered.
+ */
+static struct netproxy_reg	*sidecar_reg;
+
+/* The client is gone: so are its credentials (a resumed client registers anew). */
+static void
+http_sidecar_drop(void)
+{
+	netproxy_unregister(sidecar_reg);
+	sidecar_reg = NULL;
+	http_xfer_set_proxy(NULL);
+}
+
+static int
+http_via_sidecar(struct rpc_req *req)
+{
+	json_t		*env, *start;
+	const char	*url;
+	char		 err[512];
+	int		 rv;
+
+	if (!netproxy_enabled() || sidecar_reg != NULL)
+		return 0;
+	start = json_pack("{s:{s:s}}", "metadata", "toolCallId", "http/request");
+	env = json_object();
+	rv = start != NULL && env != NULL ?
+	    netproxy_register("http/request", start, &sidecar_reg, err, sizeof(err)) : -2;
+	if (rv != 0) {
+		sidecar_reg = NULL;
+		rpc_fail(req, RPC_INTERNAL_ERROR, "http/request failed: %s",
+		    rv == -1 ? err : "out of memory");
+	} else if (netproxy_child_env(sidecar_reg, env) == -1 ||
+	    (url = json_string_value(json_object_get(env, "HTTP_PROXY"))) == NULL ||
+	    http_xfer_set_proxy(url) == -1) {
+		http_sidecar_drop();
+		rv = -1;
+		rpc_fail(req, RPC_INTERNAL_ERROR, "http/request failed: no proxy URL");
+	}
+	json_decref(start);
+	json_decref(env);
+	return rv == 0 ? 0 : -1;
+}
+
 static void
 http_request(struct rpc_req *req, json_t *params)
 {
@@ -499,7 +547,7 @@ http_request(struct rpc_req *req, json_t *params)
 		rpc_fail_params(req, &e);
 		return;
 	}
-	if (!rpc_admit(req)) {
+	if (!rpc_admit(req) || http_via_sidecar(req) == -1) {
 		free(p.body);
 		return;
 	}
@@ -531,6 +579,8 @@ const struct rpc_method http_methods[] = {
 void
 http_req_init(void)
 {
+	session_set_capability("httpHeaderEnvVars", 1);
+	rpc_on_detach(http_sidecar_drop);
 	if (http_xfer_init() == -1)
 		fatalx("http/request: cannot set up libcurl");
 }

@@ -42,6 +42,14 @@ c.start("deny", ["curl", "-sS", "-o", "/dev/null", "-w", "%{http_code}", "http:/
 out, code, _ = c.collect("deny", timeout=30)
 t.eq(out.get("stdout"), b"403", "a host outside the policy is refused with 403")
 
+# http/request made by execd itself goes through the sidecar too
+r = c.call("http/request", {"method": "GET", "url": url, "requestId": "h1"})
+t.eq(r.get("result", {}).get("status"), 200, "http/request goes through the sidecar and is allowed")
+rec = P.wait_audit(lambda r: r.get("decision") == "allow" and "http/request" in str(r.get("tags")))
+t.ok(rec is not None, "and is audited as http/request", rec)
+r = c.call("http/request", {"method": "GET", "url": "http://example.com/", "requestId": "h2"})
+t.eq(r.get("result", {}).get("status"), 403, "http/request to a host outside the policy: 403")
+
 P.stop()
 r = c.start("nope", ["/bin/true"])
 t.ok(r.get("error", {}).get("code") == -32603 and "execd-proxy" in r["error"]["message"],
