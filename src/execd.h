@@ -20,6 +20,7 @@ struct execd_conf {
 	const char	*proxy_control;		/* execd-proxy control socket, NULL: none */
 	const char	*state_dir;		/* per-session sockets for resume */
 	unsigned	 resume_ttl_ms;		/* a detached session lives this long; 0: no resume */
+	unsigned	 ws_ping_ms;		/* WebSocket keepalive pings, as the reference's 30 s */
 };
 
 extern struct execd_conf conf;

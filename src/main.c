@@ -34,6 +34,7 @@ struct execd_conf conf = {
 	.concurrency = 1,
 	.header_timeout_ms = 10000,
 	.resume_ttl_ms = 30000,
+	.ws_ping_ms = 30000,
 };
 
 enum mode {
@@ -51,7 +52,7 @@ usage(void)
 	    "             [--allow-remote] [--no-auth] [--max-message BYTES]\n"
 	    "             [--retention BYTES] [--kill-grace-ms MS] [--concurrent-requests N]\n"
 	    "             [--header-timeout-ms MS] [--state-dir DIR] [--resume-ttl-ms MS]\n"
-	    "             [--allow-setuid]\n"
+	    "             [--allow-setuid] [--ws-ping-ms MS]\n"
 	    "             [--proxy-control PATH] [--log stderr|syslog|none] [--log-level LEVEL]\n");
 	exit(2);
 }
@@ -186,6 +187,7 @@ main(int argc, char *argv[])
 		{ "state-dir", required_argument, NULL, 'S' },
 		{ "resume-ttl-ms", required_argument, NULL, 'T' },
 		{ "allow-setuid", no_argument, NULL, 'U' },
+		{ "ws-ping-ms", required_argument, NULL, 'W' },
 		{ "proxy-control", required_argument, NULL, 'P' },
 		{ "log", required_argument, NULL, 'L' },
 		{ "log-level", required_argument, NULL, 'v' },
@@ -230,6 +232,9 @@ main(int argc, char *argv[])
 		case 'P': conf.proxy_control = optarg; break;
 		case 'S': conf.state_dir = optarg; break;
 		case 'U': allow_setuid = 1; break;
+		case 'W':
+			conf.ws_ping_ms = number("--ws-ping-ms", optarg, 24 * 3600000);
+			break;
 		case 'T':
 			conf.resume_ttl_ms = number("--resume-ttl-ms", optarg, 24 * 3600000);
 			break;

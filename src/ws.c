@@ -14,7 +14,6 @@
 #include "rpc.h"
 #include "ws.h"
 
-#define WS_PING_MS	30000
 #define WS_LINGER_MS	2000
 
 static struct {
@@ -188,7 +187,7 @@ ws_ping(struct ev_timer *t, void *arg)
 		return;
 	wslay_event_queue_msg(ws.ctx, &msg);
 	ws_update();
-	ev_timer_start(&ws.ping, WS_PING_MS);
+	ev_timer_start(&ws.ping, conf.ws_ping_ms);
 }
 
 static int
@@ -284,7 +283,8 @@ ws_start(struct conn *c)
 	ev_timer_init(&ws.ping, ws_ping, NULL);
 	ev_timer_init(&ws.linger, ws_linger_done, NULL);
 	ev_timer_init(&ws.doom, ws_doom_run, NULL);
-	ev_timer_start(&ws.ping, WS_PING_MS);
+	if (conf.ws_ping_ms > 0)
+		ev_timer_start(&ws.ping, conf.ws_ping_ms);
 	conn_set_handlers(c, ws_on_read, ws_on_write, NULL);
 	rpc_attach(&ws.t);
 	ws_update();

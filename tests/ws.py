@@ -99,6 +99,23 @@ t.ok(err["id"] == -1 and err["error"]["message"].startswith(
     "failed to parse websocket JSON-RPC message from exec-server websocket 127.0.0.1:"),
     "a parse error names the websocket peer", err)
 
+# keepalive: the server pings (every --ws-ping-ms; the reference's 30 s by default)
+L3 = Listener(["--ws-ping-ms", "200", "--state-dir", state, "--resume-ttl-ms", "0"])
+s = socket.create_connection((L3.host, L3.port), timeout=5)
+s.sendall(upgrade_request("/" + L3.token).encode())
+got, t0 = b"", time.time()
+while time.time() - t0 < 3:
+    chunk = s.recv(4096)
+    if not chunk:
+        break
+    got += chunk
+    frames, _ = parse_frames(got.partition(b"\r\n\r\n")[2])
+    if any(op == 9 for op, _ in frames):
+        break
+s.close()
+L3.stop()
+t.ok(any(op == 9 for op, _ in frames), "the server sends WebSocket pings")
+
 # bearer token instead of the path
 async def bearer():
     async with websockets.connect(L.base() + "/", extra_headers={"Authorization": "Bearer " + L.token},
