@@ -47,20 +47,24 @@ b64_bad(char *err, size_t errlen, unsigned char c, size_t at)
 	return -1;
 }
 
+/* The alphabet's values, -1 elsewhere: the check runs over every byte of a large write. */
+static signed char	b64_table[256];
+
 static int
 b64_value(unsigned char c)
 {
-	if (c >= 'A' && c <= 'Z')
-		return c - 'A';
-	if (c >= 'a' && c <= 'z')
-		return c - 'a' + 26;
-	if (c >= '0' && c <= '9')
-		return c - '0' + 52;
-	if (c == '+')
-		return 62;
-	if (c == '/')
-		return 63;
-	return -1;
+	static const char	alphabet[] =
+	    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+	static int		ready;
+	int			i;
+
+	if (!ready) {
+		memset(b64_table, -1, sizeof(b64_table));
+		for (i = 0; i < 64; i++)
+			b64_table[(unsigned char)alphabet[i]] = (signed char)i;
+		ready = 1;
+	}
+	return b64_table[c];
 }
 
 /*
@@ -80,8 +84,9 @@ b64_check(const unsigned char *s, size_t len, size_t *npad, char *err, size_t er
 	/* the last quad, even a whole one, may carry padding: kept for the end */
 	body = len - rem;
 	body = rem == 0 && body >= 4 ? body - 4 : body;
+	(void)b64_value('A');	/* fills the table */
 	for (i = 0; i < body; i++)
-		if (b64_value(s[i]) < 0)
+		if (b64_table[s[i]] < 0)
 			return b64_bad(err, errlen, s[i], i);
 	for (i = body; i < len; i++) {
 		if (s[i] == '=') {
