@@ -89,6 +89,9 @@ log_parse_dest(const char *name, enum log_dest *dest)
 	return 0;
 }
 
+/* format(printf, 3, 0): clang's -Wformat-nonliteral checks the callers' formats instead */
+static void	log_vwrite(int, int, const char *, va_list) __attribute__((format(printf, 3, 0)));
+
 static void
 log_vwrite(int pri, int with_errno, const char *fmt, va_list ap)
 {

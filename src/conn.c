@@ -72,7 +72,7 @@ conn_plain_ready(struct ev_timer *t, void *arg)
 
 	if (c->closed)
 		return;
-	if (c->in_plain && c->want_read && c->on_read != NULL)
+	if ((c->in_plain || buf_avail(&c->pre) > 0) && c->want_read && c->on_read != NULL)
 		c->on_read(c);
 	if (!c->closed && c->out_plain && c->want_write && c->on_write != NULL)
 		c->on_write(c);
@@ -119,14 +119,17 @@ conn_want(struct conn *c, int rd, int wr)
 		ev_io_set(&c->rio, c->want_read ? EPOLLIN : 0);
 		ev_io_set(&c->wio, c->want_write ? EPOLLOUT : 0);
 	}
-	if ((c->in_plain && c->want_read) || (c->out_plain && c->want_write)) {
+	/*
+	 * Bytes already buffered will never make the descriptor readable: they
+	 * are served from the loop too, never from here, as the caller may be
+	 * in the middle of a read callback of its own (wslay is not reentrant).
+	 */
+	if ((c->in_plain && c->want_read) || (c->out_plain && c->want_write) ||
+	    (c->want_read && buf_avail(&c->pre) > 0)) {
 		if (!ev_timer_armed(&c->plain_timer))
 			ev_timer_start(&c->plain_timer, 0);
 	} else
 		ev_timer_stop(&c->plain_timer);
-	/* bytes already buffered will never make the descriptor readable */
-	if (c->want_read && c->pre.len > c->pre.off && c->on_read != NULL)
-		c->on_read(c);
 }
 
 static void

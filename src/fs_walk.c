@@ -301,7 +301,10 @@ walk_run(struct walk *w, const char *root)
 	}
 	w->ndirs = 1;
 	while (w->qhead < w->qlen && r == 1) {
-		r = walk_dir(w, &w->q[w->qhead]);
+		/* a copy: enqueueing subdirectories may move the queue */
+		struct wdir cur = w->q[w->qhead];
+
+		r = walk_dir(w, &cur);
 		w->qhead++;
 	}
 	return r == -1 ? ENOMEM : 0;

@@ -71,6 +71,33 @@ has_token(const char *v, size_t len, const char *token)
 	return 0;
 }
 
+/*
+ * "METHOD SP TARGET SP HTTP/1.x", bounded by the line: the bytes received
+ * are not a C string.
+ */
+static int
+parse_request_line(const char *p, size_t n, struct http_req_head *h)
+{
+	const char	*sp1, *sp2, *end = p + n;
+
+	if ((sp1 = memchr(p, ' ', n)) == NULL || sp1 == p ||
+	    (size_t)(sp1 - p) >= sizeof(h->method))
+		return -1;
+	if ((sp2 = memchr(sp1 + 1, ' ', (size_t)(end - sp1 - 1))) == NULL ||
+	    sp2 == sp1 + 1 || (size_t)(sp2 - sp1 - 1) >= sizeof(h->path))
+		return -1;
+	if (end - sp2 - 1 != 8 || memcmp(sp2 + 1, "HTTP/1.", 7) != 0)
+		return -1;
+	memcpy(h->method, p, (size_t)(sp1 - p));
+	h->method[sp1 - p] = '\0';
+	memcpy(h->path, sp1 + 1, (size_t)(sp2 - sp1 - 1));
+	h->path[sp2 - sp1 - 1] = '\0';
+	/* a NUL would cut the target short of what was checked */
+	if (strlen(h->path) != (size_t)(sp2 - sp1 - 1) || strlen(h->method) != (size_t)(sp1 - p))
+		return -1;
+	return 0;
+}
+
 static int
 parse_head(const char *data, size_t len, struct http_req_head *h)
 {
@@ -89,7 +116,7 @@ parse_head(const char *data, size_t len, struct http_req_head *h)
 		if (n == 0)
 			break;
 		if (first) {
-			if (sscanf(p, "%15s %2047s HTTP/1.", h->method, h->path) != 2)
+			if (parse_request_line(p, n, h) == -1)
 				return -1;
 			first = 0;
 		} else if ((colon = memchr(p, ':', n)) != NULL) {

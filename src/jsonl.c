@@ -21,7 +21,10 @@ static struct {
 	int			 paused;
 	int			 closing;	/* flush, then close */
 	int			 was_congested;
+	struct ev_timer		 linger;	/* a peer that no longer reads is not waited for */
 } jl;
+
+#define JSONL_LINGER_MS	2000
 
 static void	jsonl_update(void);
 
@@ -30,6 +33,7 @@ jsonl_finish(void)
 {
 	if (jl.c == NULL)
 		return;
+	ev_timer_stop(&jl.linger);
 	conn_close(jl.c);
 	jl.c = NULL;
 	buf_free(&jl.in);
@@ -44,7 +48,8 @@ jsonl_lines(void)
 	uint8_t	*nl, *line;
 	size_t	 len;
 
-	while (!jl.paused && !jl.closing) {
+	/* nothing new since the last look: nothing to split (and no buffer yet at the start) */
+	while (!jl.paused && !jl.closing && buf_avail(&jl.in) > jl.scanned) {
 		line = buf_head(&jl.in);
 		nl = memchr(line + jl.scanned, '\n', buf_avail(&jl.in) - jl.scanned);
 		if (nl == NULL) {
@@ -143,6 +148,8 @@ jsonl_update(void)
 		jsonl_finish();
 		return;
 	}
+	if (jl.closing && !ev_timer_armed(&jl.linger))
+		ev_timer_start(&jl.linger, JSONL_LINGER_MS);
 	conn_want(jl.c, !jl.paused && !jl.closing, buf_avail(&jl.out) > 0);
 }
 
@@ -183,6 +190,14 @@ jsonl_close(void *ctx)
 	jsonl_update();
 }
 
+static void
+jsonl_linger_done(struct ev_timer *t, void *arg)
+{
+	log_info("%s: output not taken within %d ms of the end: dropped", jl.c->peer,
+	    JSONL_LINGER_MS);
+	jsonl_finish();
+}
+
 int
 jsonl_start(struct conn *c)
 {
@@ -196,10 +211,12 @@ jsonl_start(struct conn *c)
 	snprintf(jl.t.name, sizeof(jl.t.name), "exec-server stdio");
 	jl.t.framing = "";
 	/* bytes the sniffer already read are the start of the first line */
-	if (buf_append(&jl.in, buf_head(&c->pre), buf_avail(&c->pre)) == -1)
+	if (buf_avail(&c->pre) > 0 &&
+	    buf_append(&jl.in, buf_head(&c->pre), buf_avail(&c->pre)) == -1)
 		return -1;
 	buf_reset(&c->pre);
 	conn_set_handlers(c, jsonl_on_read, jsonl_on_write, NULL);
+	ev_timer_init(&jl.linger, jsonl_linger_done, NULL);
 	rpc_attach(&jl.t);
 	jsonl_lines();
 	jsonl_update();

@@ -1,5 +1,6 @@
 #include "config.h"
 
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 
@@ -19,6 +20,7 @@
 #include "log.h"
 #include "execd.h"
 #include "listen.h"
+#include "proc.h"
 #include "serve.h"
 
 #define LISTEN_MAX	16
@@ -155,17 +157,53 @@ listen_inherited(int *fds, int max)
 	return n;
 }
 
+static int
+is_instance(pid_t pid)
+{
+	size_t	i;
+
+	for (i = 0; i < nchildren; i++)
+		if (children[i] == pid)
+			return 1;
+	return 0;
+}
+
+/*
+ * We are the subreaper of the instances: whatever else is our child was
+ * left behind by an instance that died without ending its session (SIGKILL,
+ * the OOM killer), and goes the way the instance would have sent it.
+ */
+static void
+listen_kill_orphans(void)
+{
+	pid_t	kids[1024];
+	size_t	n, i;
+
+	n = proc_children(kids, 1024);
+	for (i = 0; i < n; i++)
+		if (!is_instance(kids[i])) {
+			kill(-kids[i], SIGKILL);
+			kill(kids[i], SIGKILL);
+		}
+}
+
 static void
 listen_reap(int signo, void *arg)
 {
 	pid_t	pid;
-	int	status;
+	int	status, orphans = 0;
 
 	while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
+		if (!is_instance(pid))
+			continue;	/* an orphan we killed */
 		child_del(pid);
-		if (WIFSIGNALED(status))
+		if (WIFSIGNALED(status)) {
 			log_warnx("instance %ld killed by signal %d", (long)pid, WTERMSIG(status));
+			orphans = 1;
+		}
 	}
+	if (orphans)
+		listen_kill_orphans();
 }
 
 static void
@@ -219,6 +257,8 @@ listen_serve(const int *fds, int nfds)
 
 	if (ev_init() == -1)
 		return 1;
+	if (prctl(PR_SET_CHILD_SUBREAPER, 1) == -1)
+		log_warn("PR_SET_CHILD_SUBREAPER");
 	if (ev_signal(SIGCHLD, listen_reap, NULL) == -1 ||
 	    ev_signal(SIGTERM, listen_stop, NULL) == -1 ||
 	    ev_signal(SIGINT, listen_stop, NULL) == -1)

@@ -430,7 +430,7 @@ proc_kill_all(void)
 }
 
 /* PIDs of our direct children, from /proc (they include adopted orphans). */
-static size_t
+size_t
 proc_children(pid_t *out, size_t max)
 {
 	char		 path[320], buf[4096], *s, *end;

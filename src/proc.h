@@ -2,6 +2,8 @@
 #ifndef EXECD_PROC_H
 #define EXECD_PROC_H
 
+#include <sys/types.h>
+
 #include "rpc.h"
 
 extern const struct rpc_method proc_methods[];
@@ -12,6 +14,8 @@ void	proc_kill_all(void);
 /* Kill whatever is left among our children (escaped daemons), then reap them. */
 void	proc_final_sweep(void);
 size_t	proc_count(void);
+/* Our direct children, adopted orphans included (we are a subreaper). */
+size_t	proc_children(pid_t *out, size_t max);
 /* The session is over: kill everything, forget every process. */
 void	proc_end_session(void);
 

@@ -21,9 +21,14 @@
 static void
 serve_stop(int signo, void *arg)
 {
+	struct rpc_transport	*t = rpc_transport();
+
 	log_info("signal %d: ending the session", signo);
 	resume_cleanup();
 	proc_end_session();
+	/* the connection goes too: the client may hold its end open for ever */
+	if (t != NULL)
+		t->close(t->ctx);
 	rpc_detach();
 }
 

@@ -98,6 +98,8 @@ ws_detach(void)
 		ws.detached = 1;
 		rpc_detach();
 	}
+	/* nobody resumes us now; what still comes is read only to see the peer's close */
+	ws.paused = 0;
 }
 
 static void
@@ -114,11 +116,34 @@ ws_finish(void)
 	ws.c = NULL;
 }
 
+/*
+ * After our close, once wslay stops reading (a protocol error), whatever
+ * the peer still sends is read and dropped until its EOF: left unread,
+ * bytes buffered in c->pre would have conn_want() call us again at once,
+ * for ever.
+ */
+static void
+ws_discard_input(struct conn *c)
+{
+	uint8_t	sink[4096];
+	ssize_t	n;
+
+	while ((n = conn_read(c, sink, sizeof(sink))) > 0)
+		;
+	if (n == 0 || (errno != EAGAIN && errno != EINTR))
+		c->in_eof = 1;
+}
+
 static void
 ws_on_read(struct conn *c)
 {
 	if (ws.doomed)
 		return;
+	if (wslay_event_get_close_sent(ws.ctx) && !wslay_event_want_read(ws.ctx)) {
+		ws_discard_input(c);
+		ws_update();
+		return;
+	}
 	if (wslay_event_recv(ws.ctx) != 0) {
 		ws_finish();
 		return;

@@ -6,6 +6,7 @@ in-process sandbox policies)."""
 
 import hashlib
 import os
+import shutil
 import stat
 import subprocess
 import tempfile
@@ -408,6 +409,12 @@ def test_walk():
     t.eq(walk(os.path.join(w, "f"))["result"], {"entries": [], "errors": [], "truncated": False},
          "walking a file: nothing")
     t.eq(walk(os.path.join(w, "ld"))["result"]["entries"], [], "link root not followed")
+    many = os.path.join(w, "many")      # more subdirectories than the walk queue starts with
+    for i in range(40):
+        os.makedirs(os.path.join(many, "d%02d" % i, "x"))
+    r = walk(many, maxDepth=3, maxDirectories=1000, maxEntries=1000)
+    t.eq(len(r["result"]["entries"]), 80, "walk of 40 subdirectories, each with one (the queue grows)")
+    shutil.rmtree(many)
     err_is(walk(os.path.join(w, "nope")), ENOENT, "walk a missing root")
 
 

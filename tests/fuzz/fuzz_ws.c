@@ -1,0 +1,44 @@
+/*
+ * WebSocket framing through wslay (ws.c) after a completed upgrade: client
+ * frames of every kind, masked or not, fragmented, oversized, control
+ * frames, close handshakes, garbage.  Byte 0: dispatcher knobs (rpc_stub.h)
+ * and the message cap; byte 1: the piece size; the rest is what the client
+ * sends after the HTTP head, the first quarter pipelined with the head.
+ */
+#include "config.h"
+
+#include <signal.h>
+
+#include "evloop.h"
+#include "execd.h"
+#include "ws.h"
+#include "fuzz.h"
+#include "rpc_stub.h"
+#include "transport_feed.h"
+
+struct execd_conf conf = {
+	.max_message = 1024,
+	.header_timeout_ms = 10000,
+};
+
+int
+LLVMFuzzerInitialize(int *argc, char ***argv)
+{
+	signal(SIGPIPE, SIG_IGN);
+	if (ev_init() == -1)
+		return -1;
+	return 0;
+}
+
+int
+LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	static const size_t	caps[] = { 16, 256, 1024, 65536 };
+
+	if (size < 2)
+		return 0;
+	conf.max_message = caps[(data[0] >> 4) & 3];
+	rpc_stub_reset(data[0] & 7);
+	feed_transport(ws_start, data + 2, size - 2, (size - 2) / 4, 1 + data[1]);
+	return 0;
+}
