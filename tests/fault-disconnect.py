@@ -1,4 +1,4 @@
-"""The client disconnecting at every step of every process/* and http/request call.
+"""The client disconnecting at every step of every process/*, fs/* and http/request call.
 
 For each method, over newline-JSON on pipes and over WebSocket, the client
 goes away (1) half-way through sending the request, (2) right after sending
@@ -40,6 +40,20 @@ def method_params(method):
     if method == "http/request":
         return {"method": "GET", "url": "http://127.0.0.1:%d/slow" % http.port,
                 "requestId": "r1", "timeoutMs": 30000}
+    scratch = "file://" + state.path
+    fs = {
+        "fs/readFile": {"path": "file:///etc/hostname"},
+        "fs/writeFile": {"path": scratch + "/written", "dataBase64": b64("x" * 100000)},
+        "fs/getMetadata": {"path": "file:///etc"},
+        "fs/readDirectory": {"path": "file:///etc"},
+        "fs/walk": {"path": "file:///usr/share", "options": {"maxDepth": 3,
+                    "maxDirectories": 1000, "maxEntries": 5000,
+                    "followDirectorySymlinks": False}},
+        "fs/open": {"handleId": "h1", "path": "file:///etc/hostname"},
+        "fs/watchMissing": {"watchId": 1, "missing": [scratch + "/not-yet"]},
+    }
+    if method in fs:
+        return fs[method]
     raise ValueError(method)
 
 
@@ -52,6 +66,10 @@ STEPS = {
     "process/terminate": ["partial", "sent", "answered"],
     "http/request": ["partial", "sent", "inflight"],
 }
+# filesystem calls are answered at once: no in-flight step
+for m in ("fs/readFile", "fs/writeFile", "fs/getMetadata", "fs/readDirectory", "fs/walk",
+          "fs/open", "fs/watchMissing"):
+    STEPS[m] = ["partial", "sent", "answered"]
 
 
 class StdioClient:
