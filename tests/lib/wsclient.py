@@ -1,5 +1,6 @@
 """WebSocket helpers for tests: a listener under test and raw HTTP/frame access."""
 import asyncio
+import atexit
 import json
 import os
 import re
@@ -26,6 +27,8 @@ class Listener:
             raise RuntimeError("no URL from execd --listen: %r" % line)
         self.url = line
         self.host, self.port, self.token = m.group(1), int(m.group(2)), m.group(3)
+        # a test that dies half-way still ends its listener
+        atexit.register(self.stop)
 
     def base(self):
         return "ws://%s:%d" % (self.host, self.port)
