@@ -36,9 +36,8 @@ is_glob(const char *s)
 	return strpbrk(s, "*?[") != NULL;
 }
 
-/* Does the rule path `root` cover `path` (equal, or an ancestor by whole components)? */
-static int
-covers(const char *root, const char *path)
+int
+fs_path_covers(const char *root, const char *path)
 {
 	size_t	n = strlen(root);
 
@@ -47,8 +46,8 @@ covers(const char *root, const char *path)
 	return strncmp(root, path, n) == 0 && (path[n] == '\0' || path[n] == '/');
 }
 
-static size_t
-components(const char *p)
+size_t
+fs_path_depth(const char *p)
 {
 	size_t	n = 0;
 
@@ -428,7 +427,7 @@ on_the_way(const struct fs_policy *p, const char *path)
 
 	for (i = 0; i < p->nrules; i++) {
 		r = &p->rules[i];
-		if (r->access != FS_ACCESS_DENY && !r->is_glob && covers(path, r->path) &&
+		if (r->access != FS_ACCESS_DENY && !r->is_glob && fs_path_covers(path, r->path) &&
 		    strcmp(path, r->path) != 0)
 			return 1;
 	}
@@ -445,7 +444,7 @@ denied(const struct fs_rule *r, const char *path, int want)
 		    !glob_match(r->path, path) : glob_covers(r->path, path);
 	if (want == FS_WANT_STAT && strcmp(r->path, path) == 0)
 		return 0;	/* the mask itself is there to be looked at */
-	return covers(r->path, path);
+	return fs_path_covers(r->path, path);
 }
 
 int
@@ -463,9 +462,9 @@ fs_policy_check(const struct fs_policy *p, const char *path, int want)
 			return EACCES;
 	for (i = 0; i < p->nrules; i++) {
 		r = &p->rules[i];
-		if (r->access == FS_ACCESS_DENY || r->is_glob || !covers(r->path, path))
+		if (r->access == FS_ACCESS_DENY || r->is_glob || !fs_path_covers(r->path, path))
 			continue;
-		n = components(r->path);
+		n = fs_path_depth(r->path);
 		if (best == NULL || n > bestn || (n == bestn && r->access == FS_ACCESS_WRITE)) {
 			best = r;
 			bestn = n;

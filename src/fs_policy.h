@@ -69,6 +69,10 @@ void	fs_policy_free(struct fs_policy *p);
  * exists) be used as `want` says?  0, or the errno the operation fails
  * with: ENOENT, EACCES or EROFS.  A NULL policy allows all.
  */
+/* Is path root itself or below it, by whole components? */
+int	fs_path_covers(const char *root, const char *path);
+/* How many components deep an absolute path is ("/" is 0). */
+size_t	fs_path_depth(const char *p);
 int	fs_policy_check(const struct fs_policy *p, const char *path, int want);
 /* Does listing a directory show `path`, one of its entries? */
 int	fs_policy_visible(const struct fs_policy *p, const char *path);

@@ -37,27 +37,6 @@
 #define GLOB_WALK_MAX	200000	/* entries looked at to expand the deny globs */
 #define GLOB_MASK_MAX	8192	/* masks they may produce */
 
-static size_t
-depth(const char *p)
-{
-	size_t	n = 0;
-
-	for (; *p != '\0'; p++)
-		if (*p == '/' && p[1] != '\0')
-			n++;
-	return n;
-}
-
-static int
-covers(const char *root, const char *path)
-{
-	size_t	n = strlen(root);
-
-	if (strcmp(root, "/") == 0)
-		return 1;
-	return strncmp(root, path, n) == 0 && (path[n] == '\0' || path[n] == '/');
-}
-
 static int
 push(struct sandbox_plan *plan, enum sbx_mount_op op, const char *path)
 {
@@ -78,7 +57,7 @@ push(struct sandbox_plan *plan, enum sbx_mount_op op, const char *path)
 static int
 mountable(const char *path, struct stat *st)
 {
-	if (covers("/proc", path) || lstat(path, st) == -1 || S_ISLNK(st->st_mode))
+	if (fs_path_covers("/proc", path) || lstat(path, st) == -1 || S_ISLNK(st->st_mode))
 		return 0;
 	return 1;
 }
@@ -89,7 +68,7 @@ grant_cmp(const void *a, const void *b)
 {
 	const struct fs_rule	*x = *(const struct fs_rule *const *)a;
 	const struct fs_rule	*y = *(const struct fs_rule *const *)b;
-	size_t			 dx = depth(x->path), dy = depth(y->path);
+	size_t			 dx = fs_path_depth(x->path), dy = fs_path_depth(y->path);
 	int			 c;
 
 	if (dx != dy)
@@ -107,7 +86,7 @@ under_write(const struct fs_rule **g, size_t n, const char *path)
 
 	for (i = 0; i < n; i++)
 		if (g[i]->access == FS_ACCESS_WRITE && strcmp(g[i]->path, path) != 0 &&
-		    covers(g[i]->path, path))
+		    fs_path_covers(g[i]->path, path))
 			return 1;
 	return 0;
 }
@@ -118,7 +97,7 @@ under_grant(const struct fs_rule **g, size_t n, const char *path)
 	size_t	i;
 
 	for (i = 0; i < n; i++)
-		if (covers(g[i]->path, path))
+		if (fs_path_covers(g[i]->path, path))
 			return 1;
 	return 0;
 }
@@ -132,8 +111,8 @@ mount_state(const struct sandbox_plan *plan, const char *path, int base)
 
 	for (i = 0; i < plan->nmounts; i++) {
 		m = &plan->mounts[i];
-		if ((m->op == SBX_MNT_RW || m->op == SBX_MNT_RO) && covers(m->path, path) &&
-		    (best == NULL || depth(m->path) >= depth(best->path)))
+		if ((m->op == SBX_MNT_RW || m->op == SBX_MNT_RO) && fs_path_covers(m->path, path) &&
+		    (best == NULL || fs_path_depth(m->path) >= fs_path_depth(best->path)))
 			best = m;
 	}
 	return best == NULL ? base : best->op == SBX_MNT_RW;
@@ -146,7 +125,8 @@ masked(const struct sandbox_plan *plan, const char *path)
 
 	for (i = 0; i < plan->nmounts; i++)
 		if ((plan->mounts[i].op == SBX_MNT_MASK_DIR ||
-		    plan->mounts[i].op == SBX_MNT_MASK_FILE) && covers(plan->mounts[i].path, path))
+		    plan->mounts[i].op == SBX_MNT_MASK_FILE) &&
+		    fs_path_covers(plan->mounts[i].path, path))
 			return 1;
 	return 0;
 }
@@ -230,7 +210,8 @@ glob_base(const char *pattern, char *out, size_t outlen)
 static int
 depth_cmp(const void *a, const void *b)
 {
-	size_t	x = depth(*(const char *const *)a), y = depth(*(const char *const *)b);
+	size_t	x = fs_path_depth(*(const char *const *)a);
+	size_t	y = fs_path_depth(*(const char *const *)b);
 
 	return x < y ? -1 : x > y;
 }
