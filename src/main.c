@@ -264,11 +264,12 @@ main(int argc, char *argv[])
 	if (conf.state_dir == NULL)
 		conf.state_dir = default_state_dir();
 	/*
-	 * no_new_privs and a deny-list filter on execd itself, inherited by
-	 * every child: setuid programs (sudo) then gain nothing, which
-	 * --allow-setuid keeps possible.
+	 * What every process of ours keeps, commands included (with no_new_privs
+	 * setuid programs such as sudo gain nothing; --allow-setuid keeps them
+	 * working).  Each instance narrows itself further once it has its
+	 * spawn helper (serve.c).
 	 */
-	if (!allow_setuid && sandbox_self_narrow() == -1)
+	if (sandbox_self_floor(!allow_setuid) == -1)
 		fatalx("cannot narrow execd's own privileges");
 
 	nfds = listen_inherited(fds, 16);

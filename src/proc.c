@@ -17,6 +17,7 @@
 #include "execd.h"
 #include "proc.h"
 #include "proc_table.h"
+#include "spawner.h"
 #include "netproxy.h"
 #include "resume.h"
 #include "sandbox.h"
@@ -410,6 +411,10 @@ proc_sigchld(int signo, void *arg)
 	int		 status;
 
 	while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
+		if (pid == spawner_pid()) {
+			spawner_lost();
+			continue;
+		}
 		for (p = procs; p != NULL; p = p->next)
 			if (p->pid == pid && !p->exited)
 				break;
@@ -470,14 +475,19 @@ proc_kill_children(void)
 {
 	pid_t	kids[1024];
 	size_t	n, i;
+	int	any = 0;
 
 	n = proc_children(kids, 1024);
 	for (i = 0; i < n; i++) {
+		/* the spawn helper is ours too, and goes last (spawner_stop) */
+		if (kids[i] == spawner_pid())
+			continue;
 		/* the group first: a daemon may have made its own */
 		kill(-kids[i], SIGKILL);
 		kill(kids[i], SIGKILL);
+		any = 1;
 	}
-	return n > 0;
+	return any;
 }
 
 /*

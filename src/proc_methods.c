@@ -192,10 +192,7 @@ m_start(struct rpc_req *req, json_t *params)
 	rq.pipe_stdin = sp.pipe_stdin;
 	rq.rows = 24;
 	rq.cols = 80;
-	if (sbx != NULL) {
-		rq.child_hook = sandbox_apply;
-		rq.child_hook_arg = sbx;
-	}
+	rq.sandbox = sbx;
 	if (proc_spawn(&rq, &res, &err, msg, sizeof(msg)) == -1) {
 		rpc_fail(req, RPC_INTERNAL_ERROR, "%s", msg);
 		goto done;

@@ -18,6 +18,8 @@
 #include "log.h"
 #include "rpc.h"
 #include "proc_spawn.h"
+#include "sandbox.h"
+#include "spawner.h"
 
 #define DEFAULT_PATH	"/usr/local/bin:/usr/bin:/bin"
 
@@ -82,17 +84,19 @@ open_pty(int *master, char *slave, size_t slavelen, unsigned short rows, unsigne
 	return 0;
 }
 
-/* In the child: never returns. Reports the failing errno on errfd. */
-static void
-child_exec(const struct spawn_req *rq, const char *prog, const char *slave,
+void
+proc_spawn_exec(const struct spawn_req *rq, const char *prog, const char *slave,
     int fds[3], int errfd)
 {
 	char *const	*argv = rq->argv;
 	char		**av = NULL;
+	sigset_t	 none;
 	int		 e, i, fd;
 	size_t		 n;
 
 	ev_child_reset();
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
 	signal(SIGPIPE, SIG_DFL);
 	if (setsid() == -1)
 		goto fail;
@@ -120,7 +124,7 @@ child_exec(const struct spawn_req *rq, const char *prog, const char *slave,
 		av[0] = (char *)rq->arg0;
 		argv = av;
 	}
-	if (rq->child_hook != NULL && (e = rq->child_hook(rq->child_hook_arg)) != 0) {
+	if (rq->sandbox != NULL && (e = sandbox_apply(rq->sandbox)) != 0) {
 		errno = e;
 		goto fail;
 	}
@@ -198,11 +202,15 @@ proc_spawn(const struct spawn_req *rq, struct spawn_res *res, int *err, char *ms
 		fds[1] = out[1];
 		fds[2] = errp[1];
 	}
-	if ((pid = fork()) == -1)
+	if (spawner_used()) {
+		/* execd's own filter allows no fork: the helper starts the child */
+		if ((pid = spawner_spawn(rq, prog, slave, fds, rep[1])) == -1)
+			goto sysfail;
+	} else if ((pid = fork()) == -1)
 		goto sysfail;
-	if (pid == 0) {
+	else if (pid == 0) {
 		close(rep[0]);
-		child_exec(rq, prog, slave, fds, rep[1]);
+		proc_spawn_exec(rq, prog, slave, fds, rep[1]);
 	}
 	close(rep[1]);
 	rep[1] = -1;

@@ -4,6 +4,8 @@
 
 #include <sys/types.h>
 
+struct sandbox_plan;
+
 struct spawn_req {
 	char *const	*argv;
 	const char	*arg0;		/* argv[0] the child sees, NULL: argv[0] */
@@ -12,9 +14,8 @@ struct spawn_req {
 	int		 tty;
 	int		 pipe_stdin;
 	unsigned short	 rows, cols;
-	/* run in the child after fork, before exec; returns an errno or 0 */
-	int		(*child_hook)(void *arg);
-	void		*child_hook_arg;
+	/* applied in the child after fork, before exec; NULL: unsandboxed */
+	const struct sandbox_plan *sandbox;
 };
 
 struct spawn_res {
@@ -30,5 +31,12 @@ struct spawn_res {
  */
 int	proc_spawn(const struct spawn_req *rq, struct spawn_res *res, int *err,
 	    char *msg, size_t msglen);
+/*
+ * The child's side, after fork (in the spawn helper's clone): its own
+ * session, the descriptors, the sandbox, exec.  On failure the errno goes
+ * to errfd and the child exits 127.
+ */
+void	proc_spawn_exec(const struct spawn_req *rq, const char *prog, const char *slave,
+	    int fds[3], int errfd) __attribute__((noreturn));
 
 #endif

@@ -48,6 +48,7 @@
 #include "log.h"
 #include "rpc.h"
 #include "sandbox_int.h"
+#include "spawner.h"
 
 #define REFUSAL		"sandbox intent cannot be enforced on this executor"
 
@@ -115,23 +116,15 @@ sbx_kernel(void)
 	return &kst.k;
 }
 
-/* Can a child make mount and network namespaces (directly, or in a user namespace)? */
-static int
-probe_namespaces(void)
+int
+sandbox_probe_ns(int direct)
 {
 	pid_t	pid;
-	int	status, direct;
+	int	status;
 
-	if (kst.ns_probed)
-		return kst.k.ns_direct || kst.k.ns_userns;
-	kst.ns_probed = 1;
-	if (knob("namespaces"))
-		return 0;
-	direct = has_cap(CAP_SYS_ADMIN);
 	if ((pid = fork()) == -1) {
 		log_warn("sandbox: namespace probe");
-		kst.ns_probed = 0;
-		return 0;
+		return -1;
 	}
 	if (pid == 0) {
 		if (!direct && unshare(CLONE_NEWUSER) == -1)
@@ -141,9 +134,30 @@ probe_namespaces(void)
 			_exit(1);
 		_exit(0);
 	}
-	while (waitpid(pid, &status, 0) == -1 && errno == EINTR)
-		;
-	if (WIFEXITED(status) && WEXITSTATUS(status) == 0) {
+	while (waitpid(pid, &status, 0) == -1)
+		if (errno != EINTR)
+			return -1;
+	return WIFEXITED(status) && WEXITSTATUS(status) == 0;
+}
+
+/* Can a child make mount and network namespaces (directly, or in a user namespace)? */
+static int
+probe_namespaces(void)
+{
+	int	ok, direct;
+
+	if (kst.ns_probed)
+		return kst.k.ns_direct || kst.k.ns_userns;
+	if (knob("namespaces")) {
+		kst.ns_probed = 1;
+		return 0;
+	}
+	direct = has_cap(CAP_SYS_ADMIN);
+	ok = spawner_used() ? spawner_probe_ns(direct) : sandbox_probe_ns(direct);
+	if (ok == -1)
+		return 0;	/* asked again next time */
+	kst.ns_probed = 1;
+	if (ok) {
 		kst.k.ns_direct = direct;
 		kst.k.ns_userns = !direct;
 	}
@@ -411,10 +425,9 @@ drop_caps(const struct sandbox_plan *plan)
 }
 
 int
-sandbox_apply(void *arg)
+sandbox_apply(const struct sandbox_plan *plan)
 {
-	const struct sandbox_plan	*plan = arg;
-	int				 flags = 0, e;
+	int	flags = 0, e;
 
 	if (!plan->confine)
 		return 0;

@@ -1,8 +1,9 @@
 /*
  * Process sandboxing: a request's `sandbox` (FileSystemSandboxContext) and
- * managed-network fields become a plan in the parent, which the child
- * applies after fork and before exec, so that execd itself stays
- * unrestricted.  See sandbox.c for what is enforced by which mechanism.
+ * managed-network fields become a plan in execd, which the child applies
+ * after fork and before exec (the child comes from the spawn helper,
+ * spawner.c, which the plan crosses to: execd's own allow-list is no
+ * ancestor of it).  See sandbox.c for what is enforced by which mechanism.
  */
 #ifndef EXECD_SANDBOX_H
 #define EXECD_SANDBOX_H
@@ -15,6 +16,8 @@
 
 struct sandbox_plan;
 struct out_ring;
+struct wire_in;
+struct wire_out;
 
 /*
  * Decoding, before lifecycle gating as the reference decodes params:
@@ -39,13 +42,23 @@ int	 sandbox_prepare(json_t *sandbox, json_t *params, struct sandbox_plan **out,
  * managedNetwork loopbackPorts are.  -1 when that cannot be done.
  */
 int	 sandbox_finish(struct sandbox_plan *plan, const char *cwd, json_t *env);
-/* The child hook (spawn_req.child_hook): 0, or the errno that failed. */
-int	 sandbox_apply(void *plan);
+/* In the child, between fork and exec: 0, or the errno that failed. */
+int	 sandbox_apply(const struct sandbox_plan *plan);
 /* In the parent once the child is running: start its proxy routes. */
 void	 sandbox_started(struct sandbox_plan *plan, pid_t pid);
 /* process/start's sandboxType: "linuxSeccomp", or "none" for NULL. */
 const char *sandbox_type(const struct sandbox_plan *plan);
 void	 sandbox_plan_free(struct sandbox_plan *plan);
+
+/* A plan sent to the spawn helper, and read back there (NULL: malformed). */
+void	 sandbox_plan_put(const struct sandbox_plan *plan, struct wire_out *w);
+struct sandbox_plan *sandbox_plan_get(struct wire_in *r);
+/*
+ * Fork a child that tries to make mount and network namespaces (directly,
+ * or inside a user namespace): 1 if it could, else 0.  The spawn helper
+ * runs it for execd, whose own filter allows no fork.
+ */
+int	 sandbox_probe_ns(int direct);
 
 /*
  * Did a sandboxed process probably fail because the sandbox denied it?
@@ -55,9 +68,16 @@ void	 sandbox_plan_free(struct sandbox_plan *plan);
 int	 sandbox_denied(int exit_code, const struct out_ring *output);
 
 /*
- * execd narrows itself after start-up: no new privileges, and a seccomp
- * filter refusing what neither execd nor the commands it runs need (see
- * sandbox_seccomp.c for the list and why it is not an allow-list).
+ * What every process of execd's has, commands included, set in main():
+ * not dumpable, and unless setuid programs must keep working, no new
+ * privileges and a filter refusing calls that nothing run by execd has
+ * business making (sandbox_self.c).
+ */
+int	 sandbox_self_floor(int no_new_privs);
+/*
+ * An execd instance narrows itself once it has started its spawn helper:
+ * no new privileges and an allow-list of the calls it makes (listed and
+ * explained in sandbox_self.c).
  */
 int	 sandbox_self_narrow(void);
 

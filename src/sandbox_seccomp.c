@@ -17,15 +17,7 @@
  * A sandboxed child's calls made for another architecture (int 0x80, x32)
  * kill it: the argument rules are built for the native one only.
  *
- * execd's own filter (sandbox_self_narrow) is the reverse of an
- * allow-list, on purpose: a filter cannot be lifted and is inherited by
- * every child, so an allow-list of what execd needs would also confine
- * every unsandboxed command to it (no ptrace for a debugger, no mount,
- * no bpf for tracing tools...).  An allow-list needs the spawning moved to
- * a helper forked before the filter; until then execd refuses only the
- * host-wide calls below that neither it nor a command it runs has any
- * business making, for the native and the compat architectures (32-bit
- * programs still run unsandboxed).
+ * execd's own filters are in sandbox_self.c.
  */
 #include "config.h"
 
@@ -62,31 +54,8 @@ static const char *const child_denied[] = {
 	NULL
 };
 
-/* What execd, and so every command it starts, is refused. */
-static const char *const self_denied[] = {
-	"init_module", "finit_module", "delete_module",
-	"kexec_load", "kexec_file_load",
-	"reboot", "swapon", "swapoff", "iopl", "ioperm", "acct", "uselib",
-	NULL
-};
-
-/* x86_64 also runs i386 and x32 code, aarch64 arm code. */
-static int
-add_compat_arches(scmp_filter_ctx ctx)
-{
-	uint32_t	native = seccomp_arch_native();
-	int		rc = 0;
-
-	if (native == SCMP_ARCH_X86_64) {
-		if ((rc = seccomp_arch_add(ctx, SCMP_ARCH_X86)) == 0 || rc == -EEXIST)
-			rc = seccomp_arch_add(ctx, SCMP_ARCH_X32);
-	} else if (native == SCMP_ARCH_AARCH64)
-		rc = seccomp_arch_add(ctx, SCMP_ARCH_ARM);
-	return rc == -EEXIST ? 0 : rc;
-}
-
-static int
-deny_names(scmp_filter_ctx ctx, const char *const *names, char *why, size_t whylen)
+int
+sbx_deny_names(scmp_filter_ctx ctx, const char *const *names, char *why, size_t whylen)
 {
 	int	nr, rc;
 
@@ -200,7 +169,7 @@ build_child(enum sbx_net net, char *why, size_t whylen)
 		snprintf(why, whylen, "seccomp_attr_set: %s", strerror(-rc));
 		goto out;
 	}
-	if (deny_names(ctx, child_denied, why, whylen) == -1)
+	if (sbx_deny_names(ctx, child_denied, why, whylen) == -1)
 		goto out;
 	if ((rc = family_rules(ctx, net)) < 0) {
 		snprintf(why, whylen, "seccomp socket rules: %s", strerror(-rc));
@@ -229,52 +198,4 @@ sbx_filter_install(const struct sock_fprog *prog)
 	if (syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, prog) == -1)
 		return errno;
 	return 0;
-}
-
-int
-sandbox_self_narrow(void)
-{
-	scmp_filter_ctx	ctx;
-	char		why[256];
-	int		rc, r = -1;
-
-	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == -1) {
-		log_warn("prctl(PR_SET_NO_NEW_PRIVS)");
-		return -1;
-	}
-	/*
-	 * Not dumpable: processes of the same user (a sandboxed child without
-	 * Landlock included) cannot ptrace execd or open its /proc/PID/mem.
-	 * Its children are dumpable again once they exec.
-	 */
-	if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) == -1) {
-		log_warn("prctl(PR_SET_DUMPABLE)");
-		return -1;
-	}
-	if ((ctx = seccomp_init(SCMP_ACT_ALLOW)) == NULL) {
-		log_warnx("seccomp_init failed");
-		return -1;
-	}
-	/* libcurl's resolver may have started threads: cover them too */
-	if ((rc = seccomp_attr_set(ctx, SCMP_FLTATR_CTL_TSYNC, 1)) < 0 ||
-	    (rc = seccomp_attr_set(ctx, SCMP_FLTATR_ACT_BADARCH, SCMP_ACT_KILL_PROCESS)) < 0) {
-		log_warnx("seccomp_attr_set: %s", strerror(-rc));
-		goto out;
-	}
-	if ((rc = add_compat_arches(ctx)) < 0) {
-		log_warnx("seccomp_arch_add: %s", strerror(-rc));
-		goto out;
-	}
-	if (deny_names(ctx, self_denied, why, sizeof(why)) == -1) {
-		log_warnx("%s", why);
-		goto out;
-	}
-	if ((rc = seccomp_load(ctx)) < 0) {
-		log_warnx("seccomp_load: %s", strerror(-rc));
-		goto out;
-	}
-	r = 0;
-out:
-	seccomp_release(ctx);
-	return r;
 }

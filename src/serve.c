@@ -16,7 +16,9 @@
 #include "resume.h"
 #include "rpc.h"
 #include "serve.h"
+#include "sandbox.h"
 #include "sniff.h"
+#include "spawner.h"
 
 static void
 serve_stop(int signo, void *arg)
@@ -36,6 +38,9 @@ int
 serve_connection(int in_fd, int out_fd)
 {
 	signal(SIGPIPE, SIG_IGN);
+	/* before anything else is open, and before the filter it must not inherit */
+	if (spawner_start() == -1)
+		return 1;
 	if (ev_init() == -1)
 		return 1;
 	rpc_init();
@@ -51,6 +56,9 @@ serve_connection(int in_fd, int out_fd)
 	    ev_signal(SIGINT, serve_stop, NULL) == -1 ||
 	    ev_signal(SIGHUP, serve_stop, NULL) == -1)
 		return 1;
+	/* from here on, only the calls sandbox_self.c lists */
+	if (sandbox_self_narrow() == -1)
+		fatalx("cannot narrow execd's own privileges");
 	if (sniff_start(in_fd, out_fd) == -1)
 		return 1;
 	ev_run();
@@ -58,6 +66,7 @@ serve_connection(int in_fd, int out_fd)
 	netproxy_shutdown();
 	resume_cleanup();
 	proc_final_sweep();
+	spawner_stop();
 	ev_free();
 	return 0;
 }

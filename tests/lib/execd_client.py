@@ -25,6 +25,37 @@ def unb64(s):
     return base64.b64decode(s)
 
 
+SPAWN_HELPER = "execd-spawn"
+
+
+def comm(pid):
+    try:
+        with open("/proc/%d/comm" % pid) as f:
+            return f.read().strip()
+    except OSError:
+        return None
+
+
+def spawn_helper_of(pid):
+    """The pid of an execd instance's spawn helper, or None."""
+    try:
+        with open("/proc/%d/task/%d/children" % (pid, pid)) as f:
+            kids = [int(x) for x in f.read().split()]
+    except OSError:
+        return None
+    return next((k for k in kids if comm(k) == SPAWN_HELPER), None)
+
+
+def child_pids(pid, helper=False):
+    """Children of pid; an execd's spawn helper only when helper is true."""
+    try:
+        with open("/proc/%d/task/%d/children" % (pid, pid)) as f:
+            kids = [int(x) for x in f.read().split()]
+    except OSError:
+        return []
+    return [k for k in kids if helper or comm(k) != SPAWN_HELPER]
+
+
 class Tap:
     """Minimal TAP producer: plan at the end, a bail-out on an overall timeout."""
 
@@ -205,12 +236,8 @@ class Execd:
                 raise TimeoutError("process %s did not close" % pid)
 
     def children(self):
-        """PIDs of execd's children (for leak checks)."""
-        try:
-            with open("/proc/%d/task/%d/children" % (self.p.pid, self.p.pid)) as f:
-                return [int(x) for x in f.read().split()]
-        except OSError:
-            return []
+        """PIDs of execd's children (for leak checks), its spawn helper left out."""
+        return child_pids(self.p.pid)
 
     def close(self, timeout=10):
         """EOF on stdin; execd must kill its processes and exit. Returns its exit code."""

@@ -1,0 +1,419 @@
+#include "config.h"
+
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
+#include <sys/wait.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "log.h"
+#include "proc_spawn.h"
+#include "sandbox.h"
+#include "spawn_wire.h"
+#include "spawner.h"
+
+#define OP_SPAWN	1
+#define OP_PROBE_NS	2
+#define MAX_REQUEST	(64U << 20)	/* argv and environment are bounded by the message cap */
+#define MAX_STRINGS	(1U << 20)
+
+static struct {
+	int	started;	/* once started, never fork directly: the filter forbids it */
+	pid_t	pid;
+	int	sock;
+} sp = { 0, -1, -1 };
+
+/* ---- both sides: one message, descriptors on its first byte ---- */
+
+static int
+send_msg(int s, const struct wire_out *w)
+{
+	union {
+		struct cmsghdr	hdr;
+		char		buf[CMSG_SPACE(sizeof(int) * WIRE_MAX_FDS)];
+	} cm;
+	uint32_t	 len = (uint32_t)w->b.len;
+	struct iovec	 iov[2] = { { &len, sizeof(len) }, { w->b.data, w->b.len } };
+	struct msghdr	 msg;
+	struct cmsghdr	*c;
+	const uint8_t	*rest;
+	size_t		 left;
+	ssize_t		 n;
+
+	memset(&msg, 0, sizeof(msg));
+	msg.msg_iov = iov;
+	msg.msg_iovlen = 2;
+	if (w->nfds > 0) {
+		memset(&cm, 0, sizeof(cm));
+		msg.msg_control = cm.buf;
+		msg.msg_controllen = CMSG_SPACE(sizeof(int) * w->nfds);
+		c = CMSG_FIRSTHDR(&msg);
+		c->cmsg_level = SOL_SOCKET;
+		c->cmsg_type = SCM_RIGHTS;
+		c->cmsg_len = CMSG_LEN(sizeof(int) * w->nfds);
+		memcpy(CMSG_DATA(c), w->fds, sizeof(int) * w->nfds);
+	}
+	while ((n = sendmsg(s, &msg, MSG_NOSIGNAL)) == -1 && errno == EINTR)
+		;
+	if (n == -1)
+		return -1;
+	if ((size_t)n < sizeof(len)) {
+		errno = EPIPE;
+		return -1;
+	}
+	/* a large request goes in pieces; the descriptors went with the first */
+	rest = w->b.data + (n - sizeof(len));
+	left = w->b.len - (n - sizeof(len));
+	while (left > 0) {
+		if ((n = send(s, rest, left, MSG_NOSIGNAL)) == -1) {
+			if (errno == EINTR)
+				continue;
+			return -1;
+		}
+		rest += n;
+		left -= (size_t)n;
+	}
+	return 0;
+}
+
+static int
+read_full(int s, void *p, size_t n)
+{
+	ssize_t	r;
+
+	while (n > 0) {
+		if ((r = read(s, p, n)) == -1 && errno == EINTR)
+			continue;
+		if (r <= 0) {
+			if (r == 0)
+				errno = EPIPE;
+			return -1;
+		}
+		p = (char *)p + r;
+		n -= (size_t)r;
+	}
+	return 0;
+}
+
+/* ---- in the helper ---- */
+
+static void
+close_all(int *fds, size_t n)
+{
+	size_t	i;
+
+	for (i = 0; i < n; i++)
+		close(fds[i]);
+}
+
+/* The header and its descriptors; 0 at EOF. */
+static ssize_t
+recv_head(int s, uint32_t *len, int *fds, size_t *nfds)
+{
+	union {
+		struct cmsghdr	hdr;
+		char		buf[CMSG_SPACE(sizeof(int) * WIRE_MAX_FDS)];
+	} cm;
+	struct iovec	 iov = { len, sizeof(*len) };
+	struct msghdr	 msg;
+	struct cmsghdr	*c;
+	ssize_t		 n;
+
+	memset(&msg, 0, sizeof(msg));
+	msg.msg_iov = &iov;
+	msg.msg_iovlen = 1;
+	msg.msg_control = cm.buf;
+	msg.msg_controllen = sizeof(cm.buf);
+	*nfds = 0;
+	while ((n = recvmsg(s, &msg, MSG_CMSG_CLOEXEC | MSG_WAITALL)) == -1 && errno == EINTR)
+		;
+	for (c = CMSG_FIRSTHDR(&msg); n > 0 && c != NULL; c = CMSG_NXTHDR(&msg, c))
+		if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS) {
+			*nfds = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+			memcpy(fds, CMSG_DATA(c), *nfds * sizeof(int));
+		}
+	if (n > 0 && (n != sizeof(*len) || (msg.msg_flags & MSG_CTRUNC))) {
+		close_all(fds, *nfds);
+		errno = EPROTO;
+		return -1;
+	}
+	return n;
+}
+
+/* argv or envp: a count, then the strings; pointers into the message. */
+static char **
+get_vector(struct wire_in *r)
+{
+	uint32_t	 n = wire_get_u32(r), i;
+	char		**v;
+
+	if (r->bad || n > MAX_STRINGS || (v = calloc((size_t)n + 1, sizeof(*v))) == NULL) {
+		r->bad = 1;
+		return NULL;
+	}
+	for (i = 0; i < n && !r->bad; i++)
+		if ((v[i] = (char *)wire_get_str(r)) == NULL)
+			r->bad = 1;
+	if (r->bad) {
+		free(v);
+		return NULL;
+	}
+	return v;
+}
+
+static pid_t
+helper_spawn(struct wire_in *r)
+{
+	struct spawn_req	 rq;
+	struct sandbox_plan	*plan = NULL;
+	const char		*prog, *slave;
+	char			**argv, **envp = NULL;
+	int			 fds[3], errfd, i, e = EPROTO;
+	pid_t			 pid = -1;
+
+	memset(&rq, 0, sizeof(rq));
+	prog = wire_get_str(r);
+	rq.cwd = wire_get_str(r);
+	rq.arg0 = wire_get_str(r);
+	slave = wire_get_str(r);
+	rq.tty = wire_get_u32(r) != 0;
+	if ((argv = get_vector(r)) == NULL || (envp = get_vector(r)) == NULL)
+		goto out;
+	for (i = 0; i < 3; i++)
+		fds[i] = wire_get_fd(r);
+	errfd = wire_get_fd(r);
+	if (wire_get_u32(r) != 0 && (plan = sandbox_plan_get(r)) == NULL)
+		goto out;
+	if (r->bad || prog == NULL || rq.cwd == NULL || argv[0] == NULL || errfd == -1 ||
+	    (rq.tty ? slave == NULL : fds[0] == -1 || fds[1] == -1 || fds[2] == -1))
+		goto out;
+	rq.argv = argv;
+	rq.envp = envp;
+	rq.sandbox = plan;
+	/* the command is execd's child: execd reaps it and adopts what it leaves */
+	if ((pid = (pid_t)syscall(SYS_clone, CLONE_PARENT | SIGCHLD, 0, 0, 0, 0)) == 0)
+		proc_spawn_exec(&rq, prog, slave, fds, errfd);
+	e = errno;
+out:
+	sandbox_plan_free(plan);
+	free(argv);
+	free(envp);
+	errno = e;
+	return pid;
+}
+
+static int32_t
+helper_request(int s, uint32_t len, const int *fds, size_t nfds)
+{
+	struct wire_in	 r;
+	uint8_t		*msg;
+	int32_t		 res;
+	pid_t		 pid;
+
+	if (len > MAX_REQUEST || (msg = malloc(len ? len : 1)) == NULL)
+		return -ENOMEM;
+	if (read_full(s, msg, len) == -1) {
+		free(msg);
+		return -EPIPE;
+	}
+	memset(&r, 0, sizeof(r));
+	r.p = msg;
+	r.end = msg + len;
+	r.fds = fds;
+	r.nfds = nfds;
+	switch (wire_get_u32(&r)) {
+	case OP_SPAWN:
+		res = (pid = helper_spawn(&r)) == -1 ? -errno : (int32_t)pid;
+		break;
+	case OP_PROBE_NS:
+		res = sandbox_probe_ns(wire_get_u32(&r) != 0);
+		break;
+	default:
+		res = -EPROTO;
+	}
+	free(msg);
+	return res;
+}
+
+static void __attribute__((noreturn))
+helper_main(int s, pid_t parent)
+{
+	int	 fds[WIRE_MAX_FDS], nul;
+	size_t	 nfds;
+	uint32_t len;
+	int32_t	 res;
+	ssize_t	 n;
+
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL) == -1 || getppid() != parent)
+		_exit(1);
+	(void)prctl(PR_SET_NAME, "execd-spawn", 0, 0, 0);
+	/* the connection stays execd's alone; stderr is the log */
+	if ((nul = open("/dev/null", O_RDWR)) == -1 || dup2(nul, 0) == -1 || dup2(nul, 1) == -1)
+		_exit(1);
+	if (dup2(s, 3) == -1 || close_range(4, ~0U, 0) == -1)
+		_exit(1);
+	s = 3;
+	for (;;) {
+		if ((n = recv_head(s, &len, fds, &nfds)) == 0)
+			_exit(0);
+		if (n == -1) {
+			log_warn("spawn helper: request");
+			_exit(1);
+		}
+		res = helper_request(s, len, fds, nfds);
+		close_all(fds, nfds);
+		if (res == -EPIPE)
+			_exit(1);
+		if (write(s, &res, sizeof(res)) != sizeof(res))
+			_exit(1);
+	}
+}
+
+/* ---- in execd ---- */
+
+int
+spawner_start(void)
+{
+	pid_t	parent = getpid();
+	int	sv[2];
+
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) == -1) {
+		log_warn("spawn helper: socketpair");
+		return -1;
+	}
+	if ((sp.pid = fork()) == -1) {
+		log_warn("spawn helper: fork");
+		close(sv[0]);
+		close(sv[1]);
+		return -1;
+	}
+	if (sp.pid == 0) {
+		close(sv[0]);
+		helper_main(sv[1], parent);
+	}
+	close(sv[1]);
+	sp.sock = sv[0];
+	sp.started = 1;
+	log_debug("spawn helper: pid %ld", (long)sp.pid);
+	return 0;
+}
+
+pid_t
+spawner_pid(void)
+{
+	return sp.pid;
+}
+
+int
+spawner_used(void)
+{
+	return sp.started;
+}
+
+void
+spawner_lost(void)
+{
+	log_warnx("spawn helper %ld is gone: no process can be started", (long)sp.pid);
+	sp.pid = -1;
+}
+
+void
+spawner_stop(void)
+{
+	if (sp.sock != -1)
+		close(sp.sock);
+	sp.sock = -1;
+	if (sp.pid > 0)
+		while (waitpid(sp.pid, NULL, 0) == -1 && errno == EINTR)
+			;
+	sp.pid = -1;
+}
+
+/* One request, one answer: a pid or a result, else -errno. */
+static int32_t
+call(struct wire_out *w)
+{
+	int32_t	res;
+
+	if (w->failed) {
+		buf_free(&w->b);
+		return -ENOMEM;
+	}
+	if (sp.pid == -1 || sp.sock == -1) {
+		buf_free(&w->b);
+		return -EAGAIN;
+	}
+	if (send_msg(sp.sock, w) == -1 || read_full(sp.sock, &res, sizeof(res)) == -1) {
+		log_warn("spawn helper %ld", (long)sp.pid);
+		res = -EAGAIN;
+	}
+	buf_free(&w->b);
+	return res;
+}
+
+static void
+put_vector(struct wire_out *w, char *const *v)
+{
+	uint32_t	n;
+
+	for (n = 0; v != NULL && v[n] != NULL; n++)
+		;
+	wire_u32(w, n);
+	for (n = 0; v != NULL && v[n] != NULL; n++)
+		wire_str(w, v[n]);
+}
+
+pid_t
+spawner_spawn(const struct spawn_req *rq, const char *prog, const char *slave,
+    const int fds[3], int errfd)
+{
+	struct wire_out	w;
+	int32_t		res;
+	int		i;
+
+	memset(&w, 0, sizeof(w));
+	wire_u32(&w, OP_SPAWN);
+	wire_str(&w, prog);
+	wire_str(&w, rq->cwd);
+	wire_str(&w, rq->arg0);
+	wire_str(&w, rq->tty ? slave : NULL);
+	wire_u32(&w, rq->tty);
+	put_vector(&w, rq->argv);
+	put_vector(&w, rq->envp);
+	for (i = 0; i < 3; i++)
+		wire_fd(&w, rq->tty ? -1 : fds[i]);
+	wire_fd(&w, errfd);
+	wire_u32(&w, rq->sandbox != NULL);
+	if (rq->sandbox != NULL)
+		sandbox_plan_put(rq->sandbox, &w);
+	if ((res = call(&w)) < 0) {
+		errno = -res;
+		return -1;
+	}
+	return (pid_t)res;
+}
+
+int
+spawner_probe_ns(int direct)
+{
+	struct wire_out	w;
+	int32_t		res;
+
+	memset(&w, 0, sizeof(w));
+	wire_u32(&w, OP_PROBE_NS);
+	wire_u32(&w, direct != 0);
+	if ((res = call(&w)) < 0) {
+		errno = -res;
+		return -1;
+	}
+	return res;
+}

@@ -1,0 +1,41 @@
+/*
+ * The spawn helper: a process forked from execd before execd narrows
+ * itself, which starts the commands.  A seccomp filter is inherited by
+ * every child and can never be lifted, so execd's own allow-list must not
+ * be in the ancestry of the commands it runs; the helper's is not.
+ *
+ * The helper creates each command with clone(CLONE_PARENT): the command
+ * is execd's child, not the helper's, so execd reaps it through its
+ * signalfd, signals its group and adopts its orphans as before.  The
+ * helper reads requests from one socket and does nothing else; it dies
+ * with execd (PR_SET_PDEATHSIG) and on EOF.
+ */
+#ifndef EXECD_SPAWNER_H
+#define EXECD_SPAWNER_H
+
+#include <sys/types.h>
+
+struct spawn_req;
+
+/* Fork the helper.  -1 when it cannot be started (logged). */
+int	 spawner_start(void);
+/* Close its socket and reap it. */
+void	 spawner_stop(void);
+/* Its pid, -1 when there is none (not started, or gone). */
+pid_t	 spawner_pid(void);
+/* Was it started?  Then children come only from it (EAGAIN once it is gone). */
+int	 spawner_used(void);
+/* execd reaped it: it is gone for good, and spawning fails from now on. */
+void	 spawner_lost(void);
+
+/*
+ * Start the child of rq (after resolution: prog; a PTY slave path or the
+ * three standard descriptors; errfd, where the child writes the errno of
+ * a failed step).  Returns the pid, or -1 with errno.
+ */
+pid_t	 spawner_spawn(const struct spawn_req *rq, const char *prog, const char *slave,
+	    const int fds[3], int errfd);
+/* Can a child make mount and network namespaces?  -1 with errno on failure. */
+int	 spawner_probe_ns(int direct);
+
+#endif
