@@ -76,6 +76,10 @@ try:
                        "</dev/null >/dev/null 2>&1 & i=$((i+1)); done; echo done; exec sleep 60" %
                        MARK])
     c.wait_notification("process/output", lambda p: p["processId"] == "storm", timeout=30)
+    # "done" comes when the loop has forked them all, not when each has exec'd sleep
+    deadline = time.time() + 10
+    while len(marked()) < 200 and time.time() < deadline:
+        time.sleep(0.05)
     n = len(marked())
     rc = c.close()
     deadline = time.time() + 10
