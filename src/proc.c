@@ -138,6 +138,8 @@ proc_discard(struct proc *p)
 	ev_timer_stop(&p->kill_timer);
 	ev_timer_stop(&p->expire_timer);
 	netproxy_unregister(p->netreg);
+	sandbox_guards_release(p->guards);
+	p->guards = NULL;
 	out_ring_free(&p->ring);
 	for (i = 0; i < p->nwrite_ids; i++)
 		free(p->write_ids[i]);
@@ -211,6 +213,8 @@ proc_emit_closed(struct proc *p)
 		return;
 	p->closed = 1;
 	seq = p->next_seq++;
+	sandbox_guards_release(p->guards);
+	p->guards = NULL;
 	proc_close_in(p);
 	rpc_notify("process/closed", json_pack("{s:s,s:I}", "processId", p->id,
 	    "seq", (json_int_t)seq));
@@ -504,13 +508,19 @@ proc_sweep(struct ev_timer *t, void *arg)
 void
 proc_final_sweep(void)
 {
-	int	n;
+	struct proc	*p;
+	int		 n;
 
 	ev_timer_stop(&sweep_timer);
 	/* each reap may hand us the orphans of the one reaped: kill again */
 	for (n = 0; n < 100000 && proc_kill_children(); n++)
 		if (waitpid(-1, NULL, 0) == -1 && errno == ECHILD)
 			break;
+	/* nothing of ours runs now: no placeholder is needed */
+	for (p = procs; p != NULL; p = p->next) {
+		sandbox_guards_release(p->guards);
+		p->guards = NULL;
+	}
 }
 
 void

@@ -206,6 +206,7 @@ m_start(struct rpc_req *req, json_t *params)
 	reg = NULL;
 	p->pid = res.pid;
 	p->sandboxed = sbx != NULL;
+	p->guards = sandbox_take_guards(sbx);
 	sandbox_started(sbx, res.pid);
 	p->tty = sp.tty;
 	p->writable = sp.tty || sp.pipe_stdin;

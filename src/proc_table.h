@@ -11,6 +11,8 @@
 #include "proc_out.h"
 #include "rpc.h"
 
+struct sbx_guard;
+
 #define PROC_WRITE_IDS	4096	/* remembered process/write ids per process */
 
 struct proc_waiter {
@@ -44,6 +46,7 @@ struct proc {
 	struct ev_timer		 kill_timer;	/* SIGKILL after the grace period */
 	struct ev_timer		 expire_timer;	/* forget a closed process */
 	void			*netreg;	/* execd-proxy registration */
+	struct sbx_guard	*guards;	/* protected-name placeholders it needs */
 	struct proc		*next;
 };
 

@@ -166,6 +166,12 @@ probe_namespaces(void)
 	return kst.k.ns_direct || kst.k.ns_userns;
 }
 
+int
+sbx_namespaces(void)
+{
+	return probe_namespaces();
+}
+
 /* ---- which fs_policy rules a process sandbox uses ---- */
 
 enum sbx_rule_kind
@@ -477,6 +483,7 @@ sandbox_plan_free(struct sandbox_plan *plan)
 
 	if (plan == NULL)
 		return;
+	sandbox_guards_release(plan->guards);
 	for (i = 0; i < plan->nmounts; i++)
 		free(plan->mounts[i].path);
 	free(plan->mounts);

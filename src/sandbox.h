@@ -18,6 +18,7 @@ struct sandbox_plan;
 struct out_ring;
 struct wire_in;
 struct wire_out;
+struct sbx_guard;
 
 /*
  * Decoding, before lifecycle gating as the reference decodes params:
@@ -49,6 +50,14 @@ void	 sandbox_started(struct sandbox_plan *plan, pid_t pid);
 /* process/start's sandboxType: "linuxSeccomp", or "none" for NULL. */
 const char *sandbox_type(const struct sandbox_plan *plan);
 void	 sandbox_plan_free(struct sandbox_plan *plan);
+
+/*
+ * The placeholders a plan made for missing protected names, handed to the
+ * process that needs them (the plan no longer removes them), and their
+ * release when that process is closed.
+ */
+struct sbx_guard *sandbox_take_guards(struct sandbox_plan *plan);
+void	 sandbox_guards_release(struct sbx_guard *guards);
 
 /* A plan sent to the spawn helper, and read back there (NULL: malformed). */
 void	 sandbox_plan_put(const struct sandbox_plan *plan, struct wire_out *w);

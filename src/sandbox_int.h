@@ -55,6 +55,7 @@ struct sandbox_plan {
 	int			 route_sv[2];	/* child sends its netns listeners on [1] */
 	char			*cwd;
 	int			 cap_last;
+	struct sbx_guard	*guards;	/* placeholders made for this plan */
 	char			 mechanism[64];	/* for the log: "landlock+mounts+seccomp" */
 };
 
@@ -101,6 +102,18 @@ int	 sbx_landlock_apply(int ruleset_fd);
 int	 sbx_mount_plan(struct sandbox_plan *plan, const struct fs_policy *pol, int platform,
 	    int fallback, int glob_depth, char *why, size_t whylen);
 int	 sbx_mount_apply(const struct sandbox_plan *plan);
+
+/* sandbox.c: can children make mount and network namespaces? (probed once) */
+int	 sbx_namespaces(void);
+
+/*
+ * sandbox_guard.c: own a placeholder for a protected path under a writable
+ * root (made when missing, joined when it is one already); nothing for a
+ * real directory
+ */
+int	 sbx_guard_protected(struct sandbox_plan *plan, const char *root, const char *path,
+	    char *why, size_t whylen);
+const char *sbx_guard_path(const struct sbx_guard *g);
 
 /* sandbox_net.c */
 int	 sbx_route_add(struct sandbox_plan *plan, const char *host, unsigned port);

@@ -6,7 +6,8 @@
  *
  * With Landlock, mounts only carry what Landlock cannot say: a path that
  * must stay read-only inside a writable root (a read entry, the .git,
- * .codex and .agents of a writable root) and denied paths inside granted
+ * .codex and .agents of a writable root, made as placeholders when
+ * missing: sandbox_guard.c) and denied paths inside granted
  * ones.  Without Landlock (fallback) every mount becomes read-only, the
  * writable roots are bound writable on themselves, then the same carve-outs
  * - reads stay possible everywhere, so a restricted-read profile cannot be
@@ -255,6 +256,46 @@ oom:
 	return -1;
 }
 
+/* A writable root's missing protected names: placeholders, bound read-only. */
+static int
+plan_guards(struct sandbox_plan *plan, const struct fs_policy *pol, const struct fs_rule **g,
+    size_t ng, char *why, size_t whylen)
+{
+	const struct fs_rule	*r;
+	struct stat		 st;
+	char			 root[PATH_MAX];
+	size_t			 i, j;
+	int			 exists;
+
+	for (i = 0; (r = fs_policy_rule(pol, i)) != NULL; i++) {
+		if (r->is_glob || sbx_rule_kind(r) != SBX_RULE_PROTECTED)
+			continue;
+		/* an existing one has its bind already (an empty dir may be a placeholder) */
+		if ((exists = lstat(r->path, &st) == 0) && !S_ISDIR(st.st_mode))
+			continue;
+		if (!exists && errno != ENOENT)
+			continue;
+		snprintf(root, sizeof(root), "%s", r->path);
+		*strrchr(root, '/') = '\0';
+		if (*root == '\0')
+			strcpy(root, "/");
+		for (j = 0; j < ng; j++)
+			if (g[j]->access == FS_ACCESS_WRITE && strcmp(g[j]->path, root) == 0)
+				break;
+		if (j == ng || lstat(root, &st) == -1 || !S_ISDIR(st.st_mode))
+			continue;
+		if (sbx_guard_protected(plan, root, r->path, why, whylen) == -1)
+			return -1;
+		if (!exists && plan->guards != NULL &&
+		    strcmp(sbx_guard_path(plan->guards), r->path) == 0 &&
+		    push(plan, SBX_MNT_RO, r->path) == -1) {
+			snprintf(why, whylen, "out of memory");
+			return -1;
+		}
+	}
+	return 0;
+}
+
 int
 sbx_mount_plan(struct sandbox_plan *plan, const struct fs_policy *pol, int platform,
     int fallback, int glob_depth, char *why, size_t whylen)
@@ -286,6 +327,10 @@ sbx_mount_plan(struct sandbox_plan *plan, const struct fs_policy *pol, int platf
 		if (mount_state(plan, g[i]->path, !fallback) != want &&
 		    push(plan, want ? SBX_MNT_RW : SBX_MNT_RO, g[i]->path) == -1)
 			goto oom;
+	}
+	if (plan_guards(plan, pol, g, n, why, whylen) == -1) {
+		free(g);
+		return -1;
 	}
 	rv = plan_masks(plan, pol, g, n, fallback, glob_depth, why, whylen);
 	free(g);

@@ -60,7 +60,7 @@ static const char *const self_allowed[] = {
 	"faccessat", "faccessat2", "mkdir", "mkdirat", "unlink", "unlinkat", "rmdir",
 	"rename", "renameat", "renameat2", "symlink", "symlinkat", "chmod", "fchmod",
 	"fchmodat", "fchown", "fchownat", "utimensat", "fsync", "fdatasync",
-	"ftruncate", "fadvise64", "copy_file_range", "sendfile", "getcwd", "umask",
+	"ftruncate", "fadvise64", "flock", "copy_file_range", "sendfile", "getcwd", "umask",
 	"memfd_create",		/* the children's filters, exported as BPF */
 	"inotify_init1", "inotify_add_watch", "inotify_rm_watch",
 	/* the event loop and libcurl's */

@@ -97,6 +97,11 @@ for spec in sys.argv[1:]:
             os.listdir(arg)
         elif op == "mkdir":
             os.mkdir(arg)
+        elif op == "rmdir":
+            os.rmdir(arg)
+        elif op == "rename":
+            src, _, dst = arg.partition(">")
+            os.rename(src, dst)
         elif op == "socket":
             socket.socket(FAM[arg], socket.SOCK_DGRAM if arg == "netlink" else socket.SOCK_STREAM).close()
         elif op == "ptrace":
@@ -339,6 +344,62 @@ def fs_checks(c, label, want_outside):
     if not NS:
         t.skip("%s: denied root, protected .git" % label, "no mount namespaces on this kernel")
         return
+    # a writable root's missing .git, .codex and .agents cannot be created
+    sb = restricted([root_read, path_entry(W2, "write")])
+    g, x, a = (os.path.join(W2, n) for n in (".git", ".codex", ".agents"))
+    r, out = probe(c, sb, "mkdir:" + g, "write:" + os.path.join(g, "HEAD"), "rmdir:" + g,
+                   "mkdir:" + os.path.join(W2, "made"),
+                   "rename:%s>%s" % (os.path.join(W2, "made"), x), "write:" + a,
+                   "write:" + os.path.join(W2, "sibling"))
+    t.ok(out is not None and out[:3] == ["EEXIST", "EROFS", "EBUSY"] and out[3] == "OK" and
+         out[4] in ("EBUSY", "EEXIST", "ENOTEMPTY") and out[5] in ("EISDIR", "EROFS") and
+         out[6] == "OK", "%s: a missing .git, .codex or .agents cannot be made, renamed onto "
+         "or removed; a sibling can" % label, out)
+    t.ok(not any(os.path.exists(p) for p in (g, x, a)),
+         "%s: and once the process is closed, no placeholder is left on the host" % label)
+    for n in ("made", "sibling"):
+        p = os.path.join(W2, n)
+        if os.path.isdir(p):
+            os.rmdir(p)
+        elif os.path.exists(p):
+            os.unlink(p)
+    # placeholders shared by two instances: the last owner removes them; a killed owner's
+    # are dropped on the next use
+    sb = restricted([root_read, path_entry(W2, "write")])
+    c2 = Execd()
+    for cc, pid in ((c, "share1"), (c2, "share2")):
+        cc.call("process/start", {"processId": pid, "argv": ["sleep", "30"], "cwd": "file://" + W2,
+                                  "env": {"PATH": "/usr/bin:/bin"}, "tty": False, "sandbox": sb})
+    c.call("process/terminate", {"processId": "share1"})
+    c.collect("share1")
+    kept = os.path.isdir(g)
+    c2.call("process/terminate", {"processId": "share2"})
+    c2.collect("share2")
+    t.ok(kept and not os.path.exists(g), "%s: a placeholder two instances use stays until the "
+         "last one's process is closed" % label)
+    marker = "%d.%d" % (30 + os.getpid() % 50, os.getpid())
+    c2.call("process/start", {"processId": "orphan", "argv": ["sleep", marker],
+                              "cwd": "file://" + W2, "env": {"PATH": "/usr/bin:/bin"},
+                              "tty": False, "sandbox": sb})
+    c2.kill()
+    subprocess.run(["pkill", "-KILL", "-f", "^sleep %s$" % marker])
+    left = os.path.isdir(g)
+    run(c, ["true"], sb)
+    t.ok(left and not os.path.exists(g), "%s: a killed instance's placeholders go at the next "
+         "use of the path" % label)
+    # under a repository, git must still find it: .git is left alone, .codex is not
+    repo = os.path.join(tmp, "repo")
+    sub = os.path.join(repo, "sub")
+    os.makedirs(os.path.join(repo, ".git"), exist_ok=True)
+    os.makedirs(sub, exist_ok=True)
+    with open(os.path.join(repo, ".git", "HEAD"), "w") as f:
+        f.write("ref: refs/heads/main\n")
+    sb = restricted([root_read, path_entry(sub, "write")])
+    r, out = probe(c, sb, "mkdir:" + os.path.join(sub, ".git"),
+                   "mkdir:" + os.path.join(sub, ".codex"))
+    t.eq(out, ["OK", "EEXIST"], "%s: below a repository, .git may be made, .codex may not"
+         % label)
+    shutil.rmtree(os.path.join(sub, ".git"), ignore_errors=True)
     sb = restricted([root_read, path_entry(W, "write"), path_entry(D, "deny")])
     r, out = probe(c, sb, "read:" + os.path.join(D, "secret"), "list:" + D,
                    "write:" + os.path.join(W, ".git", "config"), "write:" + os.path.join(W, "ok"))
