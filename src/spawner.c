@@ -170,43 +170,62 @@ get_vector(struct wire_in *r)
 	return v;
 }
 
+void
+spawner_msg_free(struct spawn_msg *m)
+{
+	sandbox_plan_free(m->plan);
+	free(m->argv);
+	free(m->envp);
+	memset(m, 0, sizeof(*m));
+}
+
+int
+spawner_decode(struct wire_in *r, struct spawn_msg *m)
+{
+	int	i;
+
+	memset(m, 0, sizeof(*m));
+	m->prog = wire_get_str(r);
+	m->rq.cwd = wire_get_str(r);
+	m->rq.arg0 = wire_get_str(r);
+	m->slave = wire_get_str(r);
+	m->rq.tty = wire_get_u32(r) != 0;
+	if ((m->argv = get_vector(r)) == NULL || (m->envp = get_vector(r)) == NULL)
+		goto bad;
+	for (i = 0; i < 3; i++)
+		m->fds[i] = wire_get_fd(r);
+	m->errfd = wire_get_fd(r);
+	if (wire_get_u32(r) != 0 && (m->plan = sandbox_plan_get(r)) == NULL)
+		goto bad;
+	if (r->bad || r->p != r->end || m->prog == NULL || m->rq.cwd == NULL ||
+	    m->argv[0] == NULL || m->errfd == -1 || (m->rq.tty ? m->slave == NULL :
+	    m->fds[0] == -1 || m->fds[1] == -1 || m->fds[2] == -1))
+		goto bad;
+	m->rq.argv = m->argv;
+	m->rq.envp = m->envp;
+	m->rq.sandbox = m->plan;
+	return 0;
+bad:
+	spawner_msg_free(m);
+	return -1;
+}
+
 static pid_t
 helper_spawn(struct wire_in *r)
 {
-	struct spawn_req	 rq;
-	struct sandbox_plan	*plan = NULL;
-	const char		*prog, *slave;
-	char			**argv, **envp = NULL;
-	int			 fds[3], errfd, i, e = EPROTO;
-	pid_t			 pid = -1;
+	struct spawn_msg	m;
+	pid_t			pid;
+	int			e;
 
-	memset(&rq, 0, sizeof(rq));
-	prog = wire_get_str(r);
-	rq.cwd = wire_get_str(r);
-	rq.arg0 = wire_get_str(r);
-	slave = wire_get_str(r);
-	rq.tty = wire_get_u32(r) != 0;
-	if ((argv = get_vector(r)) == NULL || (envp = get_vector(r)) == NULL)
-		goto out;
-	for (i = 0; i < 3; i++)
-		fds[i] = wire_get_fd(r);
-	errfd = wire_get_fd(r);
-	if (wire_get_u32(r) != 0 && (plan = sandbox_plan_get(r)) == NULL)
-		goto out;
-	if (r->bad || prog == NULL || rq.cwd == NULL || argv[0] == NULL || errfd == -1 ||
-	    (rq.tty ? slave == NULL : fds[0] == -1 || fds[1] == -1 || fds[2] == -1))
-		goto out;
-	rq.argv = argv;
-	rq.envp = envp;
-	rq.sandbox = plan;
+	if (spawner_decode(r, &m) == -1) {
+		errno = EPROTO;
+		return -1;
+	}
 	/* the command is execd's child: execd reaps it and adopts what it leaves */
 	if ((pid = (pid_t)syscall(SYS_clone, CLONE_PARENT | SIGCHLD, 0, 0, 0, 0)) == 0)
-		proc_spawn_exec(&rq, prog, slave, fds, errfd);
+		proc_spawn_exec(&m.rq, m.prog, m.slave, m.fds, m.errfd);
 	e = errno;
-out:
-	sandbox_plan_free(plan);
-	free(argv);
-	free(envp);
+	spawner_msg_free(&m);
 	errno = e;
 	return pid;
 }

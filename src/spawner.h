@@ -15,7 +15,9 @@
 
 #include <sys/types.h>
 
-struct spawn_req;
+#include "proc_spawn.h"
+
+struct wire_in;
 
 /* Fork the helper.  -1 when it cannot be started (logged). */
 int	 spawner_start(void);
@@ -37,5 +39,18 @@ pid_t	 spawner_spawn(const struct spawn_req *rq, const char *prog, const char *s
 	    const int fds[3], int errfd);
 /* Can a child make mount and network namespaces?  -1 with errno on failure. */
 int	 spawner_probe_ns(int direct);
+
+/* In the helper: one spawn request, decoded (pointers into the message). */
+struct spawn_msg {
+	struct spawn_req	 rq;
+	const char		*prog, *slave;
+	char			**argv, **envp;
+	int			 fds[3], errfd;
+	struct sandbox_plan	*plan;
+};
+
+/* 0, or -1 for a malformed request (nothing is left allocated). */
+int	 spawner_decode(struct wire_in *r, struct spawn_msg *m);
+void	 spawner_msg_free(struct spawn_msg *m);
 
 #endif

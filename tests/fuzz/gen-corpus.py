@@ -257,6 +257,51 @@ ca-bundle /etc/ssl/certs/ca-certificates.crt
                                        "socks5_udp": False}))
 
 
+NONE = 0xFFFFFFFF
+
+
+def w_u32(v):
+    return struct.pack("<I", v)
+
+
+def w_str(s):
+    if s is None:
+        return w_u32(NONE)
+    b = s.encode() if isinstance(s, str) else s
+    return w_u32(len(b)) + b + b"\0"
+
+
+def spawn_body(argv, env, tty=False, plan=None, prog="/usr/bin/true", fds=(0, 1, 2, 3)):
+    """A spawn request after its op, as spawner.c writes it (little-endian)."""
+    b = w_str(prog) + w_str("/tmp") + w_str(None) + w_str("/dev/pts/0" if tty else None)
+    b += w_u32(1 if tty else 0)
+    b += w_u32(len(argv)) + b"".join(w_str(a) for a in argv)
+    b += w_u32(len(env)) + b"".join(w_str(e) for e in env)
+    b += b"".join(w_u32(NONE if (tty and i < 3) else f) for i, f in enumerate(fds))
+    if plan is None:
+        return b + w_u32(0)
+    return b + w_u32(1) + plan
+
+
+def plan_body(net=1, mounts=(), routes=()):
+    b = w_u32(1) + w_u32(net) + w_u32(1) + w_u32(40) + w_u32(NONE) + w_u32(NONE)
+    b += w_str("0 0 1") + w_str("0 0 1") + w_str("/tmp") + w_str("landlock+seccomp")
+    b += w_u32(len(mounts)) + b"".join(w_u32(op) + w_str(p) for op, p in mounts)
+    b += w_u32(len(routes)) + b"".join(w_str(r) for r in routes)
+    return b
+
+
+def gen_spawn_wire():
+    t = "spawn_wire"
+    put(t, "plain", spawn_body(["true"], ["PATH=/usr/bin:/bin"]))
+    put(t, "tty", spawn_body(["sh", "-c", "echo hi"], [], tty=True))
+    put(t, "sandboxed", spawn_body(["true"], [], plan=plan_body(net=1)))
+    put(t, "mounts", spawn_body(["true"], [], plan=plan_body(
+        net=2, mounts=[(2, "/tmp/w"), (3, "/tmp/w/.git"), (4, "/tmp/w/key")],
+        routes=[struct.pack("<H", 2) + struct.pack(">H", 3128) + bytes([127, 0, 0, 1]) +
+                bytes(8)])))
+
+
 for g in (gen_rpc, gen_http_upgrade, gen_jsonl, gen_ws, gen_proxy_http, gen_proxy_socks5,
-          gen_policy):
+          gen_policy, gen_spawn_wire):
     g()
