@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fnv.h"
 #include "log.h"
 #include "fs_int.h"
 #include "uri.h"
@@ -45,16 +46,6 @@ struct walk {
 	int		 truncated;
 };
 
-static uint64_t
-hash(const char *s)
-{
-	uint64_t	h = 1469598103934665603ULL;
-
-	for (; *s != '\0'; s++)
-		h = (h ^ (unsigned char)*s) * 1099511628211ULL;
-	return h;
-}
-
 /* 1 if added, 0 if already there, -1 out of memory. Takes s. */
 static int
 seen_add(struct walk *w, char *s)
@@ -72,7 +63,7 @@ seen_add(struct walk *w, char *s)
 		}
 		for (i = 0; i < w->seencap; i++)
 			if (w->seen[i] != NULL) {
-				size_t j = hash(w->seen[i]) & (ncap - 1);
+				size_t j = fnv1a64(w->seen[i]) & (ncap - 1);
 				while (ns[j] != NULL)
 					j = (j + 1) & (ncap - 1);
 				ns[j] = w->seen[i];
@@ -81,7 +72,7 @@ seen_add(struct walk *w, char *s)
 		w->seen = ns;
 		w->seencap = ncap;
 	}
-	for (i = hash(s) & (w->seencap - 1); w->seen[i] != NULL; i = (i + 1) & (w->seencap - 1))
+	for (i = fnv1a64(s) & (w->seencap - 1); w->seen[i] != NULL; i = (i + 1) & (w->seencap - 1))
 		if (strcmp(w->seen[i], s) == 0) {
 			free(s);
 			return 0;

@@ -36,6 +36,7 @@
 #include <unistd.h>
 
 #include "execd.h"
+#include "fnv.h"
 #include "log.h"
 #include "sandbox_int.h"
 
@@ -47,16 +48,6 @@ struct sbx_guard {
 };
 
 static unsigned	owner_seq;
-
-static uint64_t
-fnv1a(const char *s)
-{
-	uint64_t	h = 0xcbf29ce484222325ULL;
-
-	for (; *s != '\0'; s++)
-		h = (h ^ (unsigned char)*s) * 0x100000001b3ULL;
-	return h;
-}
 
 /* Does a directory above root hold a git repository? */
 static int
@@ -222,7 +213,7 @@ guard_take(const char *path, struct sbx_guard **out, char *why, size_t whylen)
 		goto fail;
 	}
 	if (snprintf(g->dir, sizeof(g->dir), "%s/protected/%016llx", conf.state_dir,
-	    (unsigned long long)fnv1a(path)) >= (int)sizeof(g->dir)) {
+	    (unsigned long long)fnv1a64(path)) >= (int)sizeof(g->dir)) {
 		errno = ENAMETOOLONG;
 		goto sysfail;
 	}

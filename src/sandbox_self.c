@@ -121,6 +121,26 @@ add_compat_arches(scmp_filter_ctx ctx)
 	return rc == -EEXIST ? 0 : rc;
 }
 
+/* A filter for every thread of ours; calls of a foreign architecture kill. */
+static scmp_filter_ctx
+filter_new(uint32_t dflt)
+{
+	scmp_filter_ctx	ctx;
+	int		rc;
+
+	if ((ctx = seccomp_init(dflt)) == NULL) {
+		log_warnx("seccomp_init failed");
+		return NULL;
+	}
+	if ((rc = seccomp_attr_set(ctx, SCMP_FLTATR_CTL_TSYNC, 1)) < 0 ||
+	    (rc = seccomp_attr_set(ctx, SCMP_FLTATR_ACT_BADARCH, SCMP_ACT_KILL_PROCESS)) < 0) {
+		log_warnx("seccomp_attr_set: %s", strerror(-rc));
+		seccomp_release(ctx);
+		return NULL;
+	}
+	return ctx;
+}
+
 int
 sandbox_self_floor(int no_new_privs)
 {
@@ -138,13 +158,9 @@ sandbox_self_floor(int no_new_privs)
 		log_warn("prctl(PR_SET_NO_NEW_PRIVS)");
 		return -1;
 	}
-	if ((ctx = seccomp_init(SCMP_ACT_ALLOW)) == NULL) {
-		log_warnx("seccomp_init failed");
+	if ((ctx = filter_new(SCMP_ACT_ALLOW)) == NULL)
 		return -1;
-	}
-	if ((rc = seccomp_attr_set(ctx, SCMP_FLTATR_CTL_TSYNC, 1)) < 0 ||
-	    (rc = seccomp_attr_set(ctx, SCMP_FLTATR_ACT_BADARCH, SCMP_ACT_KILL_PROCESS)) < 0 ||
-	    (rc = add_compat_arches(ctx)) < 0) {
+	if ((rc = add_compat_arches(ctx)) < 0) {
 		log_warnx("seccomp floor: %s", strerror(-rc));
 		goto out;
 	}
@@ -240,13 +256,8 @@ sandbox_self_narrow(void)
 		log_warn("sigaction(SIGSYS)");
 		return -1;
 	}
-	if ((ctx = seccomp_init(SCMP_ACT_TRAP)) == NULL) {
-		log_warnx("seccomp_init failed");
+	if ((ctx = filter_new(SCMP_ACT_TRAP)) == NULL)
 		return -1;
-	}
-	if ((rc = seccomp_attr_set(ctx, SCMP_FLTATR_CTL_TSYNC, 1)) < 0 ||
-	    (rc = seccomp_attr_set(ctx, SCMP_FLTATR_ACT_BADARCH, SCMP_ACT_KILL_PROCESS)) < 0)
-		goto fail;
 	for (n = self_allowed; *n != NULL; n++) {
 		/* a call this architecture does not have needs no rule */
 		if ((nr = seccomp_syscall_resolve_name(*n)) == __NR_SCMP_ERROR || nr < 0)
