@@ -84,6 +84,23 @@ fs_deferred(struct rpc_req *req, const struct fp_deferred *d, const struct fs_po
 }
 
 int
+fs_begin(struct rpc_req *req, json_t *params, const char *sname, const struct fp_field *f,
+    size_t nf, struct fp_deferred *d, struct fs_policy *const *pol)
+{
+	struct jx_err	e;
+
+	if (fp_parse(params, sname, f, nf, d, &e) == -1) {
+		rpc_fail_params(req, &e);
+		return -1;
+	}
+	if (!rpc_admit(req))
+		return -1;
+	if (pol != NULL && fs_deferred(req, d, *pol))
+		return -1;
+	return 0;
+}
+
+int
 fs_pathf(char *buf, size_t len, const char *fmt, ...)
 {
 	va_list	ap;
@@ -246,17 +263,10 @@ m_get_metadata(struct rpc_req *req, json_t *params)
 		{ "sandbox", FP_SANDBOX, FP_SEQ_DEFAULT, &pol },
 		{ " options", FP_ANY, 0, NULL },
 	};
-	struct jx_err		 e;
 	struct stat		 st, lst;
 	int			 err;
 
-	if (fp_parse(params, "WireFsGetMetadataParams", f, 3, &d, &e) == -1) {
-		rpc_fail_params(req, &e);
-		goto out;
-	}
-	if (!rpc_admit(req))
-		goto out;
-	if (fs_deferred(req, &d, pol))
+	if (fs_begin(req, params, "WireFsGetMetadataParams", f, 3, &d, &pol) == -1)
 		goto out;
 	if ((err = fs_allowed(pol, path, 1, FS_WANT_STAT)) != 0 ||
 	    (err = fs_allowed(pol, path, 0, FS_WANT_STAT)) != 0) {
@@ -373,19 +383,12 @@ m_read_directory(struct rpc_req *req, json_t *params)
 		{ "path", FP_PATH, FP_REQ, &path },
 		{ "sandbox", FP_SANDBOX, FP_SEQ_DEFAULT, &pol },
 	};
-	struct jx_err		 e;
 	struct fs_dirent	*ents = NULL;
 	size_t			 n = 0, i;
 	json_t			*arr = NULL, *o;
 	int			 err;
 
-	if (fp_parse(params, "WireFsReadDirectoryParams", f, 2, &d, &e) == -1) {
-		rpc_fail_params(req, &e);
-		goto out;
-	}
-	if (!rpc_admit(req))
-		goto out;
-	if (fs_deferred(req, &d, pol))
+	if (fs_begin(req, params, "WireFsReadDirectoryParams", f, 2, &d, &pol) == -1)
 		goto out;
 	if ((err = fs_allowed(pol, path, 1, FS_WANT_READ)) != 0 ||
 	    (err = fs_list_dir(path, pol, &ents, &n)) != 0) {
@@ -432,16 +435,9 @@ m_canonicalize(struct rpc_req *req, json_t *params)
 		{ "path", FP_PATH, FP_REQ, &path },
 		{ "sandbox", FP_SANDBOX, FP_SEQ_DEFAULT, &pol },
 	};
-	struct jx_err		 e;
 	int			 err;
 
-	if (fp_parse(params, "WireFsCanonicalizeParams", f, 2, &d, &e) == -1) {
-		rpc_fail_params(req, &e);
-		goto out;
-	}
-	if (!rpc_admit(req))
-		goto out;
-	if (fs_deferred(req, &d, pol))
+	if (fs_begin(req, params, "WireFsCanonicalizeParams", f, 2, &d, &pol) == -1)
 		goto out;
 	if ((err = fs_allowed(pol, path, 1, FS_WANT_READ)) != 0) {
 		rpc_fail_errno(req, err);
@@ -504,16 +500,9 @@ m_create_directory(struct rpc_req *req, json_t *params)
 		{ "sandbox", FP_SANDBOX, FP_SEQ_DEFAULT, &pol },
 		{ " options", FP_ANY, 0, NULL },
 	};
-	struct jx_err		 e;
 	struct stat		 st;
 
-	if (fp_parse(params, "WireFsCreateDirectoryParams", f, 4, &d, &e) == -1) {
-		rpc_fail_params(req, &e);
-		goto out;
-	}
-	if (!rpc_admit(req))
-		goto out;
-	if (fs_deferred(req, &d, pol))
+	if (fs_begin(req, params, "WireFsCreateDirectoryParams", f, 4, &d, &pol) == -1)
 		goto out;
 	if (pol != NULL) {
 		/* as the kernel orders it: lookup, then "exists", then "read-only" */

@@ -140,17 +140,10 @@ fs_m_read_file(struct rpc_req *req, json_t *params)
 		{ "sandbox", FP_SANDBOX, FP_SEQ_DEFAULT, &pol },
 		{ " options", FP_ANY, 0, NULL },
 	};
-	struct jx_err		 e;
 	struct stat		 st;
 	int			 fd = -1, err;
 
-	if (fp_parse(params, "WireFsReadFileParams", f, 3, &d, &e) == -1) {
-		rpc_fail_params(req, &e);
-		goto out;
-	}
-	if (!rpc_admit(req))
-		goto out;
-	if (fs_deferred(req, &d, pol))
+	if (fs_begin(req, params, "WireFsReadFileParams", f, 3, &d, &pol) == -1)
 		goto out;
 	if ((err = fs_allowed(pol, path, 1, FS_WANT_READ)) != 0 ||
 	    (stat(path, &st) == -1 && (err = errno) != 0)) {
@@ -348,17 +341,12 @@ fs_m_write_file(struct rpc_req *req, json_t *params)
 		{ "sandbox", FP_SANDBOX, FP_SEQ_DEFAULT, &pol },
 		{ " options", FP_ANY, 0, NULL },
 	};
-	struct jx_err		 e;
 	struct stat		 st;
 	unsigned char		*data = NULL;
 	size_t			 len;
 	int			 err;
 
-	if (fp_parse(params, "WireFsWriteFileParams", f, 4, &d, &e) == -1) {
-		rpc_fail_params(req, &e);
-		goto out;
-	}
-	if (!rpc_admit(req))
+	if (fs_begin(req, params, "WireFsWriteFileParams", f, 4, &d, NULL) == -1)
 		goto out;
 	if ((data = b64_decode(b64, strlen(b64), &len, berr, sizeof(berr))) == NULL) {
 		rpc_fail(req, RPC_INVALID_REQUEST,

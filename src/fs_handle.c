@@ -158,16 +158,11 @@ fs_m_open(struct rpc_req *req, json_t *params)
 		{ "mode", FP_MODE, FP_PLAIN, &mode },
 		{ "sandbox", FP_SANDBOX, FP_SEQ_DEFAULT, &pol },
 	};
-	struct jx_err		 e;
 	struct handle		*h = NULL;
 	size_t			 i;
 
 	handles_init();
-	if (fp_parse(params, "WireFsOpenParams", f, 4, &d, &e) == -1) {
-		rpc_fail_params(req, &e);
-		goto out;
-	}
-	if (!rpc_admit(req))
+	if (fs_begin(req, params, "WireFsOpenParams", f, 4, &d, NULL) == -1)
 		goto out;
 	if (bad_id(req, id))
 		goto out;
@@ -227,7 +222,6 @@ fs_m_read_block(struct rpc_req *req, json_t *params)
 		{ "len", FP_USIZE, FP_REQ, &len },
 	};
 	struct fp_deferred d = { 0 };
-	struct jx_err	 e;
 	struct handle	*h;
 	unsigned char	*buf = NULL;
 	char		*b64 = NULL;
@@ -235,11 +229,7 @@ fs_m_read_block(struct rpc_req *req, json_t *params)
 	int		 eof = 0, err;
 
 	handles_init();
-	if (fp_parse(params, "FsReadBlockParams", f, 3, &d, &e) == -1) {
-		rpc_fail_params(req, &e);
-		return;
-	}
-	if (!rpc_admit(req))
+	if (fs_begin(req, params, "FsReadBlockParams", f, 3, &d, NULL) == -1)
 		return;
 	if (bad_id(req, id))
 		return;
@@ -346,15 +336,10 @@ fs_m_close(struct rpc_req *req, json_t *params)
 		{ "handleId", FP_STR, FP_REQ, &id },
 	};
 	struct fp_deferred d = { 0 };
-	struct jx_err	 e;
 	struct handle	*h;
 
 	handles_init();
-	if (fp_parse(params, "FsCloseParams", f, 1, &d, &e) == -1) {
-		rpc_fail_params(req, &e);
-		return;
-	}
-	if (!rpc_admit(req))
+	if (fs_begin(req, params, "FsCloseParams", f, 1, &d, NULL) == -1)
 		return;
 	if (bad_id(req, id))
 		return;

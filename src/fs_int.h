@@ -26,6 +26,15 @@ int	fs_deferred(struct rpc_req *req, const struct fp_deferred *d,
 	    const struct fs_policy *pol);
 
 /*
+ * How every fs method starts, in the reference's order: params decoded
+ * (-32602 with serde's wording), lifecycle gating, then with pol the
+ * failures fs_deferred reports.  0: go on; -1: req has been answered.
+ */
+int	fs_begin(struct rpc_req *req, json_t *params, const char *sname,
+	    const struct fp_field *f, size_t nf, struct fp_deferred *d,
+	    struct fs_policy *const *pol);
+
+/*
  * The path with symlinks resolved as far as it exists (the rest appended
  * as is); follow_last 0 leaves a final symlink itself.  Into out (PATH_MAX);
  * 0 or ENAMETOOLONG.

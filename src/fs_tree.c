@@ -131,16 +131,9 @@ fs_m_remove(struct rpc_req *req, json_t *params)
 		{ "sandbox", FP_SANDBOX, FP_SEQ_DEFAULT, &pol },
 		{ " options", FP_ANY, 0, NULL },
 	};
-	struct jx_err		 e;
 	struct stat		 st;
 
-	if (fp_parse(params, "WireFsRemoveParams", f, 5, &d, &e) == -1) {
-		rpc_fail_params(req, &e);
-		goto out;
-	}
-	if (!rpc_admit(req))
-		goto out;
-	if (fs_deferred(req, &d, pol))
+	if (fs_begin(req, params, "WireFsRemoveParams", f, 5, &d, &pol) == -1)
 		goto out;
 	/* what the policy hides is missing, as in the reference's sandbox */
 	if ((err = fs_allowed(pol, path, 0, FS_WANT_STAT)) == 0 && lstat(path, &st) == -1)
@@ -457,15 +450,8 @@ fs_m_copy(struct rpc_req *req, json_t *params)
 		{ "recursive", FP_BOOL, FP_REQ, &recursive },
 		{ "sandbox", FP_SANDBOX, FP_SEQ_DEFAULT, &pol },
 	};
-	struct jx_err		 e;
 
-	if (fp_parse(params, "WireFsCopyParams", f, 4, &d, &e) == -1) {
-		rpc_fail_params(req, &e);
-		goto out;
-	}
-	if (!rpc_admit(req))
-		goto out;
-	if (fs_deferred(req, &d, pol))
+	if (fs_begin(req, params, "WireFsCopyParams", f, 4, &d, &pol) == -1)
 		goto out;
 	if ((err = copy_one(req, src, dest, recursive, pol)) > 0) {
 		log_debug("fs/copy %s %s: %s", src, dest, strerror(err));

@@ -330,16 +330,11 @@ fs_m_walk(struct rpc_req *req, json_t *params)
 		{ "options", FP_WALK, FP_REQ, &o },
 		{ "sandbox", FP_SANDBOX, FP_SEQ_DEFAULT, &pol },
 	};
-	struct jx_err		 e;
 	struct walk		 w;
 	int			 err;
 
 	memset(&w, 0, sizeof(w));
-	if (fp_parse(params, "WireFsWalkParams", f, 3, &d, &e) == -1) {
-		rpc_fail_params(req, &e);
-		goto out;
-	}
-	if (!rpc_admit(req))
+	if (fs_begin(req, params, "WireFsWalkParams", f, 3, &d, NULL) == -1)
 		goto out;
 	if (o.max_dirs == 0 || o.max_entries == 0) {
 		rpc_fail(req, RPC_INVALID_REQUEST,
