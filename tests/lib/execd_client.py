@@ -36,14 +36,22 @@ def comm(pid):
         return None
 
 
-def spawn_helper_of(pid):
-    """The pid of an execd instance's spawn helper, or None."""
-    try:
-        with open("/proc/%d/task/%d/children" % (pid, pid)) as f:
-            kids = [int(x) for x in f.read().split()]
-    except OSError:
-        return None
-    return next((k for k in kids if comm(k) == SPAWN_HELPER), None)
+def spawn_helper_of(pid, timeout=5):
+    """The pid of an execd instance's spawn helper, or None.
+
+    The helper names itself right after the fork; under load it may not have
+    run yet when the instance already answers, so look for a while."""
+    deadline = time.time() + timeout
+    while True:
+        try:
+            with open("/proc/%d/task/%d/children" % (pid, pid)) as f:
+                kids = [int(x) for x in f.read().split()]
+        except OSError:
+            return None
+        found = next((k for k in kids if comm(k) == SPAWN_HELPER), None)
+        if found is not None or time.time() >= deadline:
+            return found
+        time.sleep(0.02)
 
 
 def child_pids(pid, helper=False):
