@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "evloop.h"
+#include "fdpass.h"
 #include "log.h"
 #include "jsonx.h"
 #include "conn.h"
@@ -78,24 +79,19 @@ static void
 resume_take(int us)
 {
 	struct resume_hdr	 hdr;
-	struct msghdr		 mh = { 0 };
-	struct iovec		 iov = { &hdr, sizeof(hdr) };
-	char			 cbuf[CMSG_SPACE(sizeof(int))], *msg = NULL, reply;
-	struct cmsghdr		*cm;
+	char			*msg = NULL, reply;
 	ssize_t			 n;
-	int			 fd = -1;
-	size_t			 got;
+	int			 fds[FDPASS_MAX], fd = -1;
+	size_t			 got, nfds, i;
 
-	mh.msg_iov = &iov;
-	mh.msg_iovlen = 1;
-	mh.msg_control = cbuf;
-	mh.msg_controllen = sizeof(cbuf);
-	n = recvmsg(us, &mh, MSG_CMSG_CLOEXEC);
+	n = fdpass_recv(us, &hdr, sizeof(hdr), fds, &nfds, 0);
+	/* the client's connection is the one descriptor that counts */
+	if (nfds > 0)
+		fd = fds[0];
+	for (i = 1; i < nfds; i++)
+		close(fds[i]);
 	if (n != sizeof(hdr) || hdr.magic != RESUME_MAGIC || hdr.len > RESUME_MAX)
 		goto bad;
-	for (cm = CMSG_FIRSTHDR(&mh); cm != NULL; cm = CMSG_NXTHDR(&mh, cm))
-		if (cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_RIGHTS)
-			memcpy(&fd, CMSG_DATA(cm), sizeof(fd));
 	if (fd == -1 || (msg = malloc(hdr.len)) == NULL)
 		goto bad;
 	for (got = 0; got < hdr.len; got += (size_t)n)
@@ -227,10 +223,8 @@ resume_handoff(const char *session_id, int fd, json_t *id, json_t *params)
 {
 	struct sockaddr_un	 sun = { .sun_family = AF_UNIX };
 	struct resume_hdr	 hdr = { RESUME_MAGIC, 0 };
-	char			 cbuf[CMSG_SPACE(sizeof(int))], *msg, reply = 0;
+	char			*msg, reply = 0;
 	struct iovec		 iov = { &hdr, sizeof(hdr) };
-	struct msghdr		 mh = { 0 };
-	struct cmsghdr		*cm;
 	json_t			*req;
 	size_t			 len;
 	int			 us, rc = -1;
@@ -251,16 +245,7 @@ resume_handoff(const char *session_id, int fd, json_t *id, json_t *params)
 		close(us);
 		goto out;
 	}
-	mh.msg_iov = &iov;
-	mh.msg_iovlen = 1;
-	mh.msg_control = cbuf;
-	mh.msg_controllen = sizeof(cbuf);
-	cm = CMSG_FIRSTHDR(&mh);
-	cm->cmsg_level = SOL_SOCKET;
-	cm->cmsg_type = SCM_RIGHTS;
-	cm->cmsg_len = CMSG_LEN(sizeof(int));
-	memcpy(CMSG_DATA(cm), &fd, sizeof(fd));
-	if (sendmsg(us, &mh, MSG_NOSIGNAL) == sizeof(hdr) &&
+	if (fdpass_send(us, &iov, 1, &fd, 1, MSG_NOSIGNAL) == sizeof(hdr) &&
 	    write(us, msg, len) == (ssize_t)len && read(us, &reply, 1) == 1)
 		rc = reply == 'K' ? 0 : reply == 'A' ? -2 : -1;
 	close(us);

@@ -37,6 +37,7 @@
 
 #include "evloop.h"
 #include "log.h"
+#include "fdpass.h"
 #include "sandbox_int.h"
 
 #define BRIDGE_BUF	16384
@@ -121,16 +122,12 @@ route_listener(const struct sbx_route *r)
 	return fd;
 }
 
+_Static_assert(SBX_MAX_ROUTES <= FDPASS_MAX, "one message carries every route");
+
 int
 sbx_net_apply(const struct sandbox_plan *plan)
 {
-	union {
-		struct cmsghdr	hdr;
-		char		buf[CMSG_SPACE(sizeof(int) * SBX_MAX_ROUTES)];
-	} cm;
-	struct msghdr	 msg;
 	struct iovec	 iov;
-	struct cmsghdr	*c;
 	int		 fds[SBX_MAX_ROUTES], e;
 	size_t		 i, n = 0;
 	char		 count;
@@ -147,20 +144,7 @@ sbx_net_apply(const struct sandbox_plan *plan)
 	count = (char)n;
 	iov.iov_base = &count;
 	iov.iov_len = 1;
-	memset(&msg, 0, sizeof(msg));
-	msg.msg_iov = &iov;
-	msg.msg_iovlen = 1;
-	if (n > 0) {
-		memset(&cm, 0, sizeof(cm));
-		msg.msg_control = cm.buf;
-		msg.msg_controllen = CMSG_SPACE(sizeof(int) * n);
-		c = CMSG_FIRSTHDR(&msg);
-		c->cmsg_level = SOL_SOCKET;
-		c->cmsg_type = SCM_RIGHTS;
-		c->cmsg_len = CMSG_LEN(sizeof(int) * n);
-		memcpy(CMSG_DATA(c), fds, sizeof(int) * n);
-	}
-	if (sendmsg(plan->route_sv[1], &msg, MSG_NOSIGNAL) == -1)
+	if (fdpass_send(plan->route_sv[1], &iov, 1, fds, n, MSG_NOSIGNAL) == -1)
 		e = errno;
 out:
 	/* execd has them now; the command must not */
@@ -385,34 +369,14 @@ bridge_end(struct ev_io *io, uint32_t events, void *arg)
 	free(b);
 }
 
-/* The listeners the child sent, or -1. */
+/* The listeners the child sent (fds: room for FDPASS_MAX), or -1. */
 static int
 recv_listeners(int sock, int *fds, size_t *n)
 {
-	union {
-		struct cmsghdr	hdr;
-		char		buf[CMSG_SPACE(sizeof(int) * SBX_MAX_ROUTES)];
-	} cm;
-	struct msghdr	 msg;
-	struct iovec	 iov;
-	struct cmsghdr	*c;
-	char		 count;
+	char	count;
 
-	iov.iov_base = &count;
-	iov.iov_len = 1;
-	memset(&msg, 0, sizeof(msg));
-	msg.msg_iov = &iov;
-	msg.msg_iovlen = 1;
-	msg.msg_control = cm.buf;
-	msg.msg_controllen = sizeof(cm.buf);
-	*n = 0;
-	if (recvmsg(sock, &msg, MSG_DONTWAIT | MSG_CMSG_CLOEXEC) != 1)
+	if (fdpass_recv(sock, &count, 1, fds, n, MSG_DONTWAIT) != 1)
 		return -1;
-	for (c = CMSG_FIRSTHDR(&msg); c != NULL; c = CMSG_NXTHDR(&msg, c))
-		if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS) {
-			*n = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
-			memcpy(fds, CMSG_DATA(c), *n * sizeof(int));
-		}
 	return *n == (size_t)count ? 0 : -1;
 }
 
@@ -420,7 +384,7 @@ void
 sbx_bridge_start(struct sandbox_plan *plan, pid_t pid)
 {
 	struct bridge	*b;
-	int		 fds[SBX_MAX_ROUTES];
+	int		 fds[FDPASS_MAX];
 	size_t		 i, n;
 
 	if (recv_listeners(plan->route_sv[0], fds, &n) == -1 || n != plan->nroutes) {

@@ -15,6 +15,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "fdpass.h"
 #include "log.h"
 #include "proc_spawn.h"
 #include "sandbox.h"
@@ -37,32 +38,14 @@ static struct {
 static int
 send_msg(int s, const struct wire_out *w)
 {
-	union {
-		struct cmsghdr	hdr;
-		char		buf[CMSG_SPACE(sizeof(int) * WIRE_MAX_FDS)];
-	} cm;
 	uint32_t	 len = (uint32_t)w->b.len;
 	struct iovec	 iov[2] = { { &len, sizeof(len) }, { w->b.data, w->b.len } };
-	struct msghdr	 msg;
-	struct cmsghdr	*c;
 	const uint8_t	*rest;
 	size_t		 left;
 	ssize_t		 n;
 
-	memset(&msg, 0, sizeof(msg));
-	msg.msg_iov = iov;
-	msg.msg_iovlen = 2;
-	if (w->nfds > 0) {
-		memset(&cm, 0, sizeof(cm));
-		msg.msg_control = cm.buf;
-		msg.msg_controllen = CMSG_SPACE(sizeof(int) * w->nfds);
-		c = CMSG_FIRSTHDR(&msg);
-		c->cmsg_level = SOL_SOCKET;
-		c->cmsg_type = SCM_RIGHTS;
-		c->cmsg_len = CMSG_LEN(sizeof(int) * w->nfds);
-		memcpy(CMSG_DATA(c), w->fds, sizeof(int) * w->nfds);
-	}
-	while ((n = sendmsg(s, &msg, MSG_NOSIGNAL)) == -1 && errno == EINTR)
+	while ((n = fdpass_send(s, iov, 2, w->fds, w->nfds, MSG_NOSIGNAL)) == -1 &&
+	    errno == EINTR)
 		;
 	if (n == -1)
 		return -1;
@@ -115,33 +98,16 @@ close_all(int *fds, size_t n)
 		close(fds[i]);
 }
 
-/* The header and its descriptors; 0 at EOF. */
+/* The header and its descriptors (room for FDPASS_MAX); 0 at EOF. */
 static ssize_t
 recv_head(int s, uint32_t *len, int *fds, size_t *nfds)
 {
-	union {
-		struct cmsghdr	hdr;
-		char		buf[CMSG_SPACE(sizeof(int) * WIRE_MAX_FDS)];
-	} cm;
-	struct iovec	 iov = { len, sizeof(*len) };
-	struct msghdr	 msg;
-	struct cmsghdr	*c;
-	ssize_t		 n;
+	ssize_t	n;
 
-	memset(&msg, 0, sizeof(msg));
-	msg.msg_iov = &iov;
-	msg.msg_iovlen = 1;
-	msg.msg_control = cm.buf;
-	msg.msg_controllen = sizeof(cm.buf);
-	*nfds = 0;
-	while ((n = recvmsg(s, &msg, MSG_CMSG_CLOEXEC | MSG_WAITALL)) == -1 && errno == EINTR)
+	while ((n = fdpass_recv(s, len, sizeof(*len), fds, nfds, MSG_WAITALL)) == -1 &&
+	    errno == EINTR)
 		;
-	for (c = CMSG_FIRSTHDR(&msg); n > 0 && c != NULL; c = CMSG_NXTHDR(&msg, c))
-		if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS) {
-			*nfds = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
-			memcpy(fds, CMSG_DATA(c), *nfds * sizeof(int));
-		}
-	if (n > 0 && (n != sizeof(*len) || (msg.msg_flags & MSG_CTRUNC))) {
+	if (n > 0 && (n != sizeof(*len) || *nfds > WIRE_MAX_FDS)) {
 		close_all(fds, *nfds);
 		errno = EPROTO;
 		return -1;
@@ -266,7 +232,7 @@ helper_request(int s, uint32_t len, const int *fds, size_t nfds)
 static void __attribute__((noreturn))
 helper_main(int s, pid_t parent)
 {
-	int	 fds[WIRE_MAX_FDS], nul;
+	int	 fds[FDPASS_MAX], nul;
 	size_t	 nfds;
 	uint32_t len;
 	int32_t	 res;
