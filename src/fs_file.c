@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "b64.h"
+#include "fdio.h"
 #include "log.h"
 #include "fs_int.h"
 
@@ -182,23 +183,6 @@ out:
 	fp_release(f, 3);
 }
 
-static int
-write_all(int fd, const unsigned char *p, size_t len)
-{
-	ssize_t	n;
-
-	while (len > 0) {
-		n = write(fd, p, len > SSIZE_MAX ? SSIZE_MAX : len);
-		if (n == -1 && errno == EINTR)
-			continue;
-		if (n == -1)
-			return errno;
-		p += n;
-		len -= (size_t)n;
-	}
-	return 0;
-}
-
 /* What writing to `path` writes: the end of its symlink chain. */
 static int
 final_target(const char *path, char *out, size_t outlen)
@@ -243,7 +227,7 @@ write_in_place(const char *path, const unsigned char *data, size_t len)
 	if (fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK) == -1)
 		err = errno;
 	else
-		err = write_all(fd, data, len);
+		err = fd_write_all(fd, data, len);
 	if (close(fd) == -1 && err == 0)
 		err = errno;
 	return err;
@@ -309,7 +293,7 @@ write_atomic(const char *target, const unsigned char *data, size_t len)
 		return err;
 	}
 	if ((err = copy_attrs(fd, exists ? &st : NULL)) == 0 &&
-	    (err = write_all(fd, data, len)) == 0 && fsync(fd) == -1)
+	    (err = fd_write_all(fd, data, len)) == 0 && fsync(fd) == -1)
 		err = errno;
 	if (close(fd) == -1 && err == 0)
 		err = errno;

@@ -19,6 +19,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "fdio.h"
 #include "log.h"
 #include "fs_int.h"
 #include "fs_tstack.h"
@@ -160,7 +161,7 @@ static int
 copy_data(int in, int out)
 {
 	char	*buf;
-	ssize_t	 n, w, off;
+	ssize_t	 n;
 	int	 err = 0;
 
 	for (;;) {
@@ -185,18 +186,9 @@ copy_data(int in, int out)
 			err = errno;
 			break;
 		}
-		for (off = 0; off < n; off += w) {
-			if ((w = write(out, buf + off, (size_t)(n - off))) == -1) {
-				if (errno == EINTR) {
-					w = 0;
-					continue;
-				}
-				err = errno;
-				goto done;
-			}
-		}
+		if ((err = fd_write_all(out, buf, (size_t)n)) != 0)
+			break;
 	}
-done:
 	free(buf);
 	return err;
 }

@@ -15,6 +15,7 @@
 
 #include "evloop.h"
 #include "fdpass.h"
+#include "fdio.h"
 #include "log.h"
 #include "jsonx.h"
 #include "conn.h"
@@ -82,7 +83,7 @@ resume_take(int us)
 	char			*msg = NULL, reply;
 	ssize_t			 n;
 	int			 fds[FDPASS_MAX], fd = -1;
-	size_t			 got, nfds, i;
+	size_t			 nfds, i;
 
 	n = fdpass_recv(us, &hdr, sizeof(hdr), fds, &nfds, 0);
 	/* the client's connection is the one descriptor that counts */
@@ -94,9 +95,8 @@ resume_take(int us)
 		goto bad;
 	if (fd == -1 || (msg = malloc(hdr.len)) == NULL)
 		goto bad;
-	for (got = 0; got < hdr.len; got += (size_t)n)
-		if ((n = read(us, msg + got, hdr.len - got)) <= 0)
-			goto bad;
+	if (fd_read_full(us, msg, hdr.len) != 0)
+		goto bad;
 	if (rpc_attached()) {
 		reply = 'A';
 		(void)!write(us, &reply, 1);

@@ -6,6 +6,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "fdio.h"
 #include "log.h"
 #include "execd.h"
 #include "conn.h"
@@ -42,23 +43,6 @@ sniff_head_timeout(struct ev_timer *t, void *arg)
 }
 
 static void
-write_all(int fd, const char *p, size_t n)
-{
-	ssize_t	w;
-
-	/* small replies on a fresh socket: the kernel buffer takes them whole */
-	while (n > 0) {
-		w = write(fd, p, n);
-		if (w == -1 && errno == EINTR)
-			continue;
-		if (w <= 0)
-			return;
-		p += w;
-		n -= (size_t)w;
-	}
-}
-
-static void
 sniff_http(struct conn *c)
 {
 	struct http_result	r;
@@ -67,7 +51,8 @@ sniff_http(struct conn *c)
 	    need_auth(c), &r);
 	if (r.verdict == HTTP_INCOMPLETE)
 		return;
-	write_all(c->out_fd, r.resp, r.resp_len);
+	/* small replies on a fresh socket: the kernel buffer takes them whole */
+	(void)fd_write_all(c->out_fd, r.resp, r.resp_len);
 	ev_timer_stop(&head_timer);
 	if (r.verdict == HTTP_RESPOND) {
 		log_info("%s: HTTP %d", c->peer, r.status);
@@ -90,7 +75,7 @@ sniff_jsonl(struct conn *c)
 
 	ev_timer_stop(&head_timer);
 	if (need_auth(c)) {
-		write_all(c->out_fd, refused, sizeof(refused) - 1);
+		(void)fd_write_all(c->out_fd, refused, sizeof(refused) - 1);
 		sniff_abort(c, "newline-JSON from the network needs auth: refused");
 		return;
 	}

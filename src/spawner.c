@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "fdpass.h"
+#include "fdio.h"
 #include "log.h"
 #include "proc_spawn.h"
 #include "sandbox.h"
@@ -40,9 +41,9 @@ send_msg(int s, const struct wire_out *w)
 {
 	uint32_t	 len = (uint32_t)w->b.len;
 	struct iovec	 iov[2] = { { &len, sizeof(len) }, { w->b.data, w->b.len } };
-	const uint8_t	*rest;
-	size_t		 left;
 	ssize_t		 n;
+	size_t		 sent;
+	int		 e;
 
 	while ((n = fdpass_send(s, iov, 2, w->fds, w->nfds, MSG_NOSIGNAL)) == -1 &&
 	    errno == EINTR)
@@ -54,35 +55,10 @@ send_msg(int s, const struct wire_out *w)
 		return -1;
 	}
 	/* a large request goes in pieces; the descriptors went with the first */
-	rest = w->b.data + (n - sizeof(len));
-	left = w->b.len - (n - sizeof(len));
-	while (left > 0) {
-		if ((n = send(s, rest, left, MSG_NOSIGNAL)) == -1) {
-			if (errno == EINTR)
-				continue;
-			return -1;
-		}
-		rest += n;
-		left -= (size_t)n;
-	}
-	return 0;
-}
-
-static int
-read_full(int s, void *p, size_t n)
-{
-	ssize_t	r;
-
-	while (n > 0) {
-		if ((r = read(s, p, n)) == -1 && errno == EINTR)
-			continue;
-		if (r <= 0) {
-			if (r == 0)
-				errno = EPIPE;
-			return -1;
-		}
-		p = (char *)p + r;
-		n -= (size_t)r;
+	sent = (size_t)n - sizeof(len);
+	if ((e = fd_write_all(s, w->b.data + sent, w->b.len - sent)) != 0) {
+		errno = e;
+		return -1;
 	}
 	return 0;
 }
@@ -206,7 +182,7 @@ helper_request(int s, uint32_t len, const int *fds, size_t nfds)
 
 	if (len > MAX_REQUEST || (msg = malloc(len ? len : 1)) == NULL)
 		return -ENOMEM;
-	if (read_full(s, msg, len) == -1) {
+	if (fd_read_full(s, msg, len) != 0) {
 		free(msg);
 		return -EPIPE;
 	}
@@ -337,7 +313,7 @@ call(struct wire_out *w)
 		buf_free(&w->b);
 		return -EAGAIN;
 	}
-	if (send_msg(sp.sock, w) == -1 || read_full(sp.sock, &res, sizeof(res)) == -1) {
+	if (send_msg(sp.sock, w) == -1 || (errno = fd_read_full(sp.sock, &res, sizeof(res))) != 0) {
 		log_warn("spawn helper %ld", (long)sp.pid);
 		res = -EAGAIN;
 	}
