@@ -265,24 +265,16 @@ void
 http_dial_done(struct conn *c)
 {
 	static const char	 ok[] = "HTTP/1.1 200 OK\r\n\r\n";
-	struct buf		 b = { 0 };
 
 	if (c->fail != DIAL_OK) {
 		reply_dial_failure(c, c->fail);
 		return;
 	}
 	if (c->proto == PROTO_HTTP_CONNECT) {
-		/* the 200 goes before anything an upstream proxy already sent */
-		if (buf_append(&b, ok, sizeof(ok) - 1) == -1 ||
-		    buf_append(&b, buf_head(&c->u2c.pend), buf_avail(&c->u2c.pend)) == -1) {
-			buf_free(&b);
-			conn_close(c, "internal_error");
-			return;
-		}
-		buf_free(&c->u2c.pend);
-		c->u2c.pend = b;
-	} else
-		http_forward_start(c);
+		tunnel_start_reply(c, ok, sizeof(ok) - 1);
+		return;
+	}
+	http_forward_start(c);
 	tunnel_start(c);
 }
 

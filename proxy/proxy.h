@@ -307,6 +307,7 @@ void	 dial_cancel(struct conn *);
 void	 half_init(struct half *, int *src, int *dst);
 void	 half_free(struct half *);
 void	 tunnel_start(struct conn *);
+void	 tunnel_start_reply(struct conn *, const void *reply, size_t n);
 void	 tunnel_io(struct conn *);
 uint32_t tunnel_interest(struct conn *, int fd);
 

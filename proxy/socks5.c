@@ -349,7 +349,6 @@ socks_dial_done(struct conn *c)
 	struct sockaddr_storage	 ss;
 	socklen_t		 len = sizeof(ss);
 	size_t			 n;
-	struct buf		 b = { 0 };
 
 	if (c->fail != DIAL_OK) {
 		c->result = c->fail == DIAL_DENIED ? "denied" : c->fail == DIAL_DNS ?
@@ -376,14 +375,5 @@ socks_dial_done(struct conn *c)
 		memcpy(r + 20, &sin6->sin6_port, 2);
 		n = 22;
 	}
-	/* the reply goes before anything an upstream proxy already sent */
-	if (buf_append(&b, r, n) == -1 ||
-	    buf_append(&b, buf_head(&c->u2c.pend), buf_avail(&c->u2c.pend)) == -1) {
-		buf_free(&b);
-		conn_close(c, "internal_error");
-		return;
-	}
-	buf_free(&c->u2c.pend);
-	c->u2c.pend = b;
-	tunnel_start(c);
+	tunnel_start_reply(c, r, n);
 }

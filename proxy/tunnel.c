@@ -192,6 +192,23 @@ tunnel_start(struct conn *c)
 	tunnel_io(c);
 }
 
+/* The client's reply (200, SOCKS5 success) goes before anything an upstream proxy sent. */
+void
+tunnel_start_reply(struct conn *c, const void *reply, size_t n)
+{
+	struct buf	b = { 0 };
+
+	if (buf_append(&b, reply, n) == -1 ||
+	    buf_append(&b, buf_head(&c->u2c.pend), buf_avail(&c->u2c.pend)) == -1) {
+		buf_free(&b);
+		conn_close(c, "internal_error");
+		return;
+	}
+	buf_free(&c->u2c.pend);
+	c->u2c.pend = b;
+	tunnel_start(c);
+}
+
 void
 tunnel_io(struct conn *c)
 {
