@@ -256,6 +256,26 @@ fail:
 	return -1;
 }
 
+/* Does the directory at path hold anything?  (A placeholder never does.) */
+static int
+has_entries(const char *path)
+{
+	struct dirent	*de;
+	DIR		*d;
+	int		 fd, any = 0;
+
+	if ((fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) == -1)
+		return 0;
+	if ((d = fdopendir(fd)) == NULL) {
+		close(fd);
+		return 0;
+	}
+	while (!any && (de = readdir(d)) != NULL)
+		any = strcmp(de->d_name, ".") != 0 && strcmp(de->d_name, "..") != 0;
+	closedir(d);
+	return any;
+}
+
 int
 sbx_guard_protected(struct sandbox_plan *plan, const char *root, const char *path, char *why,
     size_t whylen)
@@ -264,6 +284,9 @@ sbx_guard_protected(struct sandbox_plan *plan, const char *root, const char *pat
 	const char		*base = strrchr(path, '/');
 	static int		 said;
 
+	/* a real .git or .codex: no registry to consult, no lock to take */
+	if (has_entries(path))
+		return 0;
 	if (strcmp(base, "/.git") == 0 && parent_repo(root))
 		return 0;
 	if (!sbx_namespaces()) {
