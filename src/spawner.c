@@ -234,7 +234,7 @@ helper_main(int s, pid_t parent)
 		close_all(fds, nfds);
 		if (res == -EPIPE)
 			_exit(1);
-		if (write(s, &res, sizeof(res)) != sizeof(res))
+		if (fd_write_all(s, &res, sizeof(res)) != 0)
 			_exit(1);
 	}
 }
@@ -313,7 +313,8 @@ call(struct wire_out *w)
 		buf_free(&w->b);
 		return -EAGAIN;
 	}
-	if (send_msg(sp.sock, w) == -1 || (errno = fd_read_full(sp.sock, &res, sizeof(res))) != 0) {
+	if (send_msg(sp.sock, w) == -1 ||
+	    (errno = fd_read_full(sp.sock, &res, sizeof(res))) != 0) {
 		log_warn("spawn helper %ld", (long)sp.pid);
 		res = -EAGAIN;
 	}
