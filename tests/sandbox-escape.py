@@ -1,0 +1,780 @@
+"""Sandbox escapes (issue 14: a sandboxed command can never act outside its sandbox).
+
+Every attack runs from inside a sandboxed child (a sandboxed `sh -c` or a small
+python3 script); the test then looks from outside at what changed.  Checks that
+fail against today's execd are listed in EXPECTED_TO_FAIL and reported as TAP
+TODO, so the suite stays green; the harness reports an unexpected pass (XPASS)
+as a failure, so a fix must remove its key from the list.
+
+Every process started here carries ESCAPE_TAG in its environment (execd,
+execd-proxy, the listener's instances, the sandboxed children and their
+daemons): cleanup() ends them all by pid.
+"""
+import asyncio
+import atexit
+import base64
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+
+from execd_client import EXECD, Execd, b64
+
+# ---------------------------------------------------------------- expected failures
+
+# The checks that fail today, by key.  To fix one: make execd refuse the
+# attack, then delete its line here; the check turns into a plain one.
+EXPECTED_TO_FAIL = {
+    "resume-socket": "a sandboxed child resumes its session through STATE-DIR/session-ID.sock",
+    "proxy-control-unregister": "a sandboxed child unregisters another process's proxy entry",
+    "proxy-control-register": "a sandboxed child registers proxy credentials of its own",
+    "fs-race-write": "fs/writeFile follows a swapped-in symlink out of the roots",
+    "fs-race-mkdir": "fs/createDirectory follows a swapped-in symlink out of the roots",
+    "fs-race-remove": "fs/remove follows a swapped-in symlink out of the roots",
+    "meta-chmod": "chmod outside the writable roots works (Landlock does not cover it)",
+    "meta-chown": "chown outside the writable roots works",
+    "meta-utime": "utime outside the writable roots works",
+    "meta-xattr": "setxattr outside the writable roots works",
+    "dev-shm": "the host's /dev/shm is shared and writable",
+    "dev-pts": "another session's /dev/pts/N can be opened",
+    "placeholder-daemon": "a daemon creates .git once the placeholder is removed at process/closed",
+    "git-below-repo": "git init below a parent repository makes a writable .git",
+    "protected-symlink": "a .git/.codex symlink to another writable root is followed for writing",
+    "prlimit-execd": "prlimit on execd's pid works from inside",
+    "fs-dev-stderr": "sandboxed fs/writeFile to /dev/stderr writes execd's log",
+    "state-lock": "flock on STATE-DIR/protected/.lock stalls another session's process/start",
+    "nul-root": "a NUL in a root path is not refused with -32602",
+    "unix-connect": "with network off, connect() to a pathname AF_UNIX socket works",
+    "proc-pid": "/proc inside lists execd's pid",
+}
+
+# ---------------------------------------------------------------- TAP, bounded, cleaned up
+
+TAG = "escape-%d-%d" % (os.getpid(), int(time.time()))
+os.environ["ESCAPE_TAG"] = TAG      # inherited by everything started below
+SHM = "/dev/shm/execd-escape-" + TAG
+tmp = None
+_popens = []
+_n = [0]
+_bad = [0]
+_xpass = []
+
+
+def tap(key, cond, desc, diag=None):
+    _n[0] += 1
+    todo = EXPECTED_TO_FAIL.get(key) if key else None
+    line = "%s %d - %s" % ("ok" if cond else "not ok", _n[0], desc)
+    if todo:
+        line += " # TODO sandbox issue 14: " + todo
+        if cond:
+            _xpass.append(key)
+    elif not cond:
+        _bad[0] += 1
+    print(line)
+    if (not cond or todo) and diag is not None:
+        for l in str(diag).splitlines()[:20]:
+            print("# " + l)
+    sys.stdout.flush()
+    return cond
+
+
+def skip(desc, why):
+    _n[0] += 1
+    print("ok %d - %s # SKIP %s" % (_n[0], desc, why))
+    sys.stdout.flush()
+
+
+def tagged_pids():
+    out = []
+    needle = ("ESCAPE_TAG=" + TAG).encode()
+    for d in os.listdir("/proc"):
+        if not d.isdigit() or int(d) == os.getpid():
+            continue
+        try:
+            with open("/proc/%s/environ" % d, "rb") as f:
+                if needle in f.read().split(b"\0"):
+                    out.append(int(d))
+        except OSError:
+            pass
+    return out
+
+
+def cleanup():
+    for p in _popens:
+        if p.poll() is None:
+            p.kill()
+            try:
+                p.wait(5)
+            except subprocess.TimeoutExpired:
+                pass
+    for _ in range(3):
+        pids = tagged_pids()
+        if not pids:
+            break
+        for pid in pids:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except OSError:
+                pass
+        time.sleep(0.1)
+    for p in (SHM, SHM + "-nobody"):
+        try:
+            os.unlink(p)
+        except OSError:
+            pass
+    if tmp is not None:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def bail(*a):
+    print("Bail out! test timed out")
+    sys.stdout.flush()
+    cleanup()
+    os._exit(1)
+
+
+atexit.register(cleanup)     # a test that dies half-way still cleans up
+signal.signal(signal.SIGALRM, bail)
+signal.alarm(110)
+
+
+def has_seccomp():
+    with open("/proc/self/status") as f:
+        return any(l.startswith("Seccomp:") for l in f)
+
+
+if not has_seccomp():
+    print("1..0 # SKIP this kernel has no seccomp")
+    raise SystemExit(0)
+
+tmp = tempfile.mkdtemp(prefix="execd-escape.")
+os.chmod(tmp, 0o755)
+STATE = os.path.join(tmp, "state")
+W = os.path.join(tmp, "ws")
+O = os.path.join(tmp, "outside")
+for d in (W, O, os.path.join(W, ".git"), STATE):
+    os.makedirs(d, exist_ok=True)
+OFILE = os.path.join(O, "file")
+with open(OFILE, "w") as f:
+    f.write("outside\n")
+ENV = {"PATH": "/usr/bin:/bin", "ESCAPE_TAG": TAG}
+PY = "/usr/bin/python3" if os.access("/usr/bin/python3", os.X_OK) else "python3"
+
+root_read = {"path": {"type": "special", "value": {"kind": "root"}}, "access": "read"}
+
+
+def entry(p, access):
+    return {"path": {"type": "path", "path": "file://" + p}, "access": access}
+
+
+def sandbox(writable, network="restricted", cwd=None):
+    return {"permissions": {"type": "managed", "network": network,
+                            "file_system": {"type": "restricted",
+                                            "entries": [root_read] + [entry(w, "write")
+                                                                      for w in writable]}},
+            "windowsSandboxLevel": "disabled", "cwd": "file://" + (cwd or writable[0])}
+
+
+counter = [0]
+
+
+def start(c, argv, sb, cwd=None):
+    counter[0] += 1
+    pid = "x%d" % counter[0]
+    r = c.call("process/start", {"processId": pid, "argv": argv, "env": ENV, "tty": False,
+                                 "cwd": "file://" + (cwd or W), "sandbox": sb})
+    return pid, r
+
+
+def run(c, argv, sb, cwd=None, timeout=20):
+    """(start response, output text, exit code); output None if refused."""
+    pid, r = start(c, argv, sb, cwd)
+    if "error" in r:
+        return r, None, None
+    out, code, _ = c.collect(pid, timeout)
+    return r, (out.get("stdout", b"") + out.get("stderr", b"")).decode(errors="replace"), code
+
+
+def py(c, script, sb, *args, **kw):
+    return run(c, [PY, "-c", script] + [str(a) for a in args], sb, **kw)
+
+
+def fsize_limit(pid):
+    """RLIMIT_FSIZE of another process, read from /proc (prlimit needs it dumpable)."""
+    with open("/proc/%d/limits" % pid) as f:
+        for line in f:
+            if line.startswith("Max file size"):
+                return line.split()[3:5]
+    return None
+
+
+def wait_for(pred, timeout):
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        if pred():
+            return True
+        time.sleep(0.05)
+    return pred()
+
+
+def execd(extra=None, env=None, stderr_path=None, state=None, prefix=()):
+    """An execd on pipes; its log goes to stderr_path (a new file in tmp by default)."""
+    args = list(prefix) + [EXECD, "--stdio", "--state-dir", state or STATE] + list(extra or [])
+    if stderr_path is None:
+        stderr_path = os.path.join(tmp, "execd-%d.log" % len(_popens))
+    args = ["sh", "-c", 'exec "$@" 2>>"$0"', stderr_path] + args
+    c = Execd(argv=args, env=env)
+    _popens.append(c.p)
+    return c
+
+
+SB = sandbox([W])
+
+# ---------------------------------------------------------------- controls
+
+c = execd()
+r, out, code = run(c, ["sh", "-c", "echo hello-from-inside"], SB)
+tap(None, out is not None and "hello-from-inside" in out and code == 0,
+    "control: a sandboxed echo runs", (r, out))
+r, out, code = run(c, ["sh", "-c", "echo x > %s/inside && echo x > %s/.git/config; echo rc=$?"
+                       % (W, W)], SB)
+tap(None, os.path.exists(os.path.join(W, "inside")), "control: a write inside a writable root works",
+    (r, out))
+tap(None, out is not None and "rc=0" not in out and
+    not os.path.exists(os.path.join(W, ".git", "config")),
+    "control: the writable root's .git stays read-only", out)
+r, out, code = run(c, ["sh", "-c", "echo x > %s/new; echo rc=$?" % O], SB)
+tap(None, out is not None and "rc=0" not in out and not os.path.exists(os.path.join(O, "new")),
+    "control: a write outside the writable roots fails", out)
+
+# ---------------------------------------------------------------- network off: AF_UNIX, fds, pids
+
+UNIX_PROBE = r'''
+import os, socket, sys
+try:
+    a, b = socket.socketpair(); a.send(b"x"); print("socketpair", b.recv(1) == b"x")
+except OSError as e:
+    print("socketpair", e.errno)
+s = socket.socket(socket.AF_UNIX)
+try:
+    s.connect(sys.argv[1]); print("connect OK")
+except OSError as e:
+    print("connect", e.errno)
+'''
+upath = os.path.join(tmp, "listen.sock")
+lsock = socket.socket(socket.AF_UNIX)
+lsock.bind(upath)
+lsock.listen(4)
+lsock.setblocking(False)
+r, out, code = py(c, UNIX_PROBE, SB, upath)
+accepted = False
+try:
+    lsock.accept()[0].close()
+    accepted = True
+except OSError:
+    pass
+lsock.close()
+tap(None, out is not None and "socketpair True" in out, "network off: socketpair() works", out)
+tap("unix-connect", out is not None and "connect OK" not in out and not accepted,
+    "network off: connect() to an AF_UNIX socket outside fails", out)
+
+FD_PROBE = r'''
+import os
+# the listing's own descriptor is closed by the time it is looked at
+for fd in sorted(map(int, os.listdir("/proc/self/fd"))):
+    try:
+        if fd > 2:
+            print("extra", fd, os.readlink("/proc/self/fd/%d" % fd))
+    except FileNotFoundError:
+        pass
+print("end")
+'''
+r, out, code = py(c, FD_PROBE, SB)
+tap(None, out is not None and "end" in out and "extra" not in out,
+    "no descriptor of execd's but stdio is visible in /proc/self/fd", out)
+r, out, code = run(c, ["sh", "-c", "kill -0 %d 2>/dev/null; echo kill=$?" % c.pid], SB)
+tap(None, out is not None and "kill=0" not in out and "kill=" in out,
+    "kill -0 execd's pid from inside fails", out)
+r, out, code = run(c, ["sh", "-c", "test -e /proc/%d && echo visible || echo hidden" % c.pid], SB)
+tap("proc-pid", out is not None and "hidden" in out, "/proc inside does not list execd's pid", out)
+
+# ---------------------------------------------------------------- 4. metadata outside the roots
+
+def meta(p):
+    st = os.stat(p)
+    try:
+        xa = sorted(os.listxattr(p))
+    except OSError:
+        xa = None
+    return st.st_mode, st.st_uid, st.st_gid, st.st_atime_ns, st.st_mtime_ns, xa
+
+META_PROBE = r'''
+import os, sys
+p = sys.argv[1]
+for name, f in (("chmod", lambda: os.chmod(p, 0o777)), ("chown", lambda: os.chown(p, 0, 0)),
+                ("utime", lambda: os.utime(p, (1, 1))),
+                ("setxattr", lambda: os.setxattr(p, "user.x", b"1"))):
+    try:
+        f(); print(name, "OK")
+    except OSError as e:
+        print(name, e.errno)
+'''
+os.chmod(OFILE, 0o644)
+os.utime(OFILE, (1000000, 1000000))
+before = meta(OFILE)
+r, out, code = py(c, META_PROBE, SB, OFILE)
+after = meta(OFILE)
+res = dict(l.split() for l in (out or "").splitlines() if len(l.split()) == 2)
+tap("meta-chmod", res.get("chmod") not in (None, "OK") and after[0] == before[0],
+    "chmod outside the roots fails and the mode is unchanged", (res, before, after))
+tap("meta-chown", res.get("chown") not in (None, "OK") and after[1:3] == before[1:3],
+    "chown outside the roots fails and the owner is unchanged", (res, before, after))
+tap("meta-utime", res.get("utime") not in (None, "OK") and after[3:5] == before[3:5],
+    "utime outside the roots fails and the times are unchanged", (res, before, after))
+if before[5] is None:
+    skip("setxattr outside the roots", "no xattrs on this file system")
+else:
+    tap("meta-xattr", res.get("setxattr") not in (None, "OK") and after[5] == before[5],
+        "setxattr user.x outside the roots fails and the xattrs are unchanged",
+        (res, before, after))
+os.chmod(OFILE, 0o644)
+
+# ---------------------------------------------------------------- 5. /dev/shm, /dev/pts
+
+r, out, code = run(c, ["sh", "-c", "echo x > %s; echo rc=$?" % SHM], SB)
+tap("dev-shm", not os.path.exists(SHM), "a file made in /dev/shm inside does not appear on the host",
+    out)
+master, slave = os.openpty()
+ptyname = os.ttyname(slave)
+PTY_PROBE = r'''
+import os, sys
+try:
+    os.close(os.open(sys.argv[1], os.O_RDWR | os.O_NOCTTY)); print("open OK")
+except OSError as e:
+    print("open", e.errno)
+'''
+r, out, code = py(c, PTY_PROBE, SB, ptyname)
+os.close(master)
+os.close(slave)
+tap("dev-pts", out is not None and "open OK" not in out and "open" in out,
+    "another session's %s cannot be opened from inside" % ptyname, out)
+
+# ---------------------------------------------------------------- 8. the writable root renamed away
+
+W8 = os.path.join(tmp, "ws8")
+os.makedirs(W8)
+with open(os.path.join(W8, "keep"), "w") as f:
+    f.write("k")
+r, out, code = run(c, ["sh", "-c", "cd /; mv %s %s.old; echo mv=$?; mkdir %s; echo mkdir=$?"
+                       % (W8, W8, W8)], sandbox([W8]), cwd=W8)
+tap(None, os.path.exists(os.path.join(W8, "keep")) and not os.path.exists(W8 + ".old"),
+    "the writable root cannot be renamed away and replaced from inside", out)
+
+# ---------------------------------------------------------------- 9. .git / .codex symlinks leading out
+
+# The link leads out of the root: to a directory the policy does not make
+# writable (Landlock stops that), and to another writable root, where the
+# metadata would land writable (the reference refuses: "cannot enforce sandbox
+# read-only path P because it crosses writable symlink S").
+for name in (".git", ".codex"):
+    for where, key in (("read-only", None), ("writable", "protected-symlink")):
+        W9 = os.path.join(tmp, "ws9%s-%s" % (name, where))
+        T9 = os.path.join(tmp, "target9%s-%s" % (name, where))
+        os.makedirs(W9)
+        os.makedirs(T9)
+        os.symlink(T9, os.path.join(W9, name))
+        roots = [W9, T9] if where == "writable" else [W9]
+        r, out, code = run(c, ["sh", "-c", "echo x > %s/%s/planted; mkdir %s/%s/hooks; echo done"
+                               % (W9, name, W9, name)], sandbox(roots), cwd=W9)
+        tap(key, out is None or not os.listdir(T9),
+            "a %s symlink to a %s directory outside the root: start refused, or the link is "
+            "not followed for writing" % (name, where), (r, out, os.listdir(T9)))
+
+# ---------------------------------------------------------------- 11. a NUL in a root path
+
+NULRAN = os.path.join(O, "nul-ran")
+bad = sandbox([W])
+bad["permissions"]["file_system"]["entries"][1] = entry(W + "\u0000/../outside", "write")
+pid, r = start(c, ["sh", "-c", "touch %s" % NULRAN], bad)
+time.sleep(0.3)
+tap("nul-root", r.get("error", {}).get("code") == -32602 and not os.path.exists(NULRAN),
+    "a NUL in a root path is refused with -32602 and nothing runs", r)
+if "result" in r:
+    c.collect(pid, 10)
+
+# ---------------------------------------------------------------- 7. git init below a parent repository
+
+GIT = shutil.which("git", path="/usr/bin:/bin")
+if GIT is None:
+    skip("git init below a parent repository", "git is not installed")
+else:
+    repo = os.path.join(tmp, "repo")
+    sub = os.path.join(repo, "sub")
+    os.makedirs(sub)
+    subprocess.run([GIT, "init", "-q", repo], check=True, timeout=20,
+                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    fsmon = os.path.join(O, "fsmonitor-ran")
+    r, out, code = run(c, ["sh", "-c", "git init -q . ; git config core.fsmonitor 'touch %s'; "
+                           "echo done" % fsmon], sandbox([sub]), cwd=sub)
+    made = os.path.exists(os.path.join(sub, ".git", "config"))
+    cfg = ""
+    if made:
+        with open(os.path.join(sub, ".git", "config")) as f:
+            cfg = f.read()
+    tap("git-below-repo", "fsmonitor" not in cfg,
+        "git init + core.fsmonitor below a parent repository leaves no .git config behind",
+        (out, cfg))
+
+# ---------------------------------------------------------------- 6. a daemon outlives the placeholders
+
+W6 = os.path.join(tmp, "ws6")
+os.makedirs(W6)
+DAEMON = r'''
+import os, sys, time
+w = sys.argv[1]
+if os.fork():
+    os._exit(0)
+os.setsid()
+fd = os.open("/dev/null", os.O_RDWR)
+for i in (0, 1, 2):
+    os.dup2(fd, i)
+deadline = time.time() + 6
+while time.time() < deadline:
+    try:
+        os.makedirs(os.path.join(w, ".git", "hooks"))
+        with open(os.path.join(w, ".git", "hooks", "pre-commit"), "w") as f:
+            f.write("#!/bin/sh\ntrue\n")
+        break
+    except OSError:
+        time.sleep(0.02)
+'''
+had_placeholder = []
+r, out, code = run(c, ["sh", "-c", "test -d %s/.git && echo placeholder; %s -c '%s' %s"
+                       % (W6, PY, DAEMON.replace("'", "'\\''"), W6)], sandbox([W6]), cwd=W6)
+hooks = os.path.join(W6, ".git", "hooks")
+escaped = wait_for(lambda: os.path.exists(hooks), 3)
+tap("placeholder-daemon", not escaped,
+    "a setsid daemon of the command cannot create .git/hooks after process/closed", out)
+
+# ---------------------------------------------------------------- 3. fs/* raced by RENAME_EXCHANGE
+
+SWAPPER = r'''
+import ctypes, os, sys, time
+libc = ctypes.CDLL(None, use_errno=True)
+nr = {"x86_64": 316, "aarch64": 276}[os.uname().machine]
+a, b = (p.encode() for p in sys.argv[1:3])
+end = time.time() + float(sys.argv[3])
+n = 0
+print("swapping", flush=True)
+while time.time() < end:
+    if libc.syscall(nr, -100, a, -100, b, 2) == 0:
+        n += 1
+print("swaps", n, flush=True)
+'''
+RACE = os.path.join(W, "race")
+RD, RL = os.path.join(RACE, "d"), os.path.join(RACE, "l")
+ORACE = os.path.join(O, "race")
+os.makedirs(RD)
+os.makedirs(ORACE)
+os.symlink(ORACE, RL)
+with open(os.path.join(ORACE, "victim"), "w") as f:
+    f.write("v")
+if os.uname().machine not in ("x86_64", "aarch64"):
+    skip("fs/* raced by RENAME_EXCHANGE", "no renameat2 number for %s" % os.uname().machine)
+else:
+    pid, r = start(c, [PY, "-c", SWAPPER, RD, RL, "5"], SB)
+    c.wait_notification("process/output", lambda p: p.get("processId") == pid, timeout=10,
+                        consume=False)
+    deadline = time.time() + 4.5
+    i = 0
+    while time.time() < deadline and i < 2000:
+        i += 1
+        k = i % 3
+        if k == 0:
+            c.call("fs/writeFile", {"path": "file://%s/pwn-%d" % (RD, i), "dataBase64": b64("x"),
+                                    "sandbox": SB})
+        elif k == 1:
+            c.call("fs/createDirectory", {"path": "file://%s/dir-%d" % (RD, i), "recursive": False,
+                                          "sandbox": SB})
+        else:
+            c.call("fs/remove", {"path": "file://%s/victim" % RD, "recursive": False,
+                                 "force": True, "sandbox": SB})
+    c.call("process/terminate", {"processId": pid})
+    out, code, _ = c.collect(pid, 10)
+    left = sorted(os.listdir(ORACE))
+    print("# %d fs requests raced; swapper: %s" % (i, out.get("stdout", b"").decode().split()))
+    pwn = [n for n in left if "pwn-" in n]
+    dirs = [n for n in left if n.startswith("dir-")]
+    tap("fs-race-write", not pwn, "raced fs/writeFile creates no file outside the roots",
+        "%d outside, e.g. %s" % (len(pwn), pwn[:3]))
+    tap("fs-race-mkdir", not dirs, "raced fs/createDirectory creates no directory outside the "
+        "roots", "%d outside, e.g. %s" % (len(dirs), dirs[:3]))
+    tap("fs-race-remove", "victim" in left, "raced fs/remove deletes no file outside the roots",
+        "victim gone")
+
+# ---------------------------------------------------------------- 10. prlimit, /dev/stderr, the lock
+
+c.close()
+c = execd()
+PRLIMIT = r'''
+import resource, sys
+try:
+    resource.prlimit(int(sys.argv[1]), resource.RLIMIT_FSIZE, (0, 0)); print("prlimit OK")
+except OSError as e:
+    print("prlimit", e.errno)
+'''
+limits_before = fsize_limit(c.pid)
+r, out, code = py(c, PRLIMIT, SB, c.pid)
+limits_after = fsize_limit(c.pid)
+tap("prlimit-execd", out is not None and "prlimit OK" not in out and limits_after == limits_before,
+    "prlimit on execd's pid from inside fails and its limits are unchanged",
+    (out, limits_before, limits_after))
+c.kill()     # its limits may be gone: a fresh one
+log = os.path.join(tmp, "execd-stderr.log")
+c = execd(stderr_path=log)
+with open(log, "a") as f:
+    f.write("log-before\n")
+r = c.call("fs/writeFile", {"path": "file:///dev/stderr", "dataBase64": b64("INJECTED\n"),
+                            "sandbox": SB})
+with open(log) as f:
+    text = f.read()
+tap("fs-dev-stderr", "error" in r and "INJECTED" not in text and "log-before" in text,
+    "sandboxed fs/writeFile to /dev/stderr is refused and execd's log is intact", (r, text[-200:]))
+
+# the lock file exists once a placeholder has been made
+W10 = os.path.join(tmp, "ws10")
+os.makedirs(W10)
+run(c, ["true"], sandbox([W10]), cwd=W10)
+LOCK = os.path.join(STATE, "protected", ".lock")
+LOCKER = r'''
+import fcntl, os, sys, time
+try:
+    fd = os.open(sys.argv[1], os.O_RDONLY)
+    fcntl.flock(fd, fcntl.LOCK_EX)
+    print("locked", flush=True)
+except OSError as e:
+    print("lock", e.errno, flush=True)
+time.sleep(20)
+'''
+if not os.path.exists(LOCK):
+    skip("flock on the state directory's lock", "%s was not made" % LOCK)
+else:
+    lpid, r = start(c, [PY, "-c", LOCKER, LOCK], SB)
+    n = c.wait_notification("process/output", lambda p: p.get("processId") == lpid, timeout=10)
+    said = base64.b64decode(n["chunk"]).decode()
+    c2 = execd()
+    W11 = os.path.join(tmp, "ws11")
+    os.makedirs(W11)
+    t0 = time.time()
+    try:
+        r2 = c2.wait_response(c2.request("process/start", {
+            "processId": "other", "argv": ["true"], "env": ENV, "tty": False,
+            "cwd": "file://" + W11, "sandbox": sandbox([W11])}), timeout=5)
+        answered = "result" in r2 or "error" in r2
+    except TimeoutError:
+        answered = False
+    took = time.time() - t0
+    tap("state-lock", answered and took < 5,
+        "a lock taken from inside does not stall another session's process/start (%.1f s)" % took,
+        said)
+    c.call("process/terminate", {"processId": lpid})
+    c2.kill()
+c.kill()
+
+# ---------------------------------------------------------------- 2. execd-proxy's control socket
+
+PROXY_BIN = os.path.join(os.environ.get("top_builddir", "."), "proxy", "execd-proxy")
+CURL = shutil.which("curl")
+if not os.access(PROXY_BIN, os.X_OK) or not CURL:
+    skip("execd-proxy's control socket", "execd-proxy not built or no curl")
+else:
+    from proxytest import Origin, Proxy, curl
+    P = Proxy("listen http 127.0.0.1:0\nallow 127.0.0.1\n")
+    _popens.append(P.proc)
+    origin = Origin()
+    url = "http://127.0.0.1:%d/" % origin.port
+    legit = P.register(tags={"process_id": "legit"})
+    forged_id, forged_secret = "x" + "1" * 15, "2" * 32
+    CTL = r'''
+import json, socket, sys, time
+s = socket.socket(socket.AF_UNIX)
+try:
+    s.connect(sys.argv[1])
+except OSError as e:
+    print("connect", e.errno, flush=True)
+    sys.exit(0)
+f = s.makefile("rwb")
+for req in ({"op": "register", "id": 1, "tags": {"process_id": "legit", "session": "forged"},
+             "credentials": {"id": sys.argv[3], "secret": sys.argv[4]}},
+            {"op": "unregister", "id": 2, "credential": sys.argv[2]}):
+    f.write((json.dumps(req) + "\n").encode()); f.flush()
+    print("reply", f.readline().decode().strip(), flush=True)
+print("attack-done", flush=True)
+time.sleep(8)
+'''
+    c = execd(["--proxy-control", P.ctl_path])
+    pid, r = start(c, [PY, "-c", CTL, P.ctl_path, legit.id, forged_id, forged_secret], SB)
+    said = b""
+    try:
+        while b"attack-done" not in said and b"connect" not in said:
+            n = c.wait_notification("process/output", lambda p: p.get("processId") == pid,
+                                    timeout=10)
+            said += base64.b64decode(n["chunk"])
+    except TimeoutError:
+        pass
+    legit_code = curl("-x", "http://%s:%s@%s" % (legit.id, legit.secret, P.http), url).code
+    forged_code = curl("-x", "http://%s:%s@%s" % (forged_id, forged_secret, P.http), url).code
+    tap("proxy-control-unregister", legit_code == 200,
+        "a sandboxed child cannot unregister another process's execd-proxy entry",
+        said.decode(errors="replace"))
+    tap("proxy-control-register", forged_code != 200,
+        "a sandboxed child cannot register execd-proxy credentials of its own (HTTP %d)"
+        % forged_code, said.decode(errors="replace"))
+    c.call("process/terminate", {"processId": pid})
+    c.kill()
+    P.stop()
+
+# ---------------------------------------------------------------- 1. resume through the session socket
+
+try:
+    import websockets
+except ImportError:
+    websockets = None
+RESUMER = r'''
+import array, base64, json, os, socket, struct, sys, time
+state, target = sys.argv[1], sys.argv[2]
+
+def frame(obj):
+    p = json.dumps(obj).encode(); key = os.urandom(4)
+    hdr = struct.pack("!BB", 0x81, 0x80 | 126) + struct.pack("!H", len(p)) if len(p) >= 126 \
+        else struct.pack("!BB", 0x81, 0x80 | len(p))
+    return hdr + key + bytes(b ^ key[i % 4] for i, b in enumerate(p))
+
+def handoff(path, sid):
+    us = socket.socket(socket.AF_UNIX); us.settimeout(3)
+    us.connect(path)
+    mine, theirs = socket.socketpair()
+    msg = json.dumps({"id": 1, "method": "initialize",
+                      "params": {"clientName": "x", "resumeSessionId": sid}}).encode()
+    us.sendmsg([struct.pack("=II", 0x65786431, len(msg))],
+               [(socket.SOL_SOCKET, socket.SCM_RIGHTS, array.array("i", [theirs.fileno()]))])
+    us.sendall(msg)
+    reply = us.recv(1)
+    theirs.close(); us.close()
+    return reply, mine
+
+end = time.time() + 15
+said = None
+while time.time() < end:
+    socks = [n for n in os.listdir(state) if n.startswith("session-")]
+    for n in socks:
+        try:
+            reply, conn = handoff(os.path.join(state, n), n[8:-5])
+        except OSError as e:
+            if said != e.errno:
+                print("handoff", e.errno, flush=True); said = e.errno
+            continue
+        if reply != b"K":
+            conn.close(); continue
+        print("resumed", flush=True)
+        conn.sendall(frame({"method": "initialized"}))
+        conn.sendall(frame({"id": 2, "method": "process/start", "params": {
+            "processId": "escaped", "argv": ["touch", target], "cwd": "file:///",
+            "env": {"PATH": "/usr/bin:/bin"}, "tty": False}}))
+        time.sleep(2)
+        sys.exit(0)
+    time.sleep(0.1)
+'''
+if websockets is None:
+    skip("resume through the session socket", "no python websockets module")
+else:
+    from wsclient import Listener
+    STATE1 = os.path.join(tmp, "state1")
+    os.makedirs(STATE1)
+    L = Listener(["--state-dir", STATE1, "--resume-ttl-ms", "8000"])
+    _popens.append(L.p)
+    ESCAPED = os.path.join(O, "resumed-unsandboxed")
+
+    async def attack():
+        ws = await websockets.connect(L.url, ping_interval=None)
+        await ws.send(json.dumps({"id": 1, "method": "initialize",
+                                  "params": {"clientName": "victim"}}))
+        await ws.recv()
+        await ws.send(json.dumps({"method": "initialized"}))
+        await ws.send(json.dumps({"id": 2, "method": "process/start", "params": {
+            "processId": "attacker", "argv": [PY, "-c", RESUMER, STATE1, ESCAPED],
+            "cwd": "file://" + W, "env": ENV, "tty": False, "sandbox": SB}}))
+        r = None
+        while r is None:
+            m = json.loads(await ws.recv())
+            if m.get("id") == 2:
+                r = m
+        await asyncio.sleep(0.5)
+        await ws.close()
+        return r
+
+    r = asyncio.get_event_loop().run_until_complete(asyncio.wait_for(attack(), 20))
+    escaped = wait_for(lambda: os.path.exists(ESCAPED), 6)
+    tap("resume-socket", "result" in r and not escaped,
+        "a sandboxed child that outlives its WebSocket cannot resume the session and run "
+        "unsandboxed", r)
+    L.stop()
+
+# ---------------------------------------------------------------- as an unprivileged user
+
+# A few of the attacks again with execd running as nobody, its sandbox's
+# namespaces made inside a user namespace: the same keys, fixed together.
+SETPRIV = shutil.which("setpriv")
+if os.geteuid() != 0 or SETPRIV is None:
+    skip("attacks against an execd run as nobody", "not root, or no setpriv")
+else:
+    NOBODY = 65534
+    UN = os.path.join(tmp, "nobody")
+    WU, OU, SU = (os.path.join(UN, n) for n in ("ws", "outside", "state"))
+    for d in (UN, WU, OU, SU):
+        os.makedirs(d, exist_ok=True)
+        os.chown(d, NOBODY, NOBODY)
+    OUF = os.path.join(OU, "file")
+    with open(OUF, "w") as f:
+        f.write("outside\n")
+    os.chown(OUF, NOBODY, NOBODY)
+    os.chmod(OUF, 0o644)
+    SBU = sandbox([WU])
+    c = execd(state=SU, prefix=[SETPRIV, "--reuid", str(NOBODY), "--regid", str(NOBODY),
+                                "--clear-groups"])
+    r, out, code = run(c, ["sh", "-c", "echo x > %s/inside; id -u" % WU], SBU, cwd=WU)
+    ok = out is not None and out.split()[:1] == [str(NOBODY)] and \
+        os.path.exists(os.path.join(WU, "inside"))
+    tap(None, ok, "as nobody: control: a sandboxed write inside a writable root works", (r, out))
+    if ok:
+        before = meta(OUF)
+        r, out, code = py(c, META_PROBE, SBU, OUF, cwd=WU)
+        after = meta(OUF)
+        tap("meta-chmod", after[0] == before[0] and after[3:5] == before[3:5],
+            "as nobody: chmod and utime of an own file outside the roots change nothing",
+            (out, before, after))
+        shm = SHM + "-nobody"
+        run(c, ["sh", "-c", "echo x > %s" % shm], SBU, cwd=WU)
+        tap("dev-shm", not os.path.exists(shm), "as nobody: /dev/shm is not the host's")
+        try:
+            os.unlink(shm)
+        except OSError:
+            pass
+        lim = fsize_limit(c.pid)
+        r, out, code = py(c, PRLIMIT, SBU, c.pid, cwd=WU)
+        tap("prlimit-execd", fsize_limit(c.pid) == lim,
+            "as nobody: prlimit on execd's pid from inside changes nothing", out)
+    c.kill()
+
+# ---------------------------------------------------------------- the end
+
+cleanup()
+if _xpass:
+    print("# now passing, remove from EXPECTED_TO_FAIL: %s" % ", ".join(sorted(set(_xpass))))
+print("1..%d" % _n[0])
+sys.exit(1 if _bad[0] else 0)
