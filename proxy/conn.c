@@ -95,7 +95,8 @@ conn_timeout(struct ev_timer *t, void *arg)
 }
 
 struct conn *
-conn_new(struct listener *l, int fd, const struct sockaddr_storage *peer)
+conn_new(struct listener *l, struct proxy_conf *conf, int fd,
+    const struct sockaddr_storage *peer)
 {
 	struct conn	*c;
 	int		 one = 1;
@@ -113,7 +114,7 @@ conn_new(struct listener *l, int fd, const struct sockaddr_storage *peer)
 	c->proto = l->kind;
 	c->cfd = fd;
 	c->ufd = -1;
-	c->conf = conf_ref(pconf);
+	c->conf = conf_ref(conf);
 	c->started = c->last_io = ev_now();
 	fmt_peer(peer, c->client, sizeof(c->client));
 	half_init(&c->c2u, &c->cfd, &c->ufd);

@@ -42,6 +42,7 @@ static int			ctl_fd = -1;
 static struct ev_io		ctl_io;
 static struct ev_timer		ctl_reaper;
 static char			ctl_path[sizeof(((struct sockaddr_un *)0)->sun_path)];
+static struct proxy_env		*env;
 
 static void
 reap(struct ev_timer *t, void *arg)
@@ -169,13 +170,14 @@ op_register(struct ctl_client *cl, json_t *req, json_t *id)
 		return send_error(cl, id, err);
 	}
 	TAILQ_INSERT_TAIL(&cl->regs, r, owner_entry);
-	local = pconf->policy.allow_local && (pol == NULL || pol->allow_local);
-	socks = socks_listener.fd != -1 && pconf->policy.socks5 && (pol == NULL || pol->socks5);
+	local = env->conf->policy.allow_local && (pol == NULL || pol->allow_local);
+	socks = env->socks->fd != -1 && env->conf->policy.socks5 &&
+	    (pol == NULL || pol->socks5);
 	o = json_pack("{s:O?, s:b, s:{s:s, s:s}, s:o, s:o, s:b, s:b, s:s?}", "id", id,
 	    "ok", 1, "credentials", "id", r->id, "secret", r->secret,
-	    "http", listener_addr(&http_listener),
-	    "socks5", socks ? listener_addr(&socks_listener) : json_null(),
-	    "allow_local", local, "socks5_enabled", socks, "ca_bundle", pconf->ca_bundle);
+	    "http", listener_addr(env->http),
+	    "socks5", socks ? listener_addr(env->socks) : json_null(),
+	    "allow_local", local, "socks5_enabled", socks, "ca_bundle", env->conf->ca_bundle);
 	log_info("control: registered %s%s", r->id, want_id ? " (restored)" : "");
 	send_json(cl, o);
 	return 0;
@@ -203,10 +205,10 @@ op_status(struct ctl_client *cl, json_t *id)
 {
 	send_json(cl, json_pack("{s:O?, s:b, s:s, s:i, s:I, s:I, s:I, s:I, s:o, s:o,"
 	    " s:{s:I, s:I}}", "id", id, "ok", 1, "version", PACKAGE_VERSION,
-	    "pid", (int)getpid(), "generation", (json_int_t)conf_generation(),
+	    "pid", (int)getpid(), "generation", (json_int_t)env->generation,
 	    "registrations", (json_int_t)reg_count(), "connections", (json_int_t)conn_count(),
 	    "pending", (json_int_t)conn_pending(),
-	    "http", listener_addr(&http_listener), "socks5", listener_addr(&socks_listener),
+	    "http", listener_addr(env->http), "socks5", listener_addr(env->socks),
 	    "audit", "written", (json_int_t)audit_written(), "lost", (json_int_t)audit_lost()));
 }
 
@@ -349,7 +351,7 @@ clear_stale(const struct sockaddr_un *sun)
 }
 
 int
-control_open(const char *path)
+control_open(const char *path, struct proxy_env *e)
 {
 	struct sockaddr_un	sun = { .sun_family = AF_UNIX };
 	mode_t			old;
@@ -378,6 +380,7 @@ control_open(const char *path)
 		goto fail;
 	}
 	snprintf(ctl_path, sizeof(ctl_path), "%s", path);
+	env = e;
 	ev_timer_init(&ctl_reaper, reap, NULL);
 	if (ev_io_add(&ctl_io, ctl_fd, EPOLLIN, accept_ready, NULL) == -1) {
 		unlink(path);

@@ -19,8 +19,6 @@
 #define ACCEPT_PAUSE_MS	100
 #define LISTEN_BACKLOG	4096
 
-struct listener	http_listener = { .fd = -1 }, socks_listener = { .fd = -1 };
-
 static void	accept_ready(struct ev_io *, uint32_t, void *);
 
 static void
@@ -68,11 +66,12 @@ accept_ready(struct ev_io *io, uint32_t events, void *arg)
 			}
 			return;
 		}
-		if (conn_count() >= pconf->max_conns || conn_pending() >= pconf->max_pending) {
+		if (conn_count() >= l->env->conf->max_conns ||
+		    conn_pending() >= l->env->conf->max_pending) {
 			over_limit(l, fd);
 			continue;
 		}
-		conn_new(l, fd, &peer);
+		conn_new(l, l->env->conf, fd, &peer);
 	}
 }
 
@@ -95,7 +94,8 @@ name_of(const struct sockaddr_storage *ss, char *out, size_t len)
 }
 
 int
-listener_open(struct listener *l, enum proxy_proto kind, const struct sockaddr_storage *ss)
+listener_open(struct listener *l, enum proxy_proto kind, const struct sockaddr_storage *ss,
+    struct proxy_env *env)
 {
 	struct sockaddr_storage	bound;
 	socklen_t		len = ss->ss_family == AF_INET ? sizeof(struct sockaddr_in) :
@@ -103,6 +103,7 @@ listener_open(struct listener *l, enum proxy_proto kind, const struct sockaddr_s
 	int			one = 1;
 
 	l->kind = kind;
+	l->env = env;
 	name_of(ss, l->name, sizeof(l->name));
 	l->fd = socket(ss->ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	if (l->fd == -1) {

@@ -103,8 +103,6 @@ struct proxy_conf {
 	char			*audit_path;
 };
 
-extern struct proxy_conf *pconf;	/* the live configuration */
-
 /* policy_parse.c */
 struct proxy_conf *conf_load(const char *path, char *err, size_t errlen);
 struct proxy_conf *conf_ref(struct proxy_conf *);
@@ -250,7 +248,8 @@ TAILQ_HEAD(connlist, conn);
 extern struct connlist	conns;
 
 /* conn.c */
-struct conn *conn_new(struct listener *, int fd, const struct sockaddr_storage *peer);
+struct conn *conn_new(struct listener *, struct proxy_conf *, int fd,
+	    const struct sockaddr_storage *peer);
 void	 conn_close(struct conn *, const char *why);
 int	 conn_attach_reg(struct conn *, struct reg *);
 void	 conn_want(struct conn *);
@@ -269,10 +268,22 @@ struct listener {
 	struct ev_io		 io;
 	struct ev_timer		 retry;
 	char			 name[64];	/* "127.0.0.1:3128" */
+	struct proxy_env	*env;
 };
-int	 listener_open(struct listener *, enum proxy_proto, const struct sockaddr_storage *);
+
+/*
+ * What main.c owns and hands down at open time: the live configuration
+ * (replaced on reload), its generation, the listening sockets.
+ */
+struct proxy_env {
+	struct proxy_conf	*conf;
+	unsigned		 generation;
+	struct listener		*http, *socks;
+};
+
+int	 listener_open(struct listener *, enum proxy_proto, const struct sockaddr_storage *,
+	    struct proxy_env *);
 void	 listener_close(struct listener *);
-extern struct listener	http_listener, socks_listener;
 
 /* http_proxy.c */
 void	 http_input(struct conn *);
@@ -324,7 +335,7 @@ int	 resolve_is_timeout(int status);
 
 /* control.c */
 struct ctl_client;
-int	 control_open(const char *path);
+int	 control_open(const char *path, struct proxy_env *);
 void	 control_close(void);
 
 /* audit.c */
@@ -336,8 +347,5 @@ uint64_t audit_lost(void);
 uint64_t audit_written(void);
 const char *proto_name(enum proxy_proto);
 void	 time_rfc3339(char *buf, size_t len);
-
-/* main.c */
-unsigned conf_generation(void);
 
 #endif

@@ -27,6 +27,9 @@
 #define HARNESS_CONF	FUZZ_SCRATCH "/proxy.conf"
 #define RUN_TURNS	3000	/* loop turns after EOF before calling it a hang */
 
+static struct proxy_conf	*conf;
+static struct listener		 http_listener = { .fd = -1 }, socks_listener = { .fd = -1 };
+
 static const char conf_text[] =
 	"listen http 127.0.0.1:3128\n"
 	"listen socks5 127.0.0.1:1080\n"
@@ -53,13 +56,13 @@ proxy_harness_init(void)
 	if ((f = fopen(HARNESS_CONF, "we")) == NULL || fputs(conf_text, f) == EOF ||
 	    fclose(f) == EOF)
 		abort();
-	if ((pconf = conf_load(HARNESS_CONF, err, sizeof(err))) == NULL) {
+	if ((conf = conf_load(HARNESS_CONF, err, sizeof(err))) == NULL) {
 		fprintf(stderr, "harness configuration: %s\n", err);
 		abort();
 	}
-	if (ev_init() == -1 || resolve_init(pconf->dns_servers, pconf->dns_ms) == -1)
+	if (ev_init() == -1 || resolve_init(conf->dns_servers, conf->dns_ms) == -1)
 		abort();
-	audit_open(pconf->audit, pconf->audit_path);
+	audit_open(conf->audit, conf->audit_path);
 	http_listener.kind = PROTO_HTTP;
 	snprintf(http_listener.name, sizeof(http_listener.name), "127.0.0.1:3128");
 	socks_listener.kind = PROTO_SOCKS5;
@@ -105,7 +108,7 @@ proxy_harness_run(int socks, const uint8_t *data, size_t size, size_t chunk)
 	sin->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
 	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0, sv) == -1)
 		abort();
-	if (conn_new(socks ? &socks_listener : &http_listener, sv[0], &peer) == NULL)
+	if (conn_new(socks ? &socks_listener : &http_listener, conf, sv[0], &peer) == NULL)
 		abort();
 	for (off = 0; off < size && conn_count() > 0; off += chunk) {
 		send_piece(sv[1], data + off, size - off < chunk ? size - off : chunk);
