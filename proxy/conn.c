@@ -36,7 +36,8 @@ reap(struct ev_timer *t, void *arg)
 
 	while ((c = TAILQ_FIRST(&graveyard)) != NULL) {
 		TAILQ_REMOVE(&graveyard, c, entry);
-		udp_assoc_free(c->udp);
+		if (c->pp->release != NULL)
+			c->pp->release(c);
 		free(c);
 	}
 }
@@ -80,8 +81,8 @@ conn_timeout(struct ev_timer *t, void *arg)
 			conn_timer(c, (unsigned)(c->conf->idle_ms - idle));
 			break;
 		}
-		if (c->proto == PROTO_HTTP && c->u2c.filter != NULL)
-			http_forward_failed(c, DIAL_TIMEOUT);
+		if (c->proto == PROTO_HTTP && c->u2c.filter != NULL && c->pp->failed != NULL)
+			c->pp->failed(c, DIAL_TIMEOUT);
 		else
 			conn_close(c, "idle_timeout");
 		break;
@@ -95,7 +96,7 @@ conn_timeout(struct ev_timer *t, void *arg)
 }
 
 struct conn *
-conn_new(struct listener *l, struct proxy_conf *conf, int fd,
+conn_new(const struct proto_handler *pp, struct proxy_conf *conf, int fd,
     const struct sockaddr_storage *peer)
 {
 	struct conn	*c;
@@ -106,12 +107,12 @@ conn_new(struct listener *l, struct proxy_conf *conf, int fd,
 		reaper_ready = 1;
 	}
 	if ((c = calloc(1, sizeof(*c))) == NULL) {
-		log_warn("connection from listener %s", l->name);
+		log_warn("%s connection", pp->name);
 		close(fd);
 		return NULL;
 	}
-	c->l = l;
-	c->proto = l->kind;
+	c->pp = pp;
+	c->proto = pp->kind;
 	c->cfd = fd;
 	c->ufd = -1;
 	c->conf = conf_ref(conf);
@@ -255,10 +256,7 @@ client_io(struct ev_io *io, uint32_t events, void *arg)
 				conn_close(c, NULL);
 				return;
 			}
-			if (c->proto == PROTO_SOCKS5)
-				socks_input(c);
-			else
-				http_input(c);
+			c->pp->input(c);
 		}
 		break;
 	case CS_RELAY:
@@ -349,7 +347,8 @@ conn_close(struct conn *c, const char *why)
 	c->audited_close = 1;
 	c->state = CS_DEAD;
 	dial_cancel(c);
-	udp_assoc_close(c->udp);
+	if (c->pp->close != NULL)
+		c->pp->close(c);
 	ev_timer_stop(&c->timer);
 	if (c->cio.active)
 		ev_io_del(&c->cio);

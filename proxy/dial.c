@@ -39,10 +39,7 @@ finish(struct conn *c, enum dial_fail f)
 	c->dial_phase = DP_NONE;
 	ev_timer_stop(&c->timer);
 	c->uwant = 0;
-	if (c->proto == PROTO_SOCKS5)
-		socks_dial_done(c);
-	else
-		http_dial_done(c);
+	c->pp->dial_done(c);
 }
 
 static void

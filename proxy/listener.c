@@ -71,7 +71,7 @@ accept_ready(struct ev_io *io, uint32_t events, void *arg)
 			over_limit(l, fd);
 			continue;
 		}
-		conn_new(l, l->env->conf, fd, &peer);
+		conn_new(l->pp, l->env->conf, fd, &peer);
 	}
 }
 
@@ -94,15 +94,15 @@ name_of(const struct sockaddr_storage *ss, char *out, size_t len)
 }
 
 int
-listener_open(struct listener *l, enum proxy_proto kind, const struct sockaddr_storage *ss,
-    struct proxy_env *env)
+listener_open(struct listener *l, const struct proto_handler *pp,
+    const struct sockaddr_storage *ss, struct proxy_env *env)
 {
 	struct sockaddr_storage	bound;
 	socklen_t		len = ss->ss_family == AF_INET ? sizeof(struct sockaddr_in) :
 				    sizeof(struct sockaddr_in6);
 	int			one = 1;
 
-	l->kind = kind;
+	l->pp = pp;
 	l->env = env;
 	name_of(ss, l->name, sizeof(l->name));
 	l->fd = socket(ss->ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
@@ -127,8 +127,7 @@ listener_open(struct listener *l, enum proxy_proto kind, const struct sockaddr_s
 		l->fd = -1;
 		return -1;
 	}
-	log_notice("%s proxy listening on %s", kind == PROTO_SOCKS5 ? "SOCKS5" : "HTTP",
-	    l->name);
+	log_notice("%s proxy listening on %s", pp->name, l->name);
 	return 0;
 }
 

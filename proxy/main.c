@@ -124,10 +124,10 @@ start(const char *control_override)
 		return -1;
 	audit_open(env.conf->audit, env.conf->audit_path);
 	if (env.conf->has_http &&
-	    listener_open(&http_listener, PROTO_HTTP, &env.conf->http_addr, &env) == -1)
+	    listener_open(&http_listener, &http_proto, &env.conf->http_addr, &env) == -1)
 		return -1;
 	if (env.conf->has_socks &&
-	    listener_open(&socks_listener, PROTO_SOCKS5, &env.conf->socks_addr,
+	    listener_open(&socks_listener, &socks5_proto, &env.conf->socks_addr,
 	    &env) == -1)
 		return -1;
 	if (control_open(env.conf->control_path, &env) == -1)

@@ -196,12 +196,27 @@ enum dial_fail {
 };
 
 struct resolve_req;
-struct listener;
+
+/*
+ * A protocol's entry points.  The listener hands its table to every
+ * connection it accepts; the connection core, the dialler and the relay
+ * call up through it and never name a protocol's functions.
+ */
+struct proto_handler {
+	const char	*name;			/* "HTTP", "SOCKS5" */
+	enum proxy_proto kind;			/* what a new connection starts as */
+	void		(*input)(struct conn *);	/* client bytes while greeting */
+	void		(*dial_done)(struct conn *);	/* c->fail says how it went */
+	/* a forwarded request failed after the dial (response filter, idle) */
+	void		(*failed)(struct conn *, enum dial_fail);
+	void		(*close)(struct conn *);	/* descriptors it added go; may be NULL */
+	void		(*release)(struct conn *);	/* its memory goes, at reap; may be NULL */
+};
 
 struct conn {
 	TAILQ_ENTRY(conn)	 entry;
 	TAILQ_ENTRY(conn)	 reg_entry;
-	struct listener		*l;
+	const struct proto_handler *pp;
 	enum conn_state		 state;
 	enum proxy_proto	 proto;
 	int			 cfd, ufd;
@@ -248,7 +263,7 @@ TAILQ_HEAD(connlist, conn);
 extern struct connlist	conns;
 
 /* conn.c */
-struct conn *conn_new(struct listener *, struct proxy_conf *, int fd,
+struct conn *conn_new(const struct proto_handler *, struct proxy_conf *, int fd,
 	    const struct sockaddr_storage *peer);
 void	 conn_close(struct conn *, const char *why);
 int	 conn_attach_reg(struct conn *, struct reg *);
@@ -263,7 +278,7 @@ void	 conn_close_reg(struct reg *);
 
 /* listener.c */
 struct listener {
-	enum proxy_proto	 kind;		/* PROTO_HTTP or PROTO_SOCKS5 */
+	const struct proto_handler *pp;
 	int			 fd;
 	struct ev_io		 io;
 	struct ev_timer		 retry;
@@ -281,14 +296,13 @@ struct proxy_env {
 	struct listener		*http, *socks;
 };
 
-int	 listener_open(struct listener *, enum proxy_proto, const struct sockaddr_storage *,
+int	 listener_open(struct listener *, const struct proto_handler *,
+	    const struct sockaddr_storage *,
 	    struct proxy_env *);
 void	 listener_close(struct listener *);
 
 /* http_proxy.c */
-void	 http_input(struct conn *);
-void	 http_dial_done(struct conn *);
-void	 http_forward_failed(struct conn *, enum dial_fail);
+extern const struct proto_handler http_proto;
 void	 http_fail_reply(struct conn *, int status, const char *reason_phrase,
 	    const char *body);
 
@@ -299,8 +313,7 @@ int	 http_forward_prepare(struct conn *, const struct reqline *, const char *hea
 void	 http_forward_start(struct conn *);
 
 /* socks5.c */
-void	 socks_input(struct conn *);
-void	 socks_dial_done(struct conn *);
+extern const struct proto_handler socks5_proto;
 
 /* socks5_udp.c */
 struct udp_assoc;

@@ -300,7 +300,7 @@ udp_associate(struct conn *c)
 	conn_want(c);
 }
 
-void
+static void
 socks_input(struct conn *c)
 {
 	int	r = 0;
@@ -342,7 +342,7 @@ fail_rep(enum dial_fail f)
 	return REP_FAILURE;
 }
 
-void
+static void
 socks_dial_done(struct conn *c)
 {
 	uint8_t			 r[22] = { SOCKS_VER, REP_OK, 0 };
@@ -377,3 +377,25 @@ socks_dial_done(struct conn *c)
 	}
 	tunnel_start_reply(c, r, n);
 }
+
+/* A UDP association lives as long as its TCP connection. */
+static void
+socks_close(struct conn *c)
+{
+	udp_assoc_close(c->udp);
+}
+
+static void
+socks_release(struct conn *c)
+{
+	udp_assoc_free(c->udp);
+}
+
+const struct proto_handler socks5_proto = {
+	.name = "SOCKS5",
+	.kind = PROTO_SOCKS5,
+	.input = socks_input,
+	.dial_done = socks_dial_done,
+	.close = socks_close,
+	.release = socks_release,
+};

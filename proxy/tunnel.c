@@ -217,7 +217,10 @@ tunnel_io(struct conn *c)
 	if ((r = pump(c, &c->c2u)) == PUMP_OK)
 		r = pump(c, &c->u2c);
 	if (r == PUMP_FILTER_FAILED) {
-		http_forward_failed(c, DIAL_UPSTREAM);
+		if (c->pp->failed != NULL)
+			c->pp->failed(c, DIAL_UPSTREAM);
+		else
+			conn_close(c, "error");
 		return;
 	}
 	if (r == PUMP_ERROR) {

@@ -28,7 +28,6 @@
 #define RUN_TURNS	3000	/* loop turns after EOF before calling it a hang */
 
 static struct proxy_conf	*conf;
-static struct listener		 http_listener = { .fd = -1 }, socks_listener = { .fd = -1 };
 
 static const char conf_text[] =
 	"listen http 127.0.0.1:3128\n"
@@ -63,10 +62,6 @@ proxy_harness_init(void)
 	if (ev_init() == -1 || resolve_init(conf->dns_servers, conf->dns_ms) == -1)
 		abort();
 	audit_open(conf->audit, conf->audit_path);
-	http_listener.kind = PROTO_HTTP;
-	snprintf(http_listener.name, sizeof(http_listener.name), "127.0.0.1:3128");
-	socks_listener.kind = PROTO_SOCKS5;
-	snprintf(socks_listener.name, sizeof(socks_listener.name), "127.0.0.1:1080");
 	if (reg_create(NULL, NULL, NULL, FUZZ_CRED_ID, FUZZ_CRED_SECRET, err,
 	    sizeof(err)) == NULL) {
 		fprintf(stderr, "harness registration: %s\n", err);
@@ -108,7 +103,7 @@ proxy_harness_run(int socks, const uint8_t *data, size_t size, size_t chunk)
 	sin->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
 	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0, sv) == -1)
 		abort();
-	if (conn_new(socks ? &socks_listener : &http_listener, conf, sv[0], &peer) == NULL)
+	if (conn_new(socks ? &socks5_proto : &http_proto, conf, sv[0], &peer) == NULL)
 		abort();
 	for (off = 0; off < size && conn_count() > 0; off += chunk) {
 		send_piece(sv[1], data + off, size - off < chunk ? size - off : chunk);
