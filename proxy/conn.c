@@ -42,6 +42,27 @@ reap(struct ev_timer *t, void *arg)
 	}
 }
 
+void
+half_init(struct half *h, int *src, int *dst)
+{
+	memset(h, 0, sizeof(*h));
+	h->src = src;
+	h->dst = dst;
+	h->pipe[0] = h->pipe[1] = -1;
+}
+
+void
+half_free(struct half *h)
+{
+	if (h->pipe[0] != -1)
+		close(h->pipe[0]);
+	if (h->pipe[1] != -1)
+		close(h->pipe[1]);
+	h->pipe[0] = h->pipe[1] = -1;
+	buf_free(&h->pend);
+	buf_free(&h->acc);
+}
+
 static void
 fmt_peer(const struct sockaddr_storage *ss, char *out, size_t len)
 {
@@ -72,7 +93,7 @@ conn_timeout(struct ev_timer *t, void *arg)
 		conn_close(c, "header_timeout");
 		break;
 	case CS_DIALING:
-		dial_timeout(c);
+		c->stage->timeout(c);
 		break;
 	case CS_RELAY:
 	case CS_UDP:
@@ -164,8 +185,8 @@ conn_want(struct conn *c)
 		uev = c->uwant;
 		break;
 	case CS_RELAY:
-		cev = tunnel_interest(c, c->cfd);
-		uev = tunnel_interest(c, c->ufd);
+		cev = c->stage->interest(c, c->cfd);
+		uev = c->stage->interest(c, c->ufd);
 		break;
 	case CS_REPLY:
 		cev = EPOLLOUT;
@@ -261,7 +282,7 @@ client_io(struct ev_io *io, uint32_t events, void *arg)
 		break;
 	case CS_RELAY:
 		c->last_io = ev_now();
-		tunnel_io(c);
+		c->stage->io(c, events);
 		return;
 	case CS_REPLY:
 		if ((r = conn_flush(c)) == -1) {
@@ -292,19 +313,24 @@ upstream_io(struct ev_io *io, uint32_t events, void *arg)
 {
 	struct conn	*c = arg;
 
-	if (c->state == CS_DIALING)
-		dial_io(c, events);
-	else if (c->state == CS_RELAY) {
+	if (c->state == CS_RELAY)
 		c->last_io = ev_now();
-		tunnel_io(c);
-	}
+	if (c->state == CS_DIALING || c->state == CS_RELAY)
+		c->stage->io(c, events);
+}
+
+static void
+stage_cancel(struct conn *c)
+{
+	if (c->stage != NULL && c->stage->cancel != NULL)
+		c->stage->cancel(c);
 }
 
 /* Send a final reply, then close (lingering, so the client gets to read it). */
 void
 conn_reply_close(struct conn *c, const void *msg, size_t len)
 {
-	dial_cancel(c);
+	stage_cancel(c);
 	if (c->ufd != -1) {
 		if (c->uio.active)
 			ev_io_del(&c->uio);
@@ -346,7 +372,7 @@ conn_close(struct conn *c, const char *why)
 		audit_tunnel_close(c, why ? why : c->result ? c->result : "ok");
 	c->audited_close = 1;
 	c->state = CS_DEAD;
-	dial_cancel(c);
+	stage_cancel(c);
 	if (c->pp->close != NULL)
 		c->pp->close(c);
 	ev_timer_stop(&c->timer);

@@ -31,6 +31,15 @@ enum dial_phase {
 static void	connect_next(struct conn *);
 static void	up_resolve(struct conn *);
 static void	up_connect(struct conn *);
+static void	dial_io(struct conn *, uint32_t);
+static void	dial_timeout(struct conn *);
+static void	dial_cancel(struct conn *);
+
+static const struct conn_stage dial_stage = {
+	.io = dial_io,
+	.timeout = dial_timeout,
+	.cancel = dial_cancel,
+};
 
 static void
 finish(struct conn *c, enum dial_fail f)
@@ -179,6 +188,7 @@ dial_start(struct conn *c)
 	struct sockaddr_in	*sin;
 	struct sockaddr_in6	*sin6;
 
+	c->stage = &dial_stage;
 	c->state = CS_DIALING;
 	c->uwant = 0;
 	conn_want(c);
@@ -387,7 +397,7 @@ connected(struct conn *c)
 	finish(c, DIAL_OK);
 }
 
-void
+static void
 dial_io(struct conn *c, uint32_t events)
 {
 	int		err = 0, r;
@@ -419,7 +429,7 @@ dial_io(struct conn *c, uint32_t events)
 		connect_next(c);
 }
 
-void
+static void
 dial_timeout(struct conn *c)
 {
 	struct verdict	v = { 0, "dns_timeout", "resolver" };
@@ -452,7 +462,7 @@ dial_timeout(struct conn *c)
 	}
 }
 
-void
+static void
 dial_cancel(struct conn *c)
 {
 	if (c->rq != NULL) {

@@ -198,6 +198,19 @@ enum dial_fail {
 struct resolve_req;
 
 /*
+ * The stage that drives a connection after its greeting: dial_start()
+ * and tunnel_start() install theirs, and the connection core calls it
+ * for upstream events, timeouts and interest without naming it.
+ */
+struct conn_stage {
+	/* CS_DIALING, CS_RELAY: a descriptor is ready */
+	void		(*io)(struct conn *, uint32_t events);
+	void		(*timeout)(struct conn *);		/* CS_DIALING: timer ran out */
+	uint32_t	(*interest)(struct conn *, int fd);	/* CS_RELAY: events for fd */
+	void		(*cancel)(struct conn *);		/* closing; may be NULL */
+};
+
+/*
  * A protocol's entry points.  The listener hands its table to every
  * connection it accepts; the connection core, the dialler and the relay
  * call up through it and never name a protocol's functions.
@@ -217,6 +230,7 @@ struct conn {
 	TAILQ_ENTRY(conn)	 entry;
 	TAILQ_ENTRY(conn)	 reg_entry;
 	const struct proto_handler *pp;
+	const struct conn_stage	*stage;		/* NULL while greeting */
 	enum conn_state		 state;
 	enum proxy_proto	 proto;
 	int			 cfd, ufd;
@@ -275,6 +289,8 @@ void	 conn_close_all(void);
 unsigned conn_count(void);
 unsigned conn_pending(void);
 void	 conn_close_reg(struct reg *);
+void	 half_init(struct half *, int *src, int *dst);
+void	 half_free(struct half *);
 
 /* listener.c */
 struct listener {
@@ -323,17 +339,10 @@ void	 udp_assoc_free(struct udp_assoc *);
 
 /* dial.c */
 void	 dial_start(struct conn *);
-void	 dial_io(struct conn *, uint32_t events);
-void	 dial_timeout(struct conn *);
-void	 dial_cancel(struct conn *);
 
 /* tunnel.c */
-void	 half_init(struct half *, int *src, int *dst);
-void	 half_free(struct half *);
 void	 tunnel_start(struct conn *);
 void	 tunnel_start_reply(struct conn *, const void *reply, size_t n);
-void	 tunnel_io(struct conn *);
-uint32_t tunnel_interest(struct conn *, int fd);
 
 /* resolve.c */
 typedef void	resolve_cb(void *arg, int status, const struct sockaddr_storage *addrs,
