@@ -20,7 +20,7 @@
 
 #define LINGER_MS	2000
 
-struct connlist		conns = TAILQ_HEAD_INITIALIZER(conns);
+static struct connlist	live = TAILQ_HEAD_INITIALIZER(live);
 static struct connlist	graveyard = TAILQ_HEAD_INITIALIZER(graveyard);
 static struct ev_timer	reaper;
 static int		reaper_ready;
@@ -143,7 +143,7 @@ conn_new(const struct proto_handler *pp, struct proxy_conf *conf, int fd,
 	half_init(&c->u2c, &c->ufd, &c->cfd);
 	ev_timer_init(&c->timer, conn_timeout, c);
 	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-	TAILQ_INSERT_TAIL(&conns, c, entry);
+	TAILQ_INSERT_TAIL(&live, c, entry);
 	nconns++;
 	npending++;
 	c->counted_pending = 1;
@@ -400,7 +400,7 @@ conn_close(struct conn *c, const char *why)
 	nconns--;
 	conf_unref(c->conf);
 	c->conf = NULL;
-	TAILQ_REMOVE(&conns, c, entry);
+	TAILQ_REMOVE(&live, c, entry);
 	TAILQ_INSERT_TAIL(&graveyard, c, entry);
 	ev_timer_start(&reaper, 0);
 }
@@ -419,7 +419,7 @@ conn_close_all(void)
 {
 	struct conn	*c;
 
-	while ((c = TAILQ_FIRST(&conns)) != NULL)
+	while ((c = TAILQ_FIRST(&live)) != NULL)
 		conn_close(c, "shutdown");
 	reap(NULL, NULL);
 	if (reaper_ready)

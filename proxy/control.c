@@ -55,6 +55,14 @@ reap(struct ev_timer *t, void *arg)
 	}
 }
 
+/* Its connections first, so they can still be audited with its tags. */
+static void
+drop_reg(struct reg *r)
+{
+	conn_close_reg(r);
+	reg_destroy(r);
+}
+
 static void
 client_close(struct ctl_client *cl, const char *why)
 {
@@ -65,7 +73,7 @@ client_close(struct ctl_client *cl, const char *why)
 		return;
 	while ((r = TAILQ_FIRST(&cl->regs)) != NULL) {
 		TAILQ_REMOVE(&cl->regs, r, owner_entry);
-		reg_destroy(r);
+		drop_reg(r);
 		n++;
 	}
 	log_notice("control: client pid %d %s; %zu registrations dropped", (int)cl->pid,
@@ -194,7 +202,7 @@ op_unregister(struct ctl_client *cl, json_t *req, json_t *id)
 	if ((r = reg_find(rid)) == NULL)
 		return send_error(cl, id, "unknown credential");
 	TAILQ_REMOVE(&r->owner->regs, r, owner_entry);
-	reg_destroy(r);
+	drop_reg(r);
 	log_info("control: unregistered %s", rid);
 	send_json(cl, json_pack("{s:O?, s:b}", "id", id, "ok", 1));
 	return 0;

@@ -90,7 +90,7 @@ needs_addr_check(struct conn *c)
 
 /* The addresses are settled and vetted: record the decision, start dialling. */
 static void
-allowed(struct conn *c)
+dial_allowed(struct conn *c)
 {
 	struct verdict	v = { 1, "allow", "baseline_policy" };
 	size_t		i;
@@ -149,7 +149,7 @@ resolved(void *arg, int status, const struct sockaddr_storage *addrs, size_t n)
 		deny(c, &v);
 		return;
 	}
-	allowed(c);
+	dial_allowed(c);
 }
 
 static void
@@ -197,7 +197,7 @@ dial_start(struct conn *c)
 	if (c->is_literal) {
 		c->addrs[0] = lit;
 		c->naddrs = 1;
-		allowed(c);
+		dial_allowed(c);
 		return;
 	}
 	if (strcmp(c->host, "localhost") == 0) {
@@ -210,13 +210,13 @@ dial_start(struct conn *c)
 		sin6->sin6_family = AF_INET6;
 		sin6->sin6_addr = in6addr_loopback;
 		c->naddrs = 2;
-		allowed(c);
+		dial_allowed(c);
 		return;
 	}
 	/* an upstream proxy resolves for itself unless we must vet the answer */
 	if (c->conf->upstream != NULL && !needs_addr_check(c)) {
 		c->naddrs = 0;
-		allowed(c);
+		dial_allowed(c);
 		return;
 	}
 	resolve(c, c->host, DP_RESOLVE);

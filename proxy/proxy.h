@@ -274,7 +274,6 @@ struct conn {
 };
 
 TAILQ_HEAD(connlist, conn);
-extern struct connlist	conns;
 
 /* conn.c */
 struct conn *conn_new(const struct proto_handler *, struct proxy_conf *, int fd,

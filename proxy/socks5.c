@@ -103,7 +103,7 @@ greeting(struct conn *c)
 
 /* VER ULEN UNAME PLEN PASSWD */
 static int
-auth(struct conn *c)
+authenticate(struct conn *c)
 {
 	static const uint8_t	 ok[2] = { SOCKS_AUTH_VER, 0 };
 	static const uint8_t	 bad[2] = { SOCKS_AUTH_VER, 1 };
@@ -311,7 +311,7 @@ socks_input(struct conn *c)
 			r = greeting(c);
 			break;
 		case SS_AUTH:
-			r = auth(c);
+			r = authenticate(c);
 			break;
 		default:
 			r = request(c);
