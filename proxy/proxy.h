@@ -103,16 +103,19 @@ struct proxy_conf {
 	char			*audit_path;
 };
 
-/* policy_parse.c */
+/* conf_parse.c */
 struct proxy_conf *conf_load(const char *path, char *err, size_t errlen);
 struct proxy_conf *conf_ref(struct proxy_conf *);
 void	 conf_unref(struct proxy_conf *);
+
+/* policy_parse.c */
 void	 policy_defaults(struct policy *);
 void	 policy_free(struct policy *);
 void	 policy_clear(struct policy *);
 int	 policy_add_pattern(struct policy *, int deny, const char *pat,
 	    char *err, size_t errlen);
 int	 policy_add_ports(struct policy *, const char *spec);
+int	 parse_port(const char *s, uint16_t *port);
 int	 parse_hostport(const char *s, struct sockaddr_storage *ss, uint16_t defport);
 
 /* policy_json.c */
