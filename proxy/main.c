@@ -14,7 +14,10 @@
 #include <unistd.h>
 
 #include "log.h"
-#include "proxy.h"
+#include "front/front.h"
+#include "proto/proto.h"
+#include "relay/relay.h"
+#include "policy/policy.h"
 
 #define DEFAULT_CONF	SYSCONFDIR "/execd-proxy.conf"
 

@@ -20,7 +20,9 @@
 
 #include "evloop.h"
 #include "log.h"
-#include "proxy.h"
+#include "proto/proto.h"
+#include "relay/relay.h"
+#include "policy/policy.h"
 #include "fuzz.h"
 #include "proxy_harness.h"
 

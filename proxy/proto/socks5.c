@@ -12,7 +12,9 @@
 #include <string.h>
 
 #include "log.h"
-#include "proxy.h"
+#include "proto/proto.h"
+#include "relay/relay.h"
+#include "policy/policy.h"
 
 #define SOCKS_VER		5
 #define SOCKS_AUTH_VER		1

@@ -13,7 +13,8 @@
 #include <unistd.h>
 
 #include "log.h"
-#include "proxy.h"
+#include "front/front.h"
+#include "relay/relay.h"
 
 #define ACCEPT_BATCH	64
 #define ACCEPT_PAUSE_MS	100

@@ -17,7 +17,7 @@
 
 #include "b64.h"
 #include "log.h"
-#include "proxy.h"
+#include "policy/policy.h"
 
 #define CONF_LINE_MAX	4096
 #define CONF_WORDS_MAX	64

@@ -19,7 +19,9 @@
 
 #include "jsonx.h"
 #include "log.h"
-#include "proxy.h"
+#include "front/front.h"
+#include "relay/relay.h"
+#include "policy/policy.h"
 
 #define CTL_LINE_MAX	(256 * 1024)
 #define CTL_TAGS_MAX	(8 * 1024)

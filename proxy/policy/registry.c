@@ -15,7 +15,7 @@
 #include <openssl/rand.h>
 
 #include "log.h"
-#include "proxy.h"
+#include "policy/policy.h"
 
 #define REG_BUCKETS	1024
 

@@ -1,9 +1,15 @@
 /*
- * execd-proxy: the managed network proxy sidecar.  Everything the modules
- * share: configuration, policy, registrations, connections.
+ * execd-proxy: the types every folder shares (configuration, policy,
+ * registrations, connections and the tables through which lower layers
+ * call up).  Functions are declared per folder, and a folder uses only
+ * the folders below it:
+ *
+ *	main.c -> front/ -> proto/ -> relay/ -> policy/ -> lib/
+ *
+ * front/front.h, proto/proto.h, relay/relay.h, policy/policy.h.
  */
-#ifndef EXECD_PROXY_H
-#define EXECD_PROXY_H
+#ifndef EXECD_PROXY_TYPES_H
+#define EXECD_PROXY_TYPES_H
 
 #include <sys/queue.h>
 #include <sys/socket.h>
@@ -103,42 +109,10 @@ struct proxy_conf {
 	char			*audit_path;
 };
 
-/* conf_parse.c */
-struct proxy_conf *conf_load(const char *path, char *err, size_t errlen);
-struct proxy_conf *conf_ref(struct proxy_conf *);
-void	 conf_unref(struct proxy_conf *);
-
-/* policy_parse.c */
-void	 policy_defaults(struct policy *);
-void	 policy_free(struct policy *);
-void	 policy_clear(struct policy *);
-int	 policy_add_pattern(struct policy *, int deny, const char *pat,
-	    char *err, size_t errlen);
-int	 policy_add_ports(struct policy *, const char *spec);
-int	 parse_port(const char *s, uint16_t *port);
-int	 parse_hostport(const char *s, struct sockaddr_storage *ss, uint16_t defport);
-
-/* policy_json.c */
-struct policy *policy_from_json(json_t *o, char *err, size_t errlen);
-
-/* policy.c */
-int	 host_normalize(const char *in, size_t len, char *out, size_t outlen);
-int	 host_literal(const char *host, struct sockaddr_storage *ss);
-int	 addr_is_public(const struct sockaddr *sa);
-void	 addr_ntop(const struct sockaddr_storage *, char *out, size_t len);
-int	 pattern_matches(const char *pat, const char *host);
-void	 policy_check_host(const struct policy *, const char *source, const char *host,
-	    int is_literal, const struct sockaddr_storage *lit, uint16_t port,
-	    const char *method, enum proxy_proto proto, struct verdict *v);
-int	 policy_wants_addr_check(const struct policy *, const char *host);
-void	 policy_check_addrs(const struct policy *, const char *source, const char *host,
-	    const struct sockaddr_storage *addrs, size_t n, struct verdict *v);
-const char *verdict_header(const struct verdict *);
-const char *verdict_message(const struct verdict *);
-
 /* ------------------------------------------------------------ registrations */
 
 struct conn;
+struct ctl_client;
 
 struct reg {
 	LIST_ENTRY(reg)		 hash;
@@ -152,14 +126,6 @@ struct reg {
 	unsigned		 nconns;
 	uint64_t		 created;
 };
-
-/* registry.c */
-struct reg *reg_create(struct ctl_client *owner, json_t *tags, struct policy *pol,
-	    const char *want_id, const char *want_secret, char *err, size_t errlen);
-struct reg *reg_find(const char *id);
-struct reg *reg_auth(const char *id, size_t idlen, const char *secret, size_t secretlen);
-void	 reg_destroy(struct reg *);
-size_t	 reg_count(void);
 
 /* -------------------------------------------------------------- connections */
 
@@ -199,6 +165,7 @@ enum dial_fail {
 };
 
 struct resolve_req;
+struct udp_assoc;
 
 /*
  * The stage that drives a connection after its greeting: dial_start()
@@ -277,99 +244,5 @@ struct conn {
 };
 
 TAILQ_HEAD(connlist, conn);
-
-/* conn.c */
-struct conn *conn_new(const struct proto_handler *, struct proxy_conf *, int fd,
-	    const struct sockaddr_storage *peer);
-void	 conn_close(struct conn *, const char *why);
-int	 conn_attach_reg(struct conn *, struct reg *);
-void	 conn_want(struct conn *);
-void	 conn_reply_close(struct conn *, const void *msg, size_t len);
-int	 conn_flush(struct conn *);
-void	 conn_timer(struct conn *, unsigned ms);
-void	 conn_close_all(void);
-unsigned conn_count(void);
-unsigned conn_pending(void);
-void	 conn_close_reg(struct reg *);
-void	 half_init(struct half *, int *src, int *dst);
-void	 half_free(struct half *);
-
-/* listener.c */
-struct listener {
-	const struct proto_handler *pp;
-	int			 fd;
-	struct ev_io		 io;
-	struct ev_timer		 retry;
-	char			 name[64];	/* "127.0.0.1:3128" */
-	struct proxy_env	*env;
-};
-
-/*
- * What main.c owns and hands down at open time: the live configuration
- * (replaced on reload), its generation, the listening sockets.
- */
-struct proxy_env {
-	struct proxy_conf	*conf;
-	unsigned		 generation;
-	struct listener		*http, *socks;
-};
-
-int	 listener_open(struct listener *, const struct proto_handler *,
-	    const struct sockaddr_storage *,
-	    struct proxy_env *);
-void	 listener_close(struct listener *);
-
-/* http_proxy.c */
-extern const struct proto_handler http_proto;
-void	 http_fail_reply(struct conn *, int status, const char *reason_phrase,
-	    const char *body);
-
-/* http_forward.c */
-struct reqline;
-int	 http_forward_prepare(struct conn *, const struct reqline *, const char *head,
-	    size_t headlen, char *err, size_t errlen);
-void	 http_forward_start(struct conn *);
-
-/* socks5.c */
-extern const struct proto_handler socks5_proto;
-
-/* socks5_udp.c */
-struct udp_assoc;
-int	 udp_assoc_open(struct conn *, struct sockaddr_storage *bnd);
-void	 udp_assoc_close(struct udp_assoc *);
-void	 udp_assoc_free(struct udp_assoc *);
-
-/* dial.c */
-void	 dial_start(struct conn *);
-
-/* tunnel.c */
-void	 tunnel_start(struct conn *);
-void	 tunnel_start_reply(struct conn *, const void *reply, size_t n);
-
-/* resolve.c */
-typedef void	resolve_cb(void *arg, int status, const struct sockaddr_storage *addrs,
-		    size_t n);
-int	 resolve_init(const char *servers, unsigned timeout_ms);
-int	 resolve_set_servers(const char *servers, unsigned timeout_ms);
-void	 resolve_shutdown(void);
-struct resolve_req *resolve_start(const char *host, resolve_cb *, void *arg);
-void	 resolve_cancel(struct resolve_req *);
-const char *resolve_strerror(int status);
-int	 resolve_is_timeout(int status);
-
-/* control.c */
-struct ctl_client;
-int	 control_open(const char *path, struct proxy_env *);
-void	 control_close(void);
-
-/* audit.c */
-int	 audit_open(enum audit_dest, const char *path);
-void	 audit_close(void);
-void	 audit_decision(struct conn *, const struct verdict *);
-void	 audit_tunnel_close(struct conn *, const char *result);
-uint64_t audit_lost(void);
-uint64_t audit_written(void);
-const char *proto_name(enum proxy_proto);
-void	 time_rfc3339(char *buf, size_t len);
 
 #endif

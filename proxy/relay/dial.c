@@ -16,7 +16,8 @@
 #include <unistd.h>
 
 #include "log.h"
-#include "proxy.h"
+#include "relay/relay.h"
+#include "policy/policy.h"
 
 #define DNS_GRACE_MS	500	/* our own cap above c-ares's retries */
 

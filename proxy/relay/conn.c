@@ -16,7 +16,8 @@
 #include <unistd.h>
 
 #include "log.h"
-#include "proxy.h"
+#include "relay/relay.h"
+#include "policy/policy.h"
 
 #define LINGER_MS	2000
 

@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "proxy.h"
+#include "policy/policy.h"
 
 void
 policy_clear(struct policy *pol)

@@ -16,7 +16,7 @@
 #include <unistd.h>
 
 #include "log.h"
-#include "proxy.h"
+#include "relay/relay.h"
 
 #define PUMP_BUDGET	(1024 * 1024)	/* per direction per wakeup: fairness */
 #define COPY_CHUNK	(64 * 1024)

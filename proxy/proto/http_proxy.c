@@ -15,8 +15,10 @@
 #include "b64.h"
 #include "jsonx.h"
 #include "log.h"
-#include "http_head.h"
-#include "proxy.h"
+#include "proto/proto.h"
+#include "proto/http_head.h"
+#include "relay/relay.h"
+#include "policy/policy.h"
 
 #define REALM	"execd-proxy"
 
