@@ -14,19 +14,21 @@
 #include <unistd.h>
 
 #include "log.h"
-#include "proxy.h"
+#include "front/front.h"
+#include "proto/proto.h"
+#include "relay/relay.h"
+#include "policy/policy.h"
 
 #define DEFAULT_CONF	SYSCONFDIR "/execd-proxy.conf"
 
-struct proxy_conf	*pconf;
 static const char	*conf_path = DEFAULT_CONF;
-static unsigned		 generation = 1;
-
-unsigned
-conf_generation(void)
-{
-	return generation;
-}
+static struct listener	 http_listener = { .fd = -1 }, socks_listener = { .fd = -1 };
+/* the live configuration and what the modules below were opened with */
+static struct proxy_env	 env = {
+	.generation = 1,
+	.http = &http_listener,
+	.socks = &socks_listener,
+};
 
 static void
 usage(void)
@@ -80,7 +82,7 @@ keep_sockets(struct proxy_conf *nc, const struct proxy_conf *oc)
 static void
 reload(int signo, void *arg)
 {
-	struct proxy_conf	*nc, *oc = pconf;
+	struct proxy_conf	*nc, *oc = env.conf;
 	char			 err[512];
 
 	if ((nc = conf_load(conf_path, err, sizeof(err))) == NULL) {
@@ -99,11 +101,11 @@ reload(int signo, void *arg)
 	}
 	/* reopened every time: this is also how a rotated audit file is picked up */
 	audit_open(nc->audit, nc->audit_path);
-	nc->generation = ++generation;
-	pconf = nc;
+	nc->generation = ++env.generation;
+	env.conf = nc;
 	conf_unref(oc);
 	log_notice("configuration reloaded from %s (generation %u)",
-	    conf_path ? conf_path : "built in", generation);
+	    conf_path ? conf_path : "built in", env.generation);
 }
 
 static void
@@ -117,19 +119,21 @@ static int
 start(const char *control_override)
 {
 	if (control_override != NULL) {
-		free(pconf->control_path);
-		if ((pconf->control_path = strdup(control_override)) == NULL)
+		free(env.conf->control_path);
+		if ((env.conf->control_path = strdup(control_override)) == NULL)
 			return -1;
 	}
-	if (ev_init() == -1 || resolve_init(pconf->dns_servers, pconf->dns_ms) == -1)
+	if (ev_init() == -1 || resolve_init(env.conf->dns_servers, env.conf->dns_ms) == -1)
 		return -1;
-	audit_open(pconf->audit, pconf->audit_path);
-	if (pconf->has_http && listener_open(&http_listener, PROTO_HTTP, &pconf->http_addr) == -1)
+	audit_open(env.conf->audit, env.conf->audit_path);
+	if (env.conf->has_http &&
+	    listener_open(&http_listener, &http_proto, &env.conf->http_addr, &env) == -1)
 		return -1;
-	if (pconf->has_socks &&
-	    listener_open(&socks_listener, PROTO_SOCKS5, &pconf->socks_addr) == -1)
+	if (env.conf->has_socks &&
+	    listener_open(&socks_listener, &socks5_proto, &env.conf->socks_addr,
+	    &env) == -1)
 		return -1;
-	if (control_open(pconf->control_path) == -1)
+	if (control_open(env.conf->control_path, &env) == -1)
 		return -1;
 	if (ev_signal(SIGHUP, reload, NULL) == -1 || ev_signal(SIGTERM, stop, NULL) == -1 ||
 	    ev_signal(SIGINT, stop, NULL) == -1)
@@ -146,8 +150,8 @@ finish(void)
 	conn_close_all();
 	resolve_shutdown();
 	audit_close();
-	conf_unref(pconf);
-	pconf = NULL;
+	conf_unref(env.conf);
+	env.conf = NULL;
 	ev_free();
 }
 
@@ -187,13 +191,13 @@ main(int argc, char *argv[])
 	/* no -f and no file where it would be: run on the built-in configuration */
 	if (!conf_given && access(conf_path, F_OK) == -1 && errno == ENOENT)
 		conf_path = NULL;
-	if ((pconf = conf_load(conf_path, err, sizeof(err))) == NULL) {
+	if ((env.conf = conf_load(conf_path, err, sizeof(err))) == NULL) {
 		fprintf(stderr, "execd-proxy: %s\n", err);
 		return 1;
 	}
 	if (check) {
 		fprintf(stderr, "execd-proxy: configuration OK\n");
-		conf_unref(pconf);
+		conf_unref(env.conf);
 		return 0;
 	}
 	signal(SIGPIPE, SIG_IGN);

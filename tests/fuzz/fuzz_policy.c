@@ -15,7 +15,7 @@
 #include <jansson.h>
 
 #include "log.h"
-#include "proxy.h"
+#include "policy/policy.h"
 #include "fuzz.h"
 
 static int	memfd = -1;

@@ -20,12 +20,16 @@
 
 #include "evloop.h"
 #include "log.h"
-#include "proxy.h"
+#include "proto/proto.h"
+#include "relay/relay.h"
+#include "policy/policy.h"
 #include "fuzz.h"
 #include "proxy_harness.h"
 
 #define HARNESS_CONF	FUZZ_SCRATCH "/proxy.conf"
 #define RUN_TURNS	3000	/* loop turns after EOF before calling it a hang */
+
+static struct proxy_conf	*conf;
 
 static const char conf_text[] =
 	"listen http 127.0.0.1:3128\n"
@@ -53,17 +57,13 @@ proxy_harness_init(void)
 	if ((f = fopen(HARNESS_CONF, "we")) == NULL || fputs(conf_text, f) == EOF ||
 	    fclose(f) == EOF)
 		abort();
-	if ((pconf = conf_load(HARNESS_CONF, err, sizeof(err))) == NULL) {
+	if ((conf = conf_load(HARNESS_CONF, err, sizeof(err))) == NULL) {
 		fprintf(stderr, "harness configuration: %s\n", err);
 		abort();
 	}
-	if (ev_init() == -1 || resolve_init(pconf->dns_servers, pconf->dns_ms) == -1)
+	if (ev_init() == -1 || resolve_init(conf->dns_servers, conf->dns_ms) == -1)
 		abort();
-	audit_open(pconf->audit, pconf->audit_path);
-	http_listener.kind = PROTO_HTTP;
-	snprintf(http_listener.name, sizeof(http_listener.name), "127.0.0.1:3128");
-	socks_listener.kind = PROTO_SOCKS5;
-	snprintf(socks_listener.name, sizeof(socks_listener.name), "127.0.0.1:1080");
+	audit_open(conf->audit, conf->audit_path);
 	if (reg_create(NULL, NULL, NULL, FUZZ_CRED_ID, FUZZ_CRED_SECRET, err,
 	    sizeof(err)) == NULL) {
 		fprintf(stderr, "harness registration: %s\n", err);
@@ -105,7 +105,7 @@ proxy_harness_run(int socks, const uint8_t *data, size_t size, size_t chunk)
 	sin->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
 	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0, sv) == -1)
 		abort();
-	if (conn_new(socks ? &socks_listener : &http_listener, sv[0], &peer) == NULL)
+	if (conn_new(socks ? &socks5_proto : &http_proto, conf, sv[0], &peer) == NULL)
 		abort();
 	for (off = 0; off < size && conn_count() > 0; off += chunk) {
 		send_piece(sv[1], data + off, size - off < chunk ? size - off : chunk);

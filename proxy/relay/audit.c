@@ -21,7 +21,8 @@
 
 #include "jsonx.h"
 #include "log.h"
-#include "proxy.h"
+#include "relay/relay.h"
+#include "policy/policy.h"
 
 #define AUDIT_QUEUE_MAX		(1024 * 1024)
 #define AUDIT_REPORT_MS		10000

@@ -12,7 +12,9 @@
 #include <string.h>
 
 #include "log.h"
-#include "proxy.h"
+#include "proto/proto.h"
+#include "relay/relay.h"
+#include "policy/policy.h"
 
 #define SOCKS_VER		5
 #define SOCKS_AUTH_VER		1
@@ -103,7 +105,7 @@ greeting(struct conn *c)
 
 /* VER ULEN UNAME PLEN PASSWD */
 static int
-auth(struct conn *c)
+authenticate(struct conn *c)
 {
 	static const uint8_t	 ok[2] = { SOCKS_AUTH_VER, 0 };
 	static const uint8_t	 bad[2] = { SOCKS_AUTH_VER, 1 };
@@ -300,7 +302,7 @@ udp_associate(struct conn *c)
 	conn_want(c);
 }
 
-void
+static void
 socks_input(struct conn *c)
 {
 	int	r = 0;
@@ -311,7 +313,7 @@ socks_input(struct conn *c)
 			r = greeting(c);
 			break;
 		case SS_AUTH:
-			r = auth(c);
+			r = authenticate(c);
 			break;
 		default:
 			r = request(c);
@@ -342,7 +344,7 @@ fail_rep(enum dial_fail f)
 	return REP_FAILURE;
 }
 
-void
+static void
 socks_dial_done(struct conn *c)
 {
 	uint8_t			 r[22] = { SOCKS_VER, REP_OK, 0 };
@@ -377,3 +379,25 @@ socks_dial_done(struct conn *c)
 	}
 	tunnel_start_reply(c, r, n);
 }
+
+/* A UDP association lives as long as its TCP connection. */
+static void
+socks_close(struct conn *c)
+{
+	udp_assoc_close(c->udp);
+}
+
+static void
+socks_release(struct conn *c)
+{
+	udp_assoc_free(c->udp);
+}
+
+const struct proto_handler socks5_proto = {
+	.name = "SOCKS5",
+	.kind = PROTO_SOCKS5,
+	.input = socks_input,
+	.dial_done = socks_dial_done,
+	.close = socks_close,
+	.release = socks_release,
+};

@@ -12,8 +12,8 @@
 #include <string.h>
 #include <strings.h>
 
-#include "http_head.h"
-#include "proxy.h"
+#include "proto/http_head.h"
+#include "policy/policy.h"
 
 /* Length of the head including its blank line, 0 while incomplete. */
 size_t

@@ -13,13 +13,12 @@
 #include <unistd.h>
 
 #include "log.h"
-#include "proxy.h"
+#include "front/front.h"
+#include "relay/relay.h"
 
 #define ACCEPT_BATCH	64
 #define ACCEPT_PAUSE_MS	100
 #define LISTEN_BACKLOG	4096
-
-struct listener	http_listener = { .fd = -1 }, socks_listener = { .fd = -1 };
 
 static void	accept_ready(struct ev_io *, uint32_t, void *);
 
@@ -68,11 +67,12 @@ accept_ready(struct ev_io *io, uint32_t events, void *arg)
 			}
 			return;
 		}
-		if (conn_count() >= pconf->max_conns || conn_pending() >= pconf->max_pending) {
+		if (conn_count() >= l->env->conf->max_conns ||
+		    conn_pending() >= l->env->conf->max_pending) {
 			over_limit(l, fd);
 			continue;
 		}
-		conn_new(l, fd, &peer);
+		conn_new(l->pp, l->env->conf, fd, &peer);
 	}
 }
 
@@ -95,14 +95,16 @@ name_of(const struct sockaddr_storage *ss, char *out, size_t len)
 }
 
 int
-listener_open(struct listener *l, enum proxy_proto kind, const struct sockaddr_storage *ss)
+listener_open(struct listener *l, const struct proto_handler *pp,
+    const struct sockaddr_storage *ss, struct proxy_env *env)
 {
 	struct sockaddr_storage	bound;
 	socklen_t		len = ss->ss_family == AF_INET ? sizeof(struct sockaddr_in) :
 				    sizeof(struct sockaddr_in6);
 	int			one = 1;
 
-	l->kind = kind;
+	l->pp = pp;
+	l->env = env;
 	name_of(ss, l->name, sizeof(l->name));
 	l->fd = socket(ss->ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	if (l->fd == -1) {
@@ -126,8 +128,7 @@ listener_open(struct listener *l, enum proxy_proto kind, const struct sockaddr_s
 		l->fd = -1;
 		return -1;
 	}
-	log_notice("%s proxy listening on %s", kind == PROTO_SOCKS5 ? "SOCKS5" : "HTTP",
-	    l->name);
+	log_notice("%s proxy listening on %s", pp->name, l->name);
 	return 0;
 }
 

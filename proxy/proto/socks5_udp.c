@@ -17,7 +17,9 @@
 #include <unistd.h>
 
 #include "log.h"
-#include "proxy.h"
+#include "proto/proto.h"
+#include "relay/relay.h"
+#include "policy/policy.h"
 
 #define UDP_DEST_MAX	64
 #define UDP_DGRAM_MAX	65535

@@ -19,7 +19,9 @@
 
 #include "jsonx.h"
 #include "log.h"
-#include "proxy.h"
+#include "front/front.h"
+#include "relay/relay.h"
+#include "policy/policy.h"
 
 #define CTL_LINE_MAX	(256 * 1024)
 #define CTL_TAGS_MAX	(8 * 1024)
@@ -42,6 +44,7 @@ static int			ctl_fd = -1;
 static struct ev_io		ctl_io;
 static struct ev_timer		ctl_reaper;
 static char			ctl_path[sizeof(((struct sockaddr_un *)0)->sun_path)];
+static struct proxy_env		*env;
 
 static void
 reap(struct ev_timer *t, void *arg)
@@ -54,6 +57,14 @@ reap(struct ev_timer *t, void *arg)
 	}
 }
 
+/* Its connections first, so they can still be audited with its tags. */
+static void
+drop_reg(struct reg *r)
+{
+	conn_close_reg(r);
+	reg_destroy(r);
+}
+
 static void
 client_close(struct ctl_client *cl, const char *why)
 {
@@ -64,7 +75,7 @@ client_close(struct ctl_client *cl, const char *why)
 		return;
 	while ((r = TAILQ_FIRST(&cl->regs)) != NULL) {
 		TAILQ_REMOVE(&cl->regs, r, owner_entry);
-		reg_destroy(r);
+		drop_reg(r);
 		n++;
 	}
 	log_notice("control: client pid %d %s; %zu registrations dropped", (int)cl->pid,
@@ -169,13 +180,14 @@ op_register(struct ctl_client *cl, json_t *req, json_t *id)
 		return send_error(cl, id, err);
 	}
 	TAILQ_INSERT_TAIL(&cl->regs, r, owner_entry);
-	local = pconf->policy.allow_local && (pol == NULL || pol->allow_local);
-	socks = socks_listener.fd != -1 && pconf->policy.socks5 && (pol == NULL || pol->socks5);
+	local = env->conf->policy.allow_local && (pol == NULL || pol->allow_local);
+	socks = env->socks->fd != -1 && env->conf->policy.socks5 &&
+	    (pol == NULL || pol->socks5);
 	o = json_pack("{s:O?, s:b, s:{s:s, s:s}, s:o, s:o, s:b, s:b, s:s?}", "id", id,
 	    "ok", 1, "credentials", "id", r->id, "secret", r->secret,
-	    "http", listener_addr(&http_listener),
-	    "socks5", socks ? listener_addr(&socks_listener) : json_null(),
-	    "allow_local", local, "socks5_enabled", socks, "ca_bundle", pconf->ca_bundle);
+	    "http", listener_addr(env->http),
+	    "socks5", socks ? listener_addr(env->socks) : json_null(),
+	    "allow_local", local, "socks5_enabled", socks, "ca_bundle", env->conf->ca_bundle);
 	log_info("control: registered %s%s", r->id, want_id ? " (restored)" : "");
 	send_json(cl, o);
 	return 0;
@@ -192,7 +204,7 @@ op_unregister(struct ctl_client *cl, json_t *req, json_t *id)
 	if ((r = reg_find(rid)) == NULL)
 		return send_error(cl, id, "unknown credential");
 	TAILQ_REMOVE(&r->owner->regs, r, owner_entry);
-	reg_destroy(r);
+	drop_reg(r);
 	log_info("control: unregistered %s", rid);
 	send_json(cl, json_pack("{s:O?, s:b}", "id", id, "ok", 1));
 	return 0;
@@ -203,10 +215,10 @@ op_status(struct ctl_client *cl, json_t *id)
 {
 	send_json(cl, json_pack("{s:O?, s:b, s:s, s:i, s:I, s:I, s:I, s:I, s:o, s:o,"
 	    " s:{s:I, s:I}}", "id", id, "ok", 1, "version", PACKAGE_VERSION,
-	    "pid", (int)getpid(), "generation", (json_int_t)conf_generation(),
+	    "pid", (int)getpid(), "generation", (json_int_t)env->generation,
 	    "registrations", (json_int_t)reg_count(), "connections", (json_int_t)conn_count(),
 	    "pending", (json_int_t)conn_pending(),
-	    "http", listener_addr(&http_listener), "socks5", listener_addr(&socks_listener),
+	    "http", listener_addr(env->http), "socks5", listener_addr(env->socks),
 	    "audit", "written", (json_int_t)audit_written(), "lost", (json_int_t)audit_lost()));
 }
 
@@ -349,7 +361,7 @@ clear_stale(const struct sockaddr_un *sun)
 }
 
 int
-control_open(const char *path)
+control_open(const char *path, struct proxy_env *e)
 {
 	struct sockaddr_un	sun = { .sun_family = AF_UNIX };
 	mode_t			old;
@@ -378,6 +390,7 @@ control_open(const char *path)
 		goto fail;
 	}
 	snprintf(ctl_path, sizeof(ctl_path), "%s", path);
+	env = e;
 	ev_timer_init(&ctl_reaper, reap, NULL);
 	if (ev_io_add(&ctl_io, ctl_fd, EPOLLIN, accept_ready, NULL) == -1) {
 		unlink(path);

@@ -15,7 +15,7 @@
 #include <openssl/rand.h>
 
 #include "log.h"
-#include "proxy.h"
+#include "policy/policy.h"
 
 #define REG_BUCKETS	1024
 
@@ -142,11 +142,10 @@ reg_auth(const char *id, size_t idlen, const char *secret, size_t secretlen)
 	return r;
 }
 
-/* Its connections are closed first, so they can still be audited with its tags. */
+/* The caller closes its connections first, so they are still audited with its tags. */
 void
 reg_destroy(struct reg *r)
 {
-	conn_close_reg(r);
 	LIST_REMOVE(r, hash);
 	nregs--;
 	json_decref(r->tags);

@@ -1,9 +1,15 @@
 /*
- * execd-proxy: the managed network proxy sidecar.  Everything the modules
- * share: configuration, policy, registrations, connections.
+ * execd-proxy: the types every folder shares (configuration, policy,
+ * registrations, connections and the tables through which lower layers
+ * call up).  Functions are declared per folder, and a folder uses only
+ * the folders below it:
+ *
+ *	main.c -> front/ -> proto/ -> relay/ -> policy/ -> lib/
+ *
+ * front/front.h, proto/proto.h, relay/relay.h, policy/policy.h.
  */
-#ifndef EXECD_PROXY_H
-#define EXECD_PROXY_H
+#ifndef EXECD_PROXY_TYPES_H
+#define EXECD_PROXY_TYPES_H
 
 #include <sys/queue.h>
 #include <sys/socket.h>
@@ -103,41 +109,10 @@ struct proxy_conf {
 	char			*audit_path;
 };
 
-extern struct proxy_conf *pconf;	/* the live configuration */
-
-/* policy_parse.c */
-struct proxy_conf *conf_load(const char *path, char *err, size_t errlen);
-struct proxy_conf *conf_ref(struct proxy_conf *);
-void	 conf_unref(struct proxy_conf *);
-void	 policy_defaults(struct policy *);
-void	 policy_free(struct policy *);
-void	 policy_clear(struct policy *);
-int	 policy_add_pattern(struct policy *, int deny, const char *pat,
-	    char *err, size_t errlen);
-int	 policy_add_ports(struct policy *, const char *spec);
-int	 parse_hostport(const char *s, struct sockaddr_storage *ss, uint16_t defport);
-
-/* policy_json.c */
-struct policy *policy_from_json(json_t *o, char *err, size_t errlen);
-
-/* policy.c */
-int	 host_normalize(const char *in, size_t len, char *out, size_t outlen);
-int	 host_literal(const char *host, struct sockaddr_storage *ss);
-int	 addr_is_public(const struct sockaddr *sa);
-void	 addr_ntop(const struct sockaddr_storage *, char *out, size_t len);
-int	 pattern_matches(const char *pat, const char *host);
-void	 policy_check_host(const struct policy *, const char *source, const char *host,
-	    int is_literal, const struct sockaddr_storage *lit, uint16_t port,
-	    const char *method, enum proxy_proto proto, struct verdict *v);
-int	 policy_wants_addr_check(const struct policy *, const char *host);
-void	 policy_check_addrs(const struct policy *, const char *source, const char *host,
-	    const struct sockaddr_storage *addrs, size_t n, struct verdict *v);
-const char *verdict_header(const struct verdict *);
-const char *verdict_message(const struct verdict *);
-
 /* ------------------------------------------------------------ registrations */
 
 struct conn;
+struct ctl_client;
 
 struct reg {
 	LIST_ENTRY(reg)		 hash;
@@ -151,14 +126,6 @@ struct reg {
 	unsigned		 nconns;
 	uint64_t		 created;
 };
-
-/* registry.c */
-struct reg *reg_create(struct ctl_client *owner, json_t *tags, struct policy *pol,
-	    const char *want_id, const char *want_secret, char *err, size_t errlen);
-struct reg *reg_find(const char *id);
-struct reg *reg_auth(const char *id, size_t idlen, const char *secret, size_t secretlen);
-void	 reg_destroy(struct reg *);
-size_t	 reg_count(void);
 
 /* -------------------------------------------------------------- connections */
 
@@ -198,12 +165,42 @@ enum dial_fail {
 };
 
 struct resolve_req;
-struct listener;
+struct udp_assoc;
+
+/*
+ * The stage that drives a connection after its greeting: dial_start()
+ * and tunnel_start() install theirs, and the connection core calls it
+ * for upstream events, timeouts and interest without naming it.
+ */
+struct conn_stage {
+	/* CS_DIALING, CS_RELAY: a descriptor is ready */
+	void		(*io)(struct conn *, uint32_t events);
+	void		(*timeout)(struct conn *);		/* CS_DIALING: timer ran out */
+	uint32_t	(*interest)(struct conn *, int fd);	/* CS_RELAY: events for fd */
+	void		(*cancel)(struct conn *);		/* closing; may be NULL */
+};
+
+/*
+ * A protocol's entry points.  The listener hands its table to every
+ * connection it accepts; the connection core, the dialler and the relay
+ * call up through it and never name a protocol's functions.
+ */
+struct proto_handler {
+	const char	*name;			/* "HTTP", "SOCKS5" */
+	enum proxy_proto kind;			/* what a new connection starts as */
+	void		(*input)(struct conn *);	/* client bytes while greeting */
+	void		(*dial_done)(struct conn *);	/* c->fail says how it went */
+	/* a forwarded request failed after the dial (response filter, idle) */
+	void		(*failed)(struct conn *, enum dial_fail);
+	void		(*close)(struct conn *);	/* descriptors it added go; may be NULL */
+	void		(*release)(struct conn *);	/* its memory goes, at reap; may be NULL */
+};
 
 struct conn {
 	TAILQ_ENTRY(conn)	 entry;
 	TAILQ_ENTRY(conn)	 reg_entry;
-	struct listener		*l;
+	const struct proto_handler *pp;
+	const struct conn_stage	*stage;		/* NULL while greeting */
 	enum conn_state		 state;
 	enum proxy_proto	 proto;
 	int			 cfd, ufd;
@@ -247,97 +244,5 @@ struct conn {
 };
 
 TAILQ_HEAD(connlist, conn);
-extern struct connlist	conns;
-
-/* conn.c */
-struct conn *conn_new(struct listener *, int fd, const struct sockaddr_storage *peer);
-void	 conn_close(struct conn *, const char *why);
-int	 conn_attach_reg(struct conn *, struct reg *);
-void	 conn_want(struct conn *);
-void	 conn_reply_close(struct conn *, const void *msg, size_t len);
-int	 conn_flush(struct conn *);
-void	 conn_timer(struct conn *, unsigned ms);
-void	 conn_close_all(void);
-unsigned conn_count(void);
-unsigned conn_pending(void);
-void	 conn_close_reg(struct reg *);
-
-/* listener.c */
-struct listener {
-	enum proxy_proto	 kind;		/* PROTO_HTTP or PROTO_SOCKS5 */
-	int			 fd;
-	struct ev_io		 io;
-	struct ev_timer		 retry;
-	char			 name[64];	/* "127.0.0.1:3128" */
-};
-int	 listener_open(struct listener *, enum proxy_proto, const struct sockaddr_storage *);
-void	 listener_close(struct listener *);
-extern struct listener	http_listener, socks_listener;
-
-/* http_proxy.c */
-void	 http_input(struct conn *);
-void	 http_dial_done(struct conn *);
-void	 http_forward_failed(struct conn *, enum dial_fail);
-void	 http_fail_reply(struct conn *, int status, const char *reason_phrase,
-	    const char *body);
-
-/* http_forward.c */
-struct reqline;
-int	 http_forward_prepare(struct conn *, const struct reqline *, const char *head,
-	    size_t headlen, char *err, size_t errlen);
-void	 http_forward_start(struct conn *);
-
-/* socks5.c */
-void	 socks_input(struct conn *);
-void	 socks_dial_done(struct conn *);
-
-/* socks5_udp.c */
-struct udp_assoc;
-int	 udp_assoc_open(struct conn *, struct sockaddr_storage *bnd);
-void	 udp_assoc_close(struct udp_assoc *);
-void	 udp_assoc_free(struct udp_assoc *);
-
-/* dial.c */
-void	 dial_start(struct conn *);
-void	 dial_io(struct conn *, uint32_t events);
-void	 dial_timeout(struct conn *);
-void	 dial_cancel(struct conn *);
-
-/* tunnel.c */
-void	 half_init(struct half *, int *src, int *dst);
-void	 half_free(struct half *);
-void	 tunnel_start(struct conn *);
-void	 tunnel_start_reply(struct conn *, const void *reply, size_t n);
-void	 tunnel_io(struct conn *);
-uint32_t tunnel_interest(struct conn *, int fd);
-
-/* resolve.c */
-typedef void	resolve_cb(void *arg, int status, const struct sockaddr_storage *addrs,
-		    size_t n);
-int	 resolve_init(const char *servers, unsigned timeout_ms);
-int	 resolve_set_servers(const char *servers, unsigned timeout_ms);
-void	 resolve_shutdown(void);
-struct resolve_req *resolve_start(const char *host, resolve_cb *, void *arg);
-void	 resolve_cancel(struct resolve_req *);
-const char *resolve_strerror(int status);
-int	 resolve_is_timeout(int status);
-
-/* control.c */
-struct ctl_client;
-int	 control_open(const char *path);
-void	 control_close(void);
-
-/* audit.c */
-int	 audit_open(enum audit_dest, const char *path);
-void	 audit_close(void);
-void	 audit_decision(struct conn *, const struct verdict *);
-void	 audit_tunnel_close(struct conn *, const char *result);
-uint64_t audit_lost(void);
-uint64_t audit_written(void);
-const char *proto_name(enum proxy_proto);
-void	 time_rfc3339(char *buf, size_t len);
-
-/* main.c */
-unsigned conf_generation(void);
 
 #endif

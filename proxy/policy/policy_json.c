@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "proxy.h"
+#include "policy/policy.h"
 
 static int
 json_patterns(struct policy *pol, json_t *o, const char *key, int deny, char *err,

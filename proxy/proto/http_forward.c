@@ -12,8 +12,8 @@
 #include <string.h>
 #include <strings.h>
 
-#include "http_head.h"
-#include "proxy.h"
+#include "proto/proto.h"
+#include "proto/http_head.h"
 
 static const char *const hop_by_hop[] = {
 	"Connection", "Keep-Alive", "Proxy-Connection", "Proxy-Authorization",

@@ -16,7 +16,8 @@
 #include <unistd.h>
 
 #include "log.h"
-#include "proxy.h"
+#include "relay/relay.h"
+#include "policy/policy.h"
 
 #define DNS_GRACE_MS	500	/* our own cap above c-ares's retries */
 
@@ -31,6 +32,15 @@ enum dial_phase {
 static void	connect_next(struct conn *);
 static void	up_resolve(struct conn *);
 static void	up_connect(struct conn *);
+static void	dial_io(struct conn *, uint32_t);
+static void	dial_timeout(struct conn *);
+static void	dial_cancel(struct conn *);
+
+static const struct conn_stage dial_stage = {
+	.io = dial_io,
+	.timeout = dial_timeout,
+	.cancel = dial_cancel,
+};
 
 static void
 finish(struct conn *c, enum dial_fail f)
@@ -39,10 +49,7 @@ finish(struct conn *c, enum dial_fail f)
 	c->dial_phase = DP_NONE;
 	ev_timer_stop(&c->timer);
 	c->uwant = 0;
-	if (c->proto == PROTO_SOCKS5)
-		socks_dial_done(c);
-	else
-		http_dial_done(c);
+	c->pp->dial_done(c);
 }
 
 static void
@@ -84,7 +91,7 @@ needs_addr_check(struct conn *c)
 
 /* The addresses are settled and vetted: record the decision, start dialling. */
 static void
-allowed(struct conn *c)
+dial_allowed(struct conn *c)
 {
 	struct verdict	v = { 1, "allow", "baseline_policy" };
 	size_t		i;
@@ -143,7 +150,7 @@ resolved(void *arg, int status, const struct sockaddr_storage *addrs, size_t n)
 		deny(c, &v);
 		return;
 	}
-	allowed(c);
+	dial_allowed(c);
 }
 
 static void
@@ -182,6 +189,7 @@ dial_start(struct conn *c)
 	struct sockaddr_in	*sin;
 	struct sockaddr_in6	*sin6;
 
+	c->stage = &dial_stage;
 	c->state = CS_DIALING;
 	c->uwant = 0;
 	conn_want(c);
@@ -190,7 +198,7 @@ dial_start(struct conn *c)
 	if (c->is_literal) {
 		c->addrs[0] = lit;
 		c->naddrs = 1;
-		allowed(c);
+		dial_allowed(c);
 		return;
 	}
 	if (strcmp(c->host, "localhost") == 0) {
@@ -203,13 +211,13 @@ dial_start(struct conn *c)
 		sin6->sin6_family = AF_INET6;
 		sin6->sin6_addr = in6addr_loopback;
 		c->naddrs = 2;
-		allowed(c);
+		dial_allowed(c);
 		return;
 	}
 	/* an upstream proxy resolves for itself unless we must vet the answer */
 	if (c->conf->upstream != NULL && !needs_addr_check(c)) {
 		c->naddrs = 0;
-		allowed(c);
+		dial_allowed(c);
 		return;
 	}
 	resolve(c, c->host, DP_RESOLVE);
@@ -390,7 +398,7 @@ connected(struct conn *c)
 	finish(c, DIAL_OK);
 }
 
-void
+static void
 dial_io(struct conn *c, uint32_t events)
 {
 	int		err = 0, r;
@@ -422,7 +430,7 @@ dial_io(struct conn *c, uint32_t events)
 		connect_next(c);
 }
 
-void
+static void
 dial_timeout(struct conn *c)
 {
 	struct verdict	v = { 0, "dns_timeout", "resolver" };
@@ -455,7 +463,7 @@ dial_timeout(struct conn *c)
 	}
 }
 
-void
+static void
 dial_cancel(struct conn *c)
 {
 	if (c->rq != NULL) {

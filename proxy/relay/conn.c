@@ -16,11 +16,12 @@
 #include <unistd.h>
 
 #include "log.h"
-#include "proxy.h"
+#include "relay/relay.h"
+#include "policy/policy.h"
 
 #define LINGER_MS	2000
 
-struct connlist		conns = TAILQ_HEAD_INITIALIZER(conns);
+static struct connlist	live = TAILQ_HEAD_INITIALIZER(live);
 static struct connlist	graveyard = TAILQ_HEAD_INITIALIZER(graveyard);
 static struct ev_timer	reaper;
 static int		reaper_ready;
@@ -36,9 +37,31 @@ reap(struct ev_timer *t, void *arg)
 
 	while ((c = TAILQ_FIRST(&graveyard)) != NULL) {
 		TAILQ_REMOVE(&graveyard, c, entry);
-		udp_assoc_free(c->udp);
+		if (c->pp->release != NULL)
+			c->pp->release(c);
 		free(c);
 	}
+}
+
+void
+half_init(struct half *h, int *src, int *dst)
+{
+	memset(h, 0, sizeof(*h));
+	h->src = src;
+	h->dst = dst;
+	h->pipe[0] = h->pipe[1] = -1;
+}
+
+void
+half_free(struct half *h)
+{
+	if (h->pipe[0] != -1)
+		close(h->pipe[0]);
+	if (h->pipe[1] != -1)
+		close(h->pipe[1]);
+	h->pipe[0] = h->pipe[1] = -1;
+	buf_free(&h->pend);
+	buf_free(&h->acc);
 }
 
 static void
@@ -71,7 +94,7 @@ conn_timeout(struct ev_timer *t, void *arg)
 		conn_close(c, "header_timeout");
 		break;
 	case CS_DIALING:
-		dial_timeout(c);
+		c->stage->timeout(c);
 		break;
 	case CS_RELAY:
 	case CS_UDP:
@@ -80,8 +103,8 @@ conn_timeout(struct ev_timer *t, void *arg)
 			conn_timer(c, (unsigned)(c->conf->idle_ms - idle));
 			break;
 		}
-		if (c->proto == PROTO_HTTP && c->u2c.filter != NULL)
-			http_forward_failed(c, DIAL_TIMEOUT);
+		if (c->proto == PROTO_HTTP && c->u2c.filter != NULL && c->pp->failed != NULL)
+			c->pp->failed(c, DIAL_TIMEOUT);
 		else
 			conn_close(c, "idle_timeout");
 		break;
@@ -95,7 +118,8 @@ conn_timeout(struct ev_timer *t, void *arg)
 }
 
 struct conn *
-conn_new(struct listener *l, int fd, const struct sockaddr_storage *peer)
+conn_new(const struct proto_handler *pp, struct proxy_conf *conf, int fd,
+    const struct sockaddr_storage *peer)
 {
 	struct conn	*c;
 	int		 one = 1;
@@ -105,22 +129,22 @@ conn_new(struct listener *l, int fd, const struct sockaddr_storage *peer)
 		reaper_ready = 1;
 	}
 	if ((c = calloc(1, sizeof(*c))) == NULL) {
-		log_warn("connection from listener %s", l->name);
+		log_warn("%s connection", pp->name);
 		close(fd);
 		return NULL;
 	}
-	c->l = l;
-	c->proto = l->kind;
+	c->pp = pp;
+	c->proto = pp->kind;
 	c->cfd = fd;
 	c->ufd = -1;
-	c->conf = conf_ref(pconf);
+	c->conf = conf_ref(conf);
 	c->started = c->last_io = ev_now();
 	fmt_peer(peer, c->client, sizeof(c->client));
 	half_init(&c->c2u, &c->cfd, &c->ufd);
 	half_init(&c->u2c, &c->ufd, &c->cfd);
 	ev_timer_init(&c->timer, conn_timeout, c);
 	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-	TAILQ_INSERT_TAIL(&conns, c, entry);
+	TAILQ_INSERT_TAIL(&live, c, entry);
 	nconns++;
 	npending++;
 	c->counted_pending = 1;
@@ -162,8 +186,8 @@ conn_want(struct conn *c)
 		uev = c->uwant;
 		break;
 	case CS_RELAY:
-		cev = tunnel_interest(c, c->cfd);
-		uev = tunnel_interest(c, c->ufd);
+		cev = c->stage->interest(c, c->cfd);
+		uev = c->stage->interest(c, c->ufd);
 		break;
 	case CS_REPLY:
 		cev = EPOLLOUT;
@@ -254,15 +278,12 @@ client_io(struct ev_io *io, uint32_t events, void *arg)
 				conn_close(c, NULL);
 				return;
 			}
-			if (c->proto == PROTO_SOCKS5)
-				socks_input(c);
-			else
-				http_input(c);
+			c->pp->input(c);
 		}
 		break;
 	case CS_RELAY:
 		c->last_io = ev_now();
-		tunnel_io(c);
+		c->stage->io(c, events);
 		return;
 	case CS_REPLY:
 		if ((r = conn_flush(c)) == -1) {
@@ -293,19 +314,24 @@ upstream_io(struct ev_io *io, uint32_t events, void *arg)
 {
 	struct conn	*c = arg;
 
-	if (c->state == CS_DIALING)
-		dial_io(c, events);
-	else if (c->state == CS_RELAY) {
+	if (c->state == CS_RELAY)
 		c->last_io = ev_now();
-		tunnel_io(c);
-	}
+	if (c->state == CS_DIALING || c->state == CS_RELAY)
+		c->stage->io(c, events);
+}
+
+static void
+stage_cancel(struct conn *c)
+{
+	if (c->stage != NULL && c->stage->cancel != NULL)
+		c->stage->cancel(c);
 }
 
 /* Send a final reply, then close (lingering, so the client gets to read it). */
 void
 conn_reply_close(struct conn *c, const void *msg, size_t len)
 {
-	dial_cancel(c);
+	stage_cancel(c);
 	if (c->ufd != -1) {
 		if (c->uio.active)
 			ev_io_del(&c->uio);
@@ -347,8 +373,9 @@ conn_close(struct conn *c, const char *why)
 		audit_tunnel_close(c, why ? why : c->result ? c->result : "ok");
 	c->audited_close = 1;
 	c->state = CS_DEAD;
-	dial_cancel(c);
-	udp_assoc_close(c->udp);
+	stage_cancel(c);
+	if (c->pp->close != NULL)
+		c->pp->close(c);
 	ev_timer_stop(&c->timer);
 	if (c->cio.active)
 		ev_io_del(&c->cio);
@@ -374,7 +401,7 @@ conn_close(struct conn *c, const char *why)
 	nconns--;
 	conf_unref(c->conf);
 	c->conf = NULL;
-	TAILQ_REMOVE(&conns, c, entry);
+	TAILQ_REMOVE(&live, c, entry);
 	TAILQ_INSERT_TAIL(&graveyard, c, entry);
 	ev_timer_start(&reaper, 0);
 }
@@ -393,7 +420,7 @@ conn_close_all(void)
 {
 	struct conn	*c;
 
-	while ((c = TAILQ_FIRST(&conns)) != NULL)
+	while ((c = TAILQ_FIRST(&live)) != NULL)
 		conn_close(c, "shutdown");
 	reap(NULL, NULL);
 	if (reaper_ready)

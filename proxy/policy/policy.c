@@ -13,7 +13,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "proxy.h"
+#include "policy/policy.h"
 
 /*
  * Lower case, no surrounding blanks or brackets, no port when there is

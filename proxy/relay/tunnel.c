@@ -16,7 +16,7 @@
 #include <unistd.h>
 
 #include "log.h"
-#include "proxy.h"
+#include "relay/relay.h"
 
 #define PUMP_BUDGET	(1024 * 1024)	/* per direction per wakeup: fairness */
 #define COPY_CHUNK	(64 * 1024)
@@ -35,27 +35,6 @@ enum pump_result {
 	PUMP_ERROR,		/* reset or other I/O failure */
 	PUMP_FILTER_FAILED,	/* the response head filter refused */
 };
-
-void
-half_init(struct half *h, int *src, int *dst)
-{
-	memset(h, 0, sizeof(*h));
-	h->src = src;
-	h->dst = dst;
-	h->pipe[0] = h->pipe[1] = -1;
-}
-
-void
-half_free(struct half *h)
-{
-	if (h->pipe[0] != -1)
-		close(h->pipe[0]);
-	if (h->pipe[1] != -1)
-		close(h->pipe[1]);
-	h->pipe[0] = h->pipe[1] = -1;
-	buf_free(&h->pend);
-	buf_free(&h->acc);
-}
 
 static int
 half_done(const struct half *h)
@@ -142,6 +121,15 @@ fill(struct conn *c, struct half *h)
 	return 0;
 }
 
+static void	tunnel_io(struct conn *);
+static void	tunnel_ready(struct conn *, uint32_t);
+static uint32_t	tunnel_interest(struct conn *, int);
+
+static const struct conn_stage tunnel_stage = {
+	.io = tunnel_ready,
+	.interest = tunnel_interest,
+};
+
 static enum pump_result
 pump(struct conn *c, struct half *h)
 {
@@ -182,6 +170,7 @@ open_pipe(struct half *h)
 void
 tunnel_start(struct conn *c)
 {
+	c->stage = &tunnel_stage;
 	c->state = CS_RELAY;
 	c->last_io = ev_now();
 	if (c->conf->splice) {
@@ -209,7 +198,7 @@ tunnel_start_reply(struct conn *c, const void *reply, size_t n)
 	tunnel_start(c);
 }
 
-void
+static void
 tunnel_io(struct conn *c)
 {
 	enum pump_result	r;
@@ -217,7 +206,10 @@ tunnel_io(struct conn *c)
 	if ((r = pump(c, &c->c2u)) == PUMP_OK)
 		r = pump(c, &c->u2c);
 	if (r == PUMP_FILTER_FAILED) {
-		http_forward_failed(c, DIAL_UPSTREAM);
+		if (c->pp->failed != NULL)
+			c->pp->failed(c, DIAL_UPSTREAM);
+		else
+			conn_close(c, "error");
 		return;
 	}
 	if (r == PUMP_ERROR) {
@@ -232,7 +224,14 @@ tunnel_io(struct conn *c)
 	conn_want(c);
 }
 
-uint32_t
+/* Either descriptor is ready: both directions get their turn. */
+static void
+tunnel_ready(struct conn *c, uint32_t events)
+{
+	tunnel_io(c);
+}
+
+static uint32_t
 tunnel_interest(struct conn *c, int fd)
 {
 	const struct half	*h;

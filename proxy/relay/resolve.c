@@ -16,7 +16,7 @@
 #include <ares.h>
 
 #include "log.h"
-#include "proxy.h"
+#include "relay/relay.h"
 
 struct resolve_req {
 	resolve_cb		*cb;

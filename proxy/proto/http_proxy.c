@@ -15,8 +15,10 @@
 #include "b64.h"
 #include "jsonx.h"
 #include "log.h"
-#include "http_head.h"
-#include "proxy.h"
+#include "proto/proto.h"
+#include "proto/http_head.h"
+#include "relay/relay.h"
+#include "policy/policy.h"
 
 #define REALM	"execd-proxy"
 
@@ -143,7 +145,7 @@ start_connect_request(struct conn *c, const struct reqline *rl)
 	return 0;
 }
 
-void
+static void
 http_input(struct conn *c)
 {
 	struct reqline	 rl;
@@ -261,7 +263,7 @@ reply_dial_failure(struct conn *c, enum dial_fail f)
 	}
 }
 
-void
+static void
 http_dial_done(struct conn *c)
 {
 	static const char	 ok[] = "HTTP/1.1 200 OK\r\n\r\n";
@@ -279,7 +281,7 @@ http_dial_done(struct conn *c)
 }
 
 /* The forwarded request failed after dialling: 502/504 unless the response began. */
-void
+static void
 http_forward_failed(struct conn *c, enum dial_fail f)
 {
 	if (c->u2c.bytes > 0 || buf_avail(&c->u2c.pend) > 0) {
@@ -290,3 +292,11 @@ http_forward_failed(struct conn *c, enum dial_fail f)
 	half_free(&c->u2c);
 	reply_dial_failure(c, f);
 }
+
+const struct proto_handler http_proto = {
+	.name = "HTTP",
+	.kind = PROTO_HTTP,
+	.input = http_input,
+	.dial_done = http_dial_done,
+	.failed = http_forward_failed,
+};

@@ -1,0 +1,56 @@
+/*
+ * policy/: what is allowed.  The configuration file (conf_parse.c), the
+ * policy building blocks (policy_parse.c) and per-process policies from
+ * JSON (policy_json.c), the host and address checks (policy.c), and the
+ * registration table of credentials (registry.c).  Calls nothing else
+ * in the proxy: the layers above use it.
+ */
+#ifndef EXECD_PROXY_POLICY_H
+#define EXECD_PROXY_POLICY_H
+
+#include <jansson.h>
+
+#include "types.h"
+
+/* conf_parse.c */
+struct proxy_conf *conf_load(const char *path, char *err, size_t errlen);
+struct proxy_conf *conf_ref(struct proxy_conf *);
+void	 conf_unref(struct proxy_conf *);
+
+/* policy_parse.c */
+void	 policy_defaults(struct policy *);
+void	 policy_free(struct policy *);
+void	 policy_clear(struct policy *);
+int	 policy_add_pattern(struct policy *, int deny, const char *pat,
+	    char *err, size_t errlen);
+int	 policy_add_ports(struct policy *, const char *spec);
+int	 parse_port(const char *s, uint16_t *port);
+int	 parse_hostport(const char *s, struct sockaddr_storage *ss, uint16_t defport);
+
+/* policy_json.c */
+struct policy *policy_from_json(json_t *o, char *err, size_t errlen);
+
+/* policy.c */
+int	 host_normalize(const char *in, size_t len, char *out, size_t outlen);
+int	 host_literal(const char *host, struct sockaddr_storage *ss);
+int	 addr_is_public(const struct sockaddr *sa);
+void	 addr_ntop(const struct sockaddr_storage *, char *out, size_t len);
+int	 pattern_matches(const char *pat, const char *host);
+void	 policy_check_host(const struct policy *, const char *source, const char *host,
+	    int is_literal, const struct sockaddr_storage *lit, uint16_t port,
+	    const char *method, enum proxy_proto proto, struct verdict *v);
+int	 policy_wants_addr_check(const struct policy *, const char *host);
+void	 policy_check_addrs(const struct policy *, const char *source, const char *host,
+	    const struct sockaddr_storage *addrs, size_t n, struct verdict *v);
+const char *verdict_header(const struct verdict *);
+const char *verdict_message(const struct verdict *);
+
+/* registry.c */
+struct reg *reg_create(struct ctl_client *owner, json_t *tags, struct policy *pol,
+	    const char *want_id, const char *want_secret, char *err, size_t errlen);
+struct reg *reg_find(const char *id);
+struct reg *reg_auth(const char *id, size_t idlen, const char *secret, size_t secretlen);
+void	 reg_destroy(struct reg *);
+size_t	 reg_count(void);
+
+#endif

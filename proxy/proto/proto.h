@@ -1,0 +1,33 @@
+/*
+ * proto/: the protocols spoken to clients.  The HTTP proxy (http_proxy.c:
+ * CONNECT and absolute-URI requests, with http_forward.c and the head
+ * parser http_head.h) and SOCKS5 (socks5.c, UDP ASSOCIATE in
+ * socks5_udp.c).  Each exports one struct proto_handler that a listener
+ * is opened with.  Uses relay/ and policy/.
+ */
+#ifndef EXECD_PROXY_PROTO_H
+#define EXECD_PROXY_PROTO_H
+
+#include "types.h"
+
+/* http_proxy.c */
+extern const struct proto_handler http_proto;
+void	 http_fail_reply(struct conn *, int status, const char *reason_phrase,
+	    const char *body);
+
+/* http_forward.c */
+struct reqline;
+int	 http_forward_prepare(struct conn *, const struct reqline *, const char *head,
+	    size_t headlen, char *err, size_t errlen);
+void	 http_forward_start(struct conn *);
+
+/* socks5.c */
+extern const struct proto_handler socks5_proto;
+
+/* socks5_udp.c */
+struct udp_assoc;
+int	 udp_assoc_open(struct conn *, struct sockaddr_storage *bnd);
+void	 udp_assoc_close(struct udp_assoc *);
+void	 udp_assoc_free(struct udp_assoc *);
+
+#endif

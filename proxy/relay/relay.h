@@ -1,0 +1,59 @@
+/*
+ * relay/: the connection core, which knows no protocol by name.  A
+ * client connection's descriptors, timer and lifetime (conn.c), dialling
+ * a vetted target (dial.c), the byte relay (tunnel.c), name resolution
+ * (resolve.c) and the audit log (audit.c).  It calls a protocol only
+ * through the struct proto_handler the connection carries; dial.c and
+ * tunnel.c drive a connection by installing a struct conn_stage.  Uses
+ * policy/ only.
+ */
+#ifndef EXECD_PROXY_RELAY_H
+#define EXECD_PROXY_RELAY_H
+
+#include "types.h"
+
+/* conn.c */
+struct conn *conn_new(const struct proto_handler *, struct proxy_conf *, int fd,
+	    const struct sockaddr_storage *peer);
+void	 conn_close(struct conn *, const char *why);
+int	 conn_attach_reg(struct conn *, struct reg *);
+void	 conn_want(struct conn *);
+void	 conn_reply_close(struct conn *, const void *msg, size_t len);
+int	 conn_flush(struct conn *);
+void	 conn_timer(struct conn *, unsigned ms);
+void	 conn_close_all(void);
+unsigned conn_count(void);
+unsigned conn_pending(void);
+void	 conn_close_reg(struct reg *);
+void	 half_init(struct half *, int *src, int *dst);
+void	 half_free(struct half *);
+
+/* dial.c */
+void	 dial_start(struct conn *);
+
+/* tunnel.c */
+void	 tunnel_start(struct conn *);
+void	 tunnel_start_reply(struct conn *, const void *reply, size_t n);
+
+/* resolve.c */
+typedef void	resolve_cb(void *arg, int status, const struct sockaddr_storage *addrs,
+		    size_t n);
+int	 resolve_init(const char *servers, unsigned timeout_ms);
+int	 resolve_set_servers(const char *servers, unsigned timeout_ms);
+void	 resolve_shutdown(void);
+struct resolve_req *resolve_start(const char *host, resolve_cb *, void *arg);
+void	 resolve_cancel(struct resolve_req *);
+const char *resolve_strerror(int status);
+int	 resolve_is_timeout(int status);
+
+/* audit.c */
+int	 audit_open(enum audit_dest, const char *path);
+void	 audit_close(void);
+void	 audit_decision(struct conn *, const struct verdict *);
+void	 audit_tunnel_close(struct conn *, const char *result);
+uint64_t audit_lost(void);
+uint64_t audit_written(void);
+const char *proto_name(enum proxy_proto);
+void	 time_rfc3339(char *buf, size_t len);
+
+#endif
