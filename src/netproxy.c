@@ -4,7 +4,9 @@
  * connection is watched by the event loop only while processes are
  * registered, so that it never keeps execd alive on its own.  When the
  * proxy goes away (restart), the registrations of running processes are
- * restored with their old credentials as soon as it is back.
+ * restored with their old credentials as soon as it is back.  Every
+ * connection starts with the proxy's key, read from SOCKET.key each time:
+ * a restarted proxy has a new one.
  */
 #include "config.h"
 
@@ -13,11 +15,15 @@
 #include <sys/un.h>
 
 #include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+
+#include <openssl/crypto.h>
 
 #include "buf.h"
 #include "evloop.h"
@@ -30,6 +36,7 @@
 #define NP_RETRY_MIN_MS		250
 #define NP_RETRY_MAX_MS		5000
 #define NP_LINE_MAX		(64 * 1024)
+#define NP_KEY_MAX		128	/* the proxy writes 64 hex digits */
 
 static struct {
 	char			*path;
@@ -45,6 +52,8 @@ static struct {
 
 static void	watch(void);
 static int	restore_all(void);
+static int	send_line(const char *, size_t, uint64_t);
+static json_t	*recv_reply(long long, uint64_t);
 
 int
 netproxy_init(const char *control_path)
@@ -81,6 +90,76 @@ disconnect(const char *why)
 	watch();
 }
 
+/* The proxy's current key, from the file beside its socket. */
+static int
+read_key(char *key, size_t keylen, char *err, size_t errlen)
+{
+	char	path[PATH_MAX];
+	ssize_t	n;
+	int	fd;
+
+	if ((size_t)snprintf(path, sizeof(path), "%s.key", np.path) >= sizeof(path) ||
+	    (fd = open(path, O_RDONLY | O_CLOEXEC)) == -1) {
+		snprintf(err, errlen, "cannot read the execd-proxy key %s: %s", path,
+		    strerror(errno));
+		return -1;
+	}
+	n = read(fd, key, keylen - 1);
+	close(fd);
+	if (n == -1) {
+		snprintf(err, errlen, "cannot read the execd-proxy key %s: %s", path,
+		    strerror(errno));
+		return -1;
+	}
+	key[n] = '\0';
+	key[strcspn(key, "\r\n")] = '\0';
+	if (*key == '\0') {
+		snprintf(err, errlen, "the execd-proxy key %s is empty", path);
+		return -1;
+	}
+	return 0;
+}
+
+/* The first request on a new connection: prove we may register. */
+static int
+authenticate(char *err, size_t errlen)
+{
+	uint64_t	 deadline = ev_now() + NP_TIMEOUT_MS;
+	long long	 id = ++np.next_id;
+	char		 key[NP_KEY_MAX], *line = NULL;
+	const char	*msg;
+	json_t		*req, *reply = NULL;
+	size_t		 len;
+	int		 rc = -1;
+
+	if (read_key(key, sizeof(key), err, errlen) == -1)
+		return -1;
+	req = json_pack("{s:s, s:s, s:I}", "op", "auth", "key", key, "id", (json_int_t)id);
+	OPENSSL_cleanse(key, sizeof(key));
+	if (req == NULL || (line = jx_dump(req, &len)) == NULL) {
+		snprintf(err, errlen, "out of memory");
+		goto out;
+	}
+	line[len] = '\n';
+	if (send_line(line, len + 1, deadline) == -1 ||
+	    (reply = recv_reply(id, deadline)) == NULL)
+		snprintf(err, errlen, "execd-proxy at %s did not answer", np.path);
+	else if (!json_is_true(json_object_get(reply, "ok"))) {
+		msg = json_string_value(json_object_get(reply, "error"));
+		snprintf(err, errlen, "execd-proxy at %s refused us: %s", np.path,
+		    msg ? msg : "no reason");
+	} else
+		rc = 0;
+out:
+	if (line != NULL) {
+		OPENSSL_cleanse(line, len);
+		free(line);
+	}
+	json_decref(req);
+	json_decref(reply);
+	return rc;
+}
+
 static int
 connect_now(char *err, size_t errlen)
 {
@@ -103,6 +182,12 @@ connect_now(char *err, size_t errlen)
 		return -1;
 	}
 	np.fd = fd;
+	if (authenticate(err, errlen) == -1) {
+		close(np.fd);
+		np.fd = -1;
+		buf_reset(&np.in);
+		return -1;
+	}
 	np.retry_ms = 0;
 	return 0;
 }

@@ -13,6 +13,9 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <openssl/crypto.h>
+#include <openssl/evp.h>
+
 #include "evloop.h"
 #include "fdpass.h"
 #include "fdio.h"
@@ -27,6 +30,9 @@
 
 #define RESUME_MAGIC	0x65786431u	/* "exd1" */
 #define RESUME_MAX	(1024 * 1024)	/* an initialize request is small */
+#define RESUME_NAME_V1	"execd resume v1"	/* hashed with its NUL, then the id */
+#define RESUME_NAME_LEN	16		/* bytes of the hash in the socket's name */
+#define SESSION_ID_LEN	36
 
 struct resume_hdr {
 	uint32_t	magic;
@@ -40,6 +46,7 @@ static struct {
 	struct ev_timer	 ttl;
 	int		 waiting;
 	struct conn	 conn;		/* the connection handed to us */
+	char		 id[SESSION_ID_LEN + 1];	/* what a hand-over must name */
 } rs;
 
 static int
@@ -48,7 +55,7 @@ session_id_ok(const char *id)
 	size_t	i, n = strlen(id);
 
 	/* a UUID: it becomes a file name, so nothing else gets through */
-	if (n != 36)
+	if (n != SESSION_ID_LEN)
 		return 0;
 	for (i = 0; i < n; i++)
 		if (!(isxdigit((unsigned char)id[i]) || id[i] == '-'))
@@ -56,12 +63,30 @@ session_id_ok(const char *id)
 	return 1;
 }
 
+/*
+ * The socket is named by a one-way function of the session id: whoever can
+ * list the state directory learns where sessions are, never their ids, and
+ * the id is what a hand-over must name (resume_take).
+ */
 static int
 socket_path(const char *id, char *out, size_t len)
 {
+	static const char	 domain[] = RESUME_NAME_V1;
+	unsigned char		 in[sizeof(domain) + SESSION_ID_LEN], md[EVP_MAX_MD_SIZE];
+	char			 hex[2 * RESUME_NAME_LEN + 1];
+	size_t			 i;
+
 	if (conf.state_dir == NULL || !session_id_ok(id))
 		return -1;
-	if ((size_t)snprintf(out, len, "%s/session-%s.sock", conf.state_dir, id) >= len)
+	memcpy(in, domain, sizeof(domain));
+	memcpy(in + sizeof(domain), id, SESSION_ID_LEN);
+	if (EVP_Digest(in, sizeof(in), md, NULL, EVP_sha256(), NULL) != 1) {
+		log_warnx("SHA-256 failed: no session socket");
+		return -1;
+	}
+	for (i = 0; i < RESUME_NAME_LEN; i++)
+		snprintf(hex + 2 * i, 3, "%02x", md[i]);
+	if ((size_t)snprintf(out, len, "%s/session-%s.sock", conf.state_dir, hex) >= len)
 		return -1;
 	return 0;
 }
@@ -73,6 +98,22 @@ resume_expired(struct ev_timer *t, void *arg)
 	rs.waiting = 0;
 	resume_cleanup();
 	proc_end_session();
+}
+
+/* Does the hand-over's initialize name our session?  Constant time. */
+static int
+handover_names_us(const char *msg, size_t len)
+{
+	json_t		*req = json_loadb(msg, len, 0, NULL);
+	const char	*id;
+	int		 ok;
+
+	id = json_string_value(json_object_get(json_object_get(req, "params"),
+	    "resumeSessionId"));
+	ok = id != NULL && rs.id[0] != '\0' && strlen(id) == SESSION_ID_LEN &&
+	    CRYPTO_memcmp(id, rs.id, SESSION_ID_LEN) == 0;
+	json_decref(req);
+	return ok;
 }
 
 /* The owner's side: a new instance brings us our client back. */
@@ -97,6 +138,13 @@ resume_take(int us)
 		goto bad;
 	if (fd_read_full(us, msg, hdr.len) != 0)
 		goto bad;
+	if (!handover_names_us(msg, hdr.len)) {
+		/* what a new instance hears for a session that does not exist */
+		log_warnx("resume refused: the hand-over on %s names another session", rs.path);
+		reply = 'N';
+		(void)!write(us, &reply, 1);
+		goto out;
+	}
 	if (rpc_attached()) {
 		reply = 'A';
 		(void)!write(us, &reply, 1);
@@ -126,18 +174,96 @@ out:
 	close(us);
 }
 
+/* The levels of pid namespaces a status file lists (NSpid), or -1. */
+static int
+pidns_depth(const char *status)
+{
+	char	*line = NULL, *p;
+	size_t	 cap = 0;
+	FILE	*f;
+	int	 n = -1;
+
+	if ((f = fopen(status, "re")) == NULL)
+		return -1;
+	while (n == -1 && getline(&line, &cap, f) != -1) {
+		if (strncmp(line, "NSpid:", 6) != 0)
+			continue;
+		for (n = 0, p = line + 6; *p != '\0'; n++) {
+			p += strspn(p, " \t\n");
+			if (*p == '\0')
+				break;
+			p += strcspn(p, " \t\n");
+		}
+	}
+	free(line);
+	fclose(f);
+	return n;
+}
+
+/*
+ * Is the peer in our namespace ns?  1 yes, 0 no, -1 the kernel would not
+ * say: it lets us look at any dumpable process of ours and at any process
+ * in a user namespace we own (a sandbox's), but not at a non-dumpable one
+ * of our own user namespace, which is what another execd instance is.
+ */
+static int
+ns_same(pid_t pid, const char *ns)
+{
+	char		path[64];
+	struct stat	peer, self;
+
+	snprintf(path, sizeof(path), "/proc/self/ns/%s", ns);
+	if (stat(path, &self) == -1)
+		return 0;
+	snprintf(path, sizeof(path), "/proc/%ld/ns/%s", (long)pid, ns);
+	if (stat(path, &peer) == -1)
+		return errno == EACCES || errno == EPERM ? -1 : 0;
+	return peer.st_dev == self.st_dev && peer.st_ino == self.st_ino;
+}
+
+/*
+ * Only an execd instance outside any sandbox may hand us a client: our uid
+ * (or root), a pid we can see, our pid and user namespaces.  NULL, or why not.
+ */
+static const char *
+peer_refusal(int us, struct ucred *cred)
+{
+	socklen_t	cl = sizeof(*cred);
+	char		status[64];
+	int		same, depth;
+
+	if (getsockopt(us, SOL_SOCKET, SO_PEERCRED, cred, &cl) == -1)
+		return "no peer credentials";
+	if (cred->uid != getuid() && cred->uid != 0)
+		return "another uid";
+	if (cred->pid == 0)
+		return "a pid outside our pid namespace";
+	if ((same = ns_same(cred->pid, "pid")) == -1) {
+		/* visible to us, so ours or below it: below lists more levels */
+		snprintf(status, sizeof(status), "/proc/%ld/status", (long)cred->pid);
+		depth = pidns_depth(status);
+		same = depth != -1 && depth == pidns_depth("/proc/self/status");
+	}
+	if (!same)
+		return "another pid namespace";
+	/* a sandbox's user namespace is one we own: ns_same() can tell */
+	if (ns_same(cred->pid, "user") == 0)
+		return "another user namespace";
+	return NULL;
+}
+
 static void
 resume_accept(struct ev_io *io, uint32_t events, void *arg)
 {
-	struct ucred	cred;
-	socklen_t	cl = sizeof(cred);
-	int		us, fl;
+	struct ucred	 cred = { 0 };
+	const char	*why;
+	int		 us, fl;
 
 	if ((us = accept4(io->fd, NULL, NULL, SOCK_CLOEXEC)) == -1)
 		return;
-	if (getsockopt(us, SOL_SOCKET, SO_PEERCRED, &cred, &cl) == -1 ||
-	    (cred.uid != getuid() && cred.uid != 0)) {
-		log_warnx("resume attempt by uid %ld refused", (long)cred.uid);
+	if ((why = peer_refusal(us, &cred)) != NULL) {
+		log_warnx("resume attempt by pid %ld uid %ld refused: %s", (long)cred.pid,
+		    (long)cred.uid, why);
 		close(us);
 		return;
 	}
@@ -159,6 +285,7 @@ resume_publish(const char *session_id)
 	ev_timer_init(&rs.ttl, resume_expired, NULL);
 	if (conf.resume_ttl_ms == 0 || socket_path(session_id, rs.path, sizeof(rs.path)) == -1)
 		return -1;
+	snprintf(rs.id, sizeof(rs.id), "%s", session_id);
 	if (mkdir(conf.state_dir, 0700) == -1 && errno != EEXIST) {
 		log_warn("mkdir %s: sessions cannot be resumed", conf.state_dir);
 		return -1;

@@ -56,6 +56,8 @@ try:
         f.write((json.dumps(req) + "\n").encode())
         f.flush()
         return json.loads(f.readline())
+    with open(ctl + ".key") as kf:
+        t.ok(call(op="auth", key=kf.read().strip())["ok"], "control: authenticated with the key")
     r = call(op="register")
     st0 = call(op="status")
     http = st0["http"]

@@ -1,10 +1,12 @@
 #!/usr/bin/python3
-"""execd-proxy control socket: permissions and peer check, register /
+"""execd-proxy control socket: permissions and peer check, the key, register /
 unregister / status, credentials that stop working, restored credentials,
 registrations bound to their control connection, malformed requests."""
 
 import json
 import os
+import re
+import shutil
 import socket
 import stat
 import subprocess
@@ -108,6 +110,9 @@ t.ok(not r["ok"] and "too large" in r["error"], "oversized tags refused", r)
 s2 = socket.socket(socket.AF_UNIX)
 s2.connect(P.ctl_path)
 f2 = s2.makefile("rwb")
+f2.write(b'{"op":"auth","key":"%s"}\n' % P.key().encode())
+f2.flush()
+t.ok(json.loads(f2.readline())["ok"], "a second control connection authenticates")
 f2.write(b'{"op":"register","id":"r1","tags":{"process_id":"c"}}\n')
 f2.flush()
 r = json.loads(f2.readline())
@@ -120,5 +125,109 @@ time.sleep(0.3)
 t.eq(curl("-x", "http://%s:%s@%s" % (cid, sec, P.http), url).code, 407,
      "closing the control connection drops its registrations")
 
+# the key: a peer of the right uid proves it is execd (or the operator)
+key_path = P.ctl_path + ".key"
+t.eq(stat.S_IMODE(os.stat(key_path).st_mode), 0o600, "key file mode 0600")
+t.ok(re.fullmatch(r"[0-9a-f]{64}", P.key()) is not None, "key: 32 random bytes in hex")
+victim = P.register(tags={"process_id": "victim"})
+forged_id, forged_secret = "x" + "3" * 15, "4" * 32
+
+# One control client: sends each argument line (KEY replaced by the key), prints
+# each reply or "closed"; "nodump" first makes it non-dumpable, as execd is.
+CLIENT = r"""
+import ctypes, json, socket, sys
+args = sys.argv[3:]
+if args[:1] == ["nodump"]:
+    ctypes.CDLL(None).prctl(4, 0, 0, 0, 0); args = args[1:]
+s = socket.socket(socket.AF_UNIX); s.settimeout(5); s.connect(sys.argv[1])
+f = s.makefile("rwb")
+for a in args:
+    try:
+        f.write(a.replace("KEY", sys.argv[2]).encode() + b"\n"); f.flush()
+        line = f.readline()
+    except OSError:
+        line = b""
+    print(line.decode().strip() or "closed", flush=True)
+"""
+
+
+def client(path, key, *lines, prefix=()):
+    c = subprocess.run(list(prefix) + ["/usr/bin/python3", "-c", CLIENT, path, key] + list(lines),
+                       capture_output=True, text=True, timeout=20)
+    return (c.stdout + c.stderr).strip().splitlines()
+
+
+REG = json.dumps({"op": "register", "id": 1, "tags": {"process_id": "victim"},
+                  "credentials": {"id": forged_id, "secret": forged_secret}})
+UNREG = json.dumps({"op": "unregister", "id": 2, "credential": victim.id})
+STATUS = json.dumps({"op": "status", "id": 3})
+forged = "http://%s:%s@%s" % (forged_id, forged_secret, P.http)
+
+out = client(P.ctl_path, P.key(), REG, UNREG)
+t.ok(len(out) == 2 and '"authentication required"' in out[0] and out[1] == "closed",
+     "without the key: the first request is answered with an error, then closed", out)
+out = client(P.ctl_path, P.key(), UNREG, STATUS)
+t.ok(len(out) == 2 and '"authentication required"' in out[0] and out[1] == "closed",
+     "without the key: unregister refused too", out)
+out = client(P.ctl_path, "0" * 64, '{"op":"auth","key":"KEY"}', REG, UNREG)
+t.ok(len(out) == 3 and '"wrong key"' in out[0] and out[1:] == ["closed"] * 2,
+     "a wrong key is refused and the connection closed", out)
+out = client(P.ctl_path, "", '{"op":"auth"}', STATUS)
+t.ok(len(out) == 2 and '"wrong key"' in out[0] and out[1] == "closed", "no key at all", out)
+t.eq(curl("-x", victim.http_url, url).code, 200, "the victim's registration is still there")
+t.eq(curl("-x", forged, url).code, 407, "and no forged one was made")
+log = P.logtext()
+t.ok("refused: authentication required" in log and "refused: wrong key" in log,
+     "refused control clients are logged with the reason", log[-800:])
+out = client(P.ctl_path, P.key(), '{"op":"auth","key":"KEY","id":9}', STATUS,
+             '{"op":"auth","key":"KEY"}')
+t.ok(len(out) == 3 and json.loads(out[0]) == {"id": 9, "ok": True} and
+     json.loads(out[1])["ok"] and "already authenticated" in out[2],
+     "the right key: auth answered (id echoed), then requests work", out)
+
+UNSHARE = shutil.which("unshare")
+if UNSHARE is None:
+    t.skip("a client in another pid namespace", "no unshare")
+else:
+    out = client(P.ctl_path, P.key(), '{"op":"auth","key":"KEY"}', REG, UNREG,
+                 prefix=[UNSHARE, "-r", "--pid", "--fork"])
+    t.ok(out[:1] == ["closed"], "a client in a child pid namespace is refused even with the key",
+         out)
+    t.ok("another pid namespace" in P.logtext(), "and logged", P.logtext()[-400:])
+    t.eq(curl("-x", victim.http_url, url).code, 200, "the victim's registration is still there")
+
 t.eq(P.stop(), 0, "proxy exits 0")
+t.ok(not os.path.exists(key_path), "key file removed at exit")
+
+# a restart replaces a stale key with a new one
+with open(key_path, "w") as f:
+    f.write("stale\n")
+old_key = "stale"
+P = Proxy("listen http 127.0.0.1:0\nallow 127.0.0.1\n", dir=P.dir)
+t.ok(P.key() != old_key and stat.S_IMODE(os.stat(key_path).st_mode) == 0o600,
+     "a stale key file is replaced at start")
+t.eq(P.stop(), 0, "proxy exits 0")
+
+# an unprivileged proxy cannot look at execd's namespaces (not dumpable):
+# it must still take execd and refuse a sandbox's pid namespace
+SETPRIV = shutil.which("setpriv")
+if os.geteuid() != 0 or SETPRIV is None or UNSHARE is None:
+    t.skip("an execd-proxy run as nobody", "not root, or no setpriv or unshare")
+else:
+    NOBODY = ["--reuid", "65534", "--regid", "65534", "--clear-groups"]
+    from proxytest import tmpdir
+    d = tmpdir()
+    os.chown(d, 65534, 65534)
+    N = Proxy("listen http 127.0.0.1:0\nallow 127.0.0.1\n", dir=d, prefix=[SETPRIV] + NOBODY,
+              audit=False)
+    nk = N.key()
+    out = client(N.ctl_path, nk, "nodump", '{"op":"auth","key":"KEY"}', STATUS,
+                 prefix=[SETPRIV] + NOBODY)
+    t.ok(len(out) == 2 and all(json.loads(o)["ok"] for o in out),
+         "as nobody: a non-dumpable client of its uid with the key is taken", out)
+    out = client(N.ctl_path, nk, '{"op":"auth","key":"KEY"}', STATUS,
+                 prefix=[SETPRIV] + NOBODY + [UNSHARE, "-r", "--pid", "--fork"])
+    t.ok(out[:1] == ["closed"], "as nobody: a client in a child pid namespace is refused", out)
+    t.ok("another pid namespace" in N.logtext(), "as nobody: and logged", N.logtext()[-400:])
+    t.eq(N.stop(), 0, "as nobody: proxy exits 0")
 t.done()

@@ -147,6 +147,25 @@ time.sleep(0.2)
 t.eq(curl("-x", env["HTTP_PROXY"], url).code, 407, "credentials stop working after unregister")
 t.eq(P2.call("status")["registrations"], 1, "one registration left")
 
+# execd reads the key at every connect: a wrong or missing one is a clear refusal
+key_path = P2.ctl_path + ".key"
+good_key = P2.key()
+with open(key_path, "w") as f:
+    f.write("0" * 64 + "\n")
+h2 = Helper(P2.ctl_path)
+r = h2.register("p4")
+t.ok(r["rc"] == -1 and "refused us: wrong key" in r["error"],
+     "a wrong key in SOCKET.key: register fails, saying so", r)
+os.unlink(key_path)
+r = h2.register("p4")
+t.ok(r["rc"] == -1 and "cannot read the execd-proxy key %s" % key_path in r["error"],
+     "no SOCKET.key: register fails, saying so", r)
+with open(key_path, "w") as f:
+    f.write(good_key + "\n")
+t.eq(h2.register("p4")["rc"], 0, "with the right key back, the same client registers")
+h2.p.stdin.close()
+t.eq(h2.p.wait(timeout=10), 0, "second helper exits cleanly")
+
 P2.stop()
 r = h.register("p3")
 t.ok(r["rc"] == -1 and "cannot reach execd-proxy at %s" % P.ctl_path in r["error"],

@@ -1,5 +1,6 @@
 """Session resume over WebSocket: reattach, missed output, -32010, TTL."""
 import base64
+import hashlib
 import json
 import os
 import tempfile
@@ -58,7 +59,9 @@ async def scenario():
     return sid, pid, files, resumed, text, seqs, r2, r3, live
 
 sid, pid, files, resumed, text, seqs, r2, r3, live = run(scenario())
-t.ok(files == ["session-%s.sock" % sid], "the session is published in the state directory", files)
+name = hashlib.sha256(b"execd resume v1\0" + sid.encode()).hexdigest()[:32]
+t.ok(files == ["session-%s.sock" % name], "the session is published in the state directory "
+     "under a hash of its id", files)
 t.eq(resumed, sid, "initialize with resumeSessionId reattaches the same session")
 t.ok(b"t1" in text and b"t2" in text and seqs == list(range(1, len(seqs) + 1)),
      "output produced while detached is readable with afterSeq", (text, seqs))

@@ -30,9 +30,6 @@ from execd_client import EXECD, Execd, b64
 # The checks that fail today, by key.  To fix one: make execd refuse the
 # attack, then delete its line here; the check turns into a plain one.
 EXPECTED_TO_FAIL = {
-    "resume-socket": "a sandboxed child resumes its session through STATE-DIR/session-ID.sock",
-    "proxy-control-unregister": "a sandboxed child unregisters another process's proxy entry",
-    "proxy-control-register": "a sandboxed child registers proxy credentials of its own",
     "fs-race-write": "fs/writeFile follows a swapped-in symlink out of the roots",
     "fs-race-mkdir": "fs/createDirectory follows a swapped-in symlink out of the roots",
     "fs-race-remove": "fs/remove follows a swapped-in symlink out of the roots",

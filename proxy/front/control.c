@@ -1,9 +1,13 @@
 /*
  * The control socket: a Unix stream socket (mode 0600) on which execd
  * registers the processes it starts.  Only the proxy's own user or root
- * may talk to it (SO_PEERCRED).  One JSON object per line each way; see
- * execd-proxy(8).  Registrations belong to the connection that made them
- * and end with it, so a vanished execd leaves no working credentials.
+ * may talk to it (SO_PEERCRED), and sharing the uid is not enough: the
+ * first request must be "auth" with the key the proxy wrote beside the
+ * socket at start, which a sandboxed command cannot see, and a peer seen
+ * in another pid namespace (a sandbox's) is refused outright.  One JSON
+ * object per line each way; see execd-proxy(8).  Registrations belong to
+ * the connection that made them and end with it, so a vanished execd
+ * leaves no working credentials.
  */
 #include "config.h"
 
@@ -12,11 +16,16 @@
 #include <sys/un.h>
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include <openssl/crypto.h>
+#include <openssl/rand.h>
+
+#include "fdio.h"
 #include "jsonx.h"
 #include "log.h"
 #include "front/front.h"
@@ -26,6 +35,7 @@
 #define CTL_LINE_MAX	(256 * 1024)
 #define CTL_TAGS_MAX	(8 * 1024)
 #define CTL_OUT_MAX	(4 * 1024 * 1024)
+#define CTL_KEY_BYTES	32
 
 struct ctl_client {
 	TAILQ_ENTRY(ctl_client)	 entry;
@@ -35,6 +45,7 @@ struct ctl_client {
 	struct buf		 in, out;
 	uid_t			 uid;
 	pid_t			 pid;
+	int			 authed;	/* sent the key */
 	int			 dead;
 };
 
@@ -45,6 +56,8 @@ static struct ev_io		ctl_io;
 static struct ev_timer		ctl_reaper;
 static char			ctl_path[sizeof(((struct sockaddr_un *)0)->sun_path)];
 static struct proxy_env		*env;
+static char			ctl_key_path[sizeof(ctl_path) + sizeof(".key")];
+static char			ctl_key[2 * CTL_KEY_BYTES + 1];
 
 static void
 reap(struct ev_timer *t, void *arg)
@@ -222,6 +235,38 @@ op_status(struct ctl_client *cl, json_t *id)
 	    "audit", "written", (json_int_t)audit_written(), "lost", (json_int_t)audit_lost()));
 }
 
+/* A refused client hears why, as far as the socket takes it, and is gone. */
+static void
+refuse(struct ctl_client *cl, json_t *id, const char *why)
+{
+	log_warnx("control: pid %d uid %u refused: %s", (int)cl->pid, (unsigned)cl->uid, why);
+	send_error(cl, id, why);
+	if (!cl->dead) {
+		(void)flush_out(cl);
+		client_close(cl, "refused");
+	}
+}
+
+/* The first request must be {"op":"auth","key":...} with our key. */
+static void
+op_auth(struct ctl_client *cl, json_t *req, json_t *id)
+{
+	const char	*key = json_string_value(json_object_get(req, "key"));
+	const char	*op = json_string_value(json_object_get(req, "op"));
+
+	if (op == NULL || strcmp(op, "auth") != 0)
+		refuse(cl, id, "authentication required");
+	else if (key == NULL || strlen(key) != 2 * CTL_KEY_BYTES ||
+	    strlen(ctl_key) != 2 * CTL_KEY_BYTES ||
+	    CRYPTO_memcmp(key, ctl_key, 2 * CTL_KEY_BYTES) != 0)
+		refuse(cl, id, "wrong key");
+	else {
+		cl->authed = 1;
+		log_info("control: client pid %d authenticated", (int)cl->pid);
+		send_json(cl, json_pack("{s:O?, s:b}", "id", id, "ok", 1));
+	}
+}
+
 static void
 handle_line(struct ctl_client *cl, const char *line, size_t len)
 {
@@ -230,12 +275,17 @@ handle_line(struct ctl_client *cl, const char *line, size_t len)
 	const char	*op;
 
 	if ((req = json_loadb(line, len, JSON_REJECT_DUPLICATES, &jerr)) == NULL) {
-		send_error(cl, NULL, "malformed JSON");
+		if (!cl->authed)
+			refuse(cl, NULL, "authentication required");
+		else
+			send_error(cl, NULL, "malformed JSON");
 		return;
 	}
 	id = json_object_get(req, "id");
 	op = json_string_value(json_object_get(req, "op"));
-	if (!json_is_object(req) || op == NULL)
+	if (!cl->authed)
+		op_auth(cl, req, id);
+	else if (!json_is_object(req) || op == NULL)
 		send_error(cl, id, "a request is an object with an \"op\" string");
 	else if (strcmp(op, "register") == 0)
 		op_register(cl, req, id);
@@ -243,6 +293,8 @@ handle_line(struct ctl_client *cl, const char *line, size_t len)
 		op_unregister(cl, req, id);
 	else if (strcmp(op, "status") == 0)
 		op_status(cl, id);
+	else if (strcmp(op, "auth") == 0)
+		send_error(cl, id, "already authenticated");
 	else
 		send_error(cl, id, "unknown op");
 	json_decref(req);
@@ -295,6 +347,59 @@ client_io(struct ev_io *io, uint32_t events, void *arg)
 		client_close(cl, "write error");
 }
 
+/* The levels of pid namespaces a status file lists (NSpid), or -1. */
+static int
+pidns_depth(const char *status)
+{
+	char	*line = NULL, *p;
+	size_t	 cap = 0;
+	FILE	*f;
+	int	 n = -1;
+
+	if ((f = fopen(status, "re")) == NULL)
+		return -1;
+	while (n == -1 && getline(&line, &cap, f) != -1) {
+		if (strncmp(line, "NSpid:", 6) != 0)
+			continue;
+		for (n = 0, p = line + 6; *p != '\0'; n++) {
+			p += strspn(p, " \t\n");
+			if (*p == '\0')
+				break;
+			p += strcspn(p, " \t\n");
+		}
+	}
+	free(line);
+	fclose(f);
+	return n;
+}
+
+/*
+ * Is a peer we can see in another pid namespace (a sandbox's)?  The ns
+ * links of a non-dumpable process (execd) are hidden from an unprivileged
+ * proxy: then a visible pid below ours lists more NSpid levels.  A peer
+ * /proc does not show us (hidepid, ProtectProc=) cannot be told: the key
+ * is all there is then.
+ */
+static int
+peer_other_pidns(pid_t pid)
+{
+	char		path[64];
+	struct stat	peer, self;
+	int		depth;
+
+	if (pid == 0 || stat("/proc/self/ns/pid", &self) == -1)
+		return 0;
+	snprintf(path, sizeof(path), "/proc/%ld/ns/pid", (long)pid);
+	if (stat(path, &peer) == 0)
+		return peer.st_dev != self.st_dev || peer.st_ino != self.st_ino;
+	if (errno != EACCES && errno != EPERM)
+		return 0;
+	snprintf(path, sizeof(path), "/proc/%ld/status", (long)pid);
+	if ((depth = pidns_depth(path)) == -1)
+		return 0;
+	return depth != pidns_depth("/proc/self/status");
+}
+
 static void
 accept_ready(struct ev_io *io, uint32_t events, void *arg)
 {
@@ -312,6 +417,12 @@ accept_ready(struct ev_io *io, uint32_t events, void *arg)
 		if (cred.uid != 0 && cred.uid != geteuid()) {
 			log_warnx("control: refusing pid %d of uid %u", (int)cred.pid,
 			    (unsigned)cred.uid);
+			close(fd);
+			continue;
+		}
+		if (peer_other_pidns(cred.pid)) {
+			log_warnx("control: refusing pid %d of uid %u: another pid namespace",
+			    (int)cred.pid, (unsigned)cred.uid);
 			close(fd);
 			continue;
 		}
@@ -360,6 +471,55 @@ clear_stale(const struct sockaddr_un *sun)
 	return unlink(sun->sun_path);
 }
 
+/*
+ * The key a client proves itself with, fresh at every start, in a file of
+ * its own beside the socket (mode 0600; a stale one is replaced).
+ */
+static int
+key_create(const char *path)
+{
+	unsigned char	raw[CTL_KEY_BYTES];
+	char		line[sizeof(ctl_key) + 1];
+	size_t		i;
+	int		fd, e;
+
+	snprintf(ctl_key_path, sizeof(ctl_key_path), "%s.key", path);
+	if (RAND_bytes(raw, sizeof(raw)) != 1) {
+		log_warnx("control: cannot make a key (RAND_bytes)");
+		return -1;
+	}
+	for (i = 0; i < sizeof(raw); i++)
+		snprintf(ctl_key + 2 * i, 3, "%02x", raw[i]);
+	OPENSSL_cleanse(raw, sizeof(raw));
+	snprintf(line, sizeof(line), "%s\n", ctl_key);
+	if (unlink(ctl_key_path) == -1 && errno != ENOENT) {
+		log_warn("control: unlink %s", ctl_key_path);
+		return -1;
+	}
+	fd = open(ctl_key_path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd == -1) {
+		log_warn("control: %s", ctl_key_path);
+		return -1;
+	}
+	e = fd_write_all(fd, line, strlen(line));
+	OPENSSL_cleanse(line, sizeof(line));
+	if (e != 0 || close(fd) == -1) {
+		log_warnx("control: writing %s: %s", ctl_key_path, strerror(e ? e : errno));
+		unlink(ctl_key_path);
+		return -1;
+	}
+	return 0;
+}
+
+static void
+key_remove(void)
+{
+	if (ctl_key_path[0] != '\0')
+		unlink(ctl_key_path);
+	ctl_key_path[0] = '\0';
+	OPENSSL_cleanse(ctl_key, sizeof(ctl_key));
+}
+
 int
 control_open(const char *path, struct proxy_env *e)
 {
@@ -371,10 +531,12 @@ control_open(const char *path, struct proxy_env *e)
 		return -1;
 	}
 	snprintf(sun.sun_path, sizeof(sun.sun_path), "%s", path);
-	if (clear_stale(&sun) == -1)
+	/* the key is in place before the socket: a client that sees one finds both */
+	if (clear_stale(&sun) == -1 || key_create(path) == -1)
 		return -1;
 	if ((ctl_fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0)) == -1) {
 		log_warn("control: socket");
+		key_remove();
 		return -1;
 	}
 	old = umask(0177);
@@ -401,6 +563,7 @@ control_open(const char *path, struct proxy_env *e)
 fail:
 	close(ctl_fd);
 	ctl_fd = -1;
+	key_remove();
 	return -1;
 }
 
@@ -419,4 +582,5 @@ control_close(void)
 	close(ctl_fd);
 	ctl_fd = -1;
 	unlink(ctl_path);
+	key_remove();
 }

@@ -155,8 +155,9 @@ class Dnsmasq:
 class Proxy:
     """An execd-proxy with a throw-away configuration and a control client."""
 
-    def __init__(self, conf, audit=True, args=None, wait=True, dir=None):
-        """dir: reuse another proxy's directory (control socket, audit, log): a restart."""
+    def __init__(self, conf, audit=True, args=None, wait=True, dir=None, prefix=()):
+        """dir: reuse another proxy's directory (control socket, audit, log): a restart.
+        prefix: run execd-proxy through it (setpriv ...)."""
         self.dir = dir or tmpdir()
         self.ctl_path = os.path.join(self.dir, "control.sock")
         self.conf_path = os.path.join(self.dir, "proxy.conf")
@@ -164,7 +165,8 @@ class Proxy:
         self.log_path = os.path.join(self.dir, "proxy.log")
         self.write_conf(conf, audit)
         self.log = open(self.log_path, "ab")
-        self.proc = subprocess.Popen([PROXY_BIN, "-v", "-f", self.conf_path] + (args or []),
+        self.proc = subprocess.Popen(list(prefix) + [PROXY_BIN, "-v", "-f", self.conf_path] +
+                                     (args or []),
                                      stdout=self.log, stderr=self.log, env=clean_env())
         _procs.append(self.proc)
         self.ctl = None
@@ -196,11 +198,19 @@ class Proxy:
                 s.settimeout(10)
                 self.ctl = s
                 self.ctl_file = s.makefile("rwb")
+                r = self.call("auth", key=self.key())
+                if not r.get("ok"):
+                    raise RuntimeError("control auth failed: %r" % r)
                 return
             except OSError:
                 s.close()
                 time.sleep(0.02)
         raise RuntimeError("control socket did not appear")
+
+    def key(self):
+        """The key execd-proxy wrote beside its control socket."""
+        with open(self.ctl_path + ".key") as f:
+            return f.read().strip()
 
     def call(self, op, **kw):
         self._id += 1
