@@ -8,9 +8,33 @@ libc-ares-dev libcurl4-openssl-dev libseccomp-dev libssl-dev \
 python3 python3-websockets socat curl mandoc procps iproute2 \
 systemd xinetd openssh-server openssh-client dnsmasq-base tinyproxy clang libclang-rt-14-dev \
 libbsd0 libevent-2.1-7 libtirpc3 libwrap0"
+# Packages are installed without starting their daemons (sshd, xinetd,
+# tinyproxy are only run by the tests, on private ports and configuration
+# files): Debian's maintainer scripts ask policy-rc.d, and 101 means "not now".
+# A policy-rc.d the administrator already has is left as it is, and no
+# service that was running before is stopped, restarted or reconfigured.
 if ! dpkg -s $pkgs >/dev/null 2>&1; then
+	# the daemons this script brings in itself are not enabled at boot either
+	new_units=
+	for p in openssh-server:ssh xinetd:xinetd tinyproxy:tinyproxy; do
+		dpkg -s "${p%%:*}" >/dev/null 2>&1 || new_units="$new_units ${p#*:}"
+	done
+	own_policy=
+	if [ ! -e /usr/sbin/policy-rc.d ]; then
+		printf '#!/bin/sh\nexit 101\n' >/usr/sbin/policy-rc.d
+		chmod 755 /usr/sbin/policy-rc.d
+		own_policy=1
+		trap 'rm -f /usr/sbin/policy-rc.d' EXIT INT TERM
+	fi
 	apt-get update -q
 	apt-get install -y -q --no-install-recommends $pkgs
+	if [ -n "$own_policy" ]; then
+		rm -f /usr/sbin/policy-rc.d
+		trap - EXIT INT TERM
+	fi
+	for u in $new_units; do
+		systemctl disable --quiet "$u" >/dev/null 2>&1 || true
+	done
 fi
 # openbsd-inetd conflicts with xinetd (both provide inet-superserver), so the
 # inetd test runs it unpacked here, never installed (its libraries are above).
@@ -33,7 +57,3 @@ if [ "${1:-}" = --with-reference ] && ! ls $ref/node_modules/@openai/codex-linux
 			echo "install-deps: the reference could not be installed; its tests will be skipped" >&2
 	fi
 fi
-# inetd/xinetd/sshd/dnsmasq/tinyproxy are used by tests only: never leave them running as services.
-for s in xinetd ssh tinyproxy; do
-	service "$s" stop >/dev/null 2>&1 || true
-done

@@ -7,8 +7,12 @@ top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top" || exit 1
 sh contrib/install-deps.sh --with-reference || exit 1
 [ -x configure ] || autoreconf -fi || exit 1
+# an in-tree configuration would stop the out-of-tree builds below
+[ ! -f config.status ] || make distclean >/dev/null || exit 1
 
-pass=0 fail=0 skip=0 rc=0
+pass=0 fail=0 skip=0 xfail=0 rc=0
+xfails=$(mktemp)
+trap 'rm -f "$xfails"' EXIT
 run_suite() {	# $1: build dir, rest: configure flags
 	dir=$1; shift
 	mkdir -p "$dir" && cd "$dir" || return 1
@@ -17,8 +21,11 @@ run_suite() {	# $1: build dir, rest: configure flags
 	r=$?
 	if [ -f test-suite.log ]; then
 		set -- $(awk '/^# PASS:/{p=$3} /^# FAIL:/{f=$3} /^# ERROR:/{e=$3} /^# XPASS:/{x=$3}
-		    /^# SKIP:/{s=$3} END{print p+0, f+e+x, s+0}' test-suite.log)
-		pass=$((pass + $1)); fail=$((fail + $2)); skip=$((skip + $3))
+		    /^# SKIP:/{s=$3} /^# XFAIL:/{xf=$3} END{print p+0, f+e+x, s+0, xf+0}' test-suite.log)
+		pass=$((pass + $1)); fail=$((fail + $2)); skip=$((skip + $3)); xfail=$((xfail + $4))
+		# the expected failures by name: a known failure must stay visible
+		find tests -name '*.log' -exec grep -h '^XFAIL:' {} + 2>/dev/null |
+		    sed "s|^|  $(basename "$dir"): |" >>"$xfails"
 		[ "$r" -eq 0 ] || cat test-suite.log | tail -n 200
 	fi
 	cd "$top"
@@ -26,5 +33,10 @@ run_suite() {	# $1: build dir, rest: configure flags
 }
 run_suite "$top/_build/plain" || rc=1
 run_suite "$top/_build/sanitized" --enable-sanitizers || rc=1
+if [ "$xfail" -gt 0 ]; then
+	echo "$xfail expected failures (XFAIL, counted apart from passed and failed):"
+	cat "$xfails"
+fi
+echo "all classes: $pass passed, $fail failed (FAIL+ERROR+XPASS), $skip skipped, $xfail expected failures"
 echo "$pass passed, $fail failed, $skip skipped"
 exit $rc
