@@ -19,7 +19,8 @@
 #include "fdio.h"
 #include "log.h"
 #include "proc_spawn.h"
-#include "sandbox.h"
+#include "sandbox_kernel.h"
+#include "sandbox_plan.h"
 #include "spawn_wire.h"
 #include "spawner.h"
 
