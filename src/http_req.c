@@ -421,19 +421,6 @@ headers_build(struct rpc_req *req, json_t *list, struct http_spec *spec)
 	return rc;
 }
 
-void
-http_spec_free(struct http_spec *spec)
-{
-	if (spec == NULL)
-		return;
-	free(spec->method);
-	http_url_free(&spec->url);
-	json_decref(spec->headers);
-	free(spec->body);
-	free(spec->request_id);
-	free(spec);
-}
-
 /* 0: spec ready; -1: req already answered. */
 static int
 spec_build(struct rpc_req *req, struct http_params *p, struct http_spec *spec)
