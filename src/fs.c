@@ -20,6 +20,7 @@
 #include "log.h"
 #include "fs.h"
 #include "fs_int.h"
+#include "rpc_serde.h"
 #include "session.h"
 #include "uri.h"
 
@@ -61,6 +62,31 @@ fs_init(void)
 	session_set_capability("fileWriteStreaming", 1);
 	session_set_capability("sandboxedFileStreaming", 1);
 }
+
+static int
+sandbox_decode(json_t *v, void *out, struct jx_err *e, int *code)
+{
+	struct fs_policy	**pol = out;
+
+	if (!json_is_object(v)) {
+		*code = RPC_INVALID_PARAMS;
+		return serde_type_error(e, v, "struct WireFileSystemSandboxContext", 0);
+	}
+	fs_policy_free(*pol);
+	*pol = NULL;
+	return fs_policy_parse(v, pol, e, code);
+}
+
+static void
+sandbox_release(void *out)
+{
+	struct fs_policy	**pol = out;
+
+	fs_policy_free(*pol);
+	*pol = NULL;
+}
+
+const struct fp_decoder fs_sandbox_field = { sandbox_decode, sandbox_release };
 
 int
 fs_deferred(struct rpc_req *req, const struct fp_deferred *d, const struct fs_policy *pol)
@@ -260,7 +286,7 @@ m_get_metadata(struct rpc_req *req, json_t *params)
 	struct fp_deferred	 d = { 0 };
 	struct fp_field		 f[] = {
 		{ "path", FP_PATH, FP_REQ, &path },
-		{ "sandbox", FP_SANDBOX, FP_SEQ_DEFAULT, &pol },
+		{ "sandbox", FP_DECODE, FP_SEQ_DEFAULT, &pol, &fs_sandbox_field },
 		{ " options", FP_ANY, 0, NULL },
 	};
 	struct stat		 st, lst;
@@ -381,7 +407,7 @@ m_read_directory(struct rpc_req *req, json_t *params)
 	struct fp_deferred	 d = { 0 };
 	struct fp_field		 f[] = {
 		{ "path", FP_PATH, FP_REQ, &path },
-		{ "sandbox", FP_SANDBOX, FP_SEQ_DEFAULT, &pol },
+		{ "sandbox", FP_DECODE, FP_SEQ_DEFAULT, &pol, &fs_sandbox_field },
 	};
 	struct fs_dirent	*ents = NULL;
 	size_t			 n = 0, i;
@@ -433,7 +459,7 @@ m_canonicalize(struct rpc_req *req, json_t *params)
 	struct fp_deferred	 d = { 0 };
 	struct fp_field		 f[] = {
 		{ "path", FP_PATH, FP_REQ, &path },
-		{ "sandbox", FP_SANDBOX, FP_SEQ_DEFAULT, &pol },
+		{ "sandbox", FP_DECODE, FP_SEQ_DEFAULT, &pol, &fs_sandbox_field },
 	};
 	int			 err;
 
@@ -497,7 +523,7 @@ m_create_directory(struct rpc_req *req, json_t *params)
 	struct fp_field		 f[] = {
 		{ "path", FP_PATH, FP_REQ, &path },
 		{ "recursive", FP_BOOL, FP_OPT, &recursive },
-		{ "sandbox", FP_SANDBOX, FP_SEQ_DEFAULT, &pol },
+		{ "sandbox", FP_DECODE, FP_SEQ_DEFAULT, &pol, &fs_sandbox_field },
 		{ " options", FP_ANY, 0, NULL },
 	};
 	struct stat		 st;

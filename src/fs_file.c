@@ -138,7 +138,7 @@ fs_m_read_file(struct rpc_req *req, json_t *params)
 	struct fp_deferred	 d = { 0 };
 	struct fp_field		 f[] = {
 		{ "path", FP_PATH, FP_REQ, &path },
-		{ "sandbox", FP_SANDBOX, FP_SEQ_DEFAULT, &pol },
+		{ "sandbox", FP_DECODE, FP_SEQ_DEFAULT, &pol, &fs_sandbox_field },
 		{ " options", FP_ANY, 0, NULL },
 	};
 	struct stat		 st;
@@ -322,7 +322,7 @@ fs_m_write_file(struct rpc_req *req, json_t *params)
 	struct fp_field		 f[] = {
 		{ "path", FP_PATH, FP_REQ, &path },
 		{ "dataBase64", FP_STR, FP_REQ, &b64 },
-		{ "sandbox", FP_SANDBOX, FP_SEQ_DEFAULT, &pol },
+		{ "sandbox", FP_DECODE, FP_SEQ_DEFAULT, &pol, &fs_sandbox_field },
 		{ " options", FP_ANY, 0, NULL },
 	};
 	struct stat		 st;

@@ -17,6 +17,9 @@
 /* umask of execd, read once: what new files and directories get. */
 extern mode_t	fs_umask;
 
+/* The `sandbox` field of every fs method: decoded into a struct fs_policy *. */
+extern const struct fp_decoder fs_sandbox_field;
+
 /*
  * Answer req and return 1 if the request cannot go on: a URI or sandbox
  * entry that names no local path, or a policy the reference could not

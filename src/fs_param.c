@@ -7,140 +7,9 @@
 
 #include "log.h"
 #include "fs_param.h"
-#include "fs_policy.h"
 #include "rpc.h"
+#include "rpc_serde.h"
 #include "uri.h"
-
-/* Rust's Debug form of a string, as serde quotes one. */
-static void
-debug_string(const char *s, char *out, size_t len)
-{
-	size_t	o = 0;
-	char	esc[16];
-
-	if (len < 3) {
-		if (len > 0)
-			out[0] = '\0';
-		return;
-	}
-	out[o++] = '"';
-	for (; *s != '\0' && o + 12 < len; s++) {
-		unsigned char c = (unsigned char)*s;
-		switch (c) {
-		case '"':	snprintf(esc, sizeof(esc), "\\\""); break;
-		case '\\':	snprintf(esc, sizeof(esc), "\\\\"); break;
-		case '\n':	snprintf(esc, sizeof(esc), "\\n"); break;
-		case '\r':	snprintf(esc, sizeof(esc), "\\r"); break;
-		case '\t':	snprintf(esc, sizeof(esc), "\\t"); break;
-		default:
-			if (c < 0x20 || c == 0x7f)
-				snprintf(esc, sizeof(esc), "\\u{%x}", c);
-			else {
-				esc[0] = (char)c;
-				esc[1] = '\0';
-			}
-		}
-		o += (size_t)snprintf(out + o, len - o, "%s", esc);
-	}
-	out[o++] = '"';
-	out[o] = '\0';
-}
-
-void
-fp_describe(json_t *v, int content, char *out, size_t len)
-{
-	char	q[400];
-
-	switch (json_typeof(v)) {
-	case JSON_NULL:
-		snprintf(out, len, "null");
-		break;
-	case JSON_TRUE:
-		snprintf(out, len, "boolean `true`");
-		break;
-	case JSON_FALSE:
-		snprintf(out, len, "boolean `false`");
-		break;
-	case JSON_INTEGER:
-		if (content)
-			snprintf(out, len, "integer `%" JSON_INTEGER_FORMAT "`",
-			    json_integer_value(v));
-		else
-			snprintf(out, len, "number");
-		break;
-	case JSON_REAL:
-		if (!content)
-			snprintf(out, len, "number");
-		else if (json_real_value(v) == (double)(long long)json_real_value(v))
-			snprintf(out, len, "floating point `%.1f`", json_real_value(v));
-		else
-			snprintf(out, len, "floating point `%.17g`", json_real_value(v));
-		break;
-	case JSON_STRING:
-		debug_string(json_string_value(v), q, sizeof(q));
-		snprintf(out, len, "string %s", q);
-		break;
-	case JSON_ARRAY:
-		snprintf(out, len, "sequence");
-		break;
-	case JSON_OBJECT:
-		snprintf(out, len, "map");
-		break;
-	}
-}
-
-int
-fp_type_error(struct jx_err *e, json_t *v, const char *expected, int content)
-{
-	char	what[450];
-
-	fp_describe(v, content, what, sizeof(what));
-	if (snprintf(e->msg, sizeof(e->msg), "invalid type: %s, expected %s", what,
-	    expected) >= (int)sizeof(e->msg))
-		log_debug("long type error truncated");
-	return -1;
-}
-
-int
-fp_missing(struct jx_err *e, const char *field)
-{
-	snprintf(e->msg, sizeof(e->msg), "missing field `%s`", field);
-	return -1;
-}
-
-int
-fp_variant(const char *s, const char *const *variants)
-{
-	int	i;
-
-	for (i = 0; variants[i] != NULL; i++)
-		if (strcmp(s, variants[i]) == 0)
-			return i;
-	return -1;
-}
-
-int
-fp_unknown_variant(struct jx_err *e, const char *got, const char *const *variants)
-{
-	size_t	n, i, o;
-	char	q[300];
-
-	for (n = 0; variants[n] != NULL; n++)
-		;
-	snprintf(q, sizeof(q), "%s", got);
-	o = (size_t)snprintf(e->msg, sizeof(e->msg), "unknown variant `%s`, expected ", q);
-	for (i = 0; i < n && o < sizeof(e->msg); i++) {
-		if (n == 2 && i == 1)
-			o += (size_t)snprintf(e->msg + o, sizeof(e->msg) - o, " or ");
-		else if (i > 0)
-			o += (size_t)snprintf(e->msg + o, sizeof(e->msg) - o, ", ");
-		else if (n > 2)
-			o += (size_t)snprintf(e->msg + o, sizeof(e->msg) - o, "one of ");
-		if (o < sizeof(e->msg))
-			o += (size_t)snprintf(e->msg + o, sizeof(e->msg) - o, "`%s`", variants[i]);
-	}
-	return -1;
-}
 
 static void
 defer(struct fp_deferred *d, int rank, int code, const char *msg)
@@ -159,7 +28,7 @@ get_path(json_t *v, char **out, int rank, struct fp_deferred *d, struct jx_err *
 	int		code;
 
 	if (!json_is_string(v))
-		return fp_type_error(e, v, "a string", 0);
+		return serde_type_error(e, v, "a string", 0);
 	free(*out);
 	if ((*out = uri_to_path_code(json_string_value(v), &ue, &code)) != NULL)
 		return 0;
@@ -183,7 +52,7 @@ get_u64(json_t *v, const char *expected, uint64_t *out, struct jx_err *e)
 		snprintf(e->msg, sizeof(e->msg), "invalid number");
 		return -1;
 	}
-	return fp_type_error(e, v, expected, 0);
+	return serde_type_error(e, v, expected, 0);
 }
 
 static int
@@ -196,15 +65,15 @@ get_mode(json_t *v, int *out, struct jx_err *e)
 	if (json_is_object(v) && json_object_size(v) == 1) {
 		/* serde also takes a unit variant spelled as a one-key map */
 		k = json_object_iter_key(json_object_iter(v));
-		if ((i = fp_variant(k, modes)) == -1)
-			return fp_unknown_variant(e, k, modes);
+		if ((i = serde_variant(k, modes)) == -1)
+			return serde_unknown_variant(e, k, modes);
 		*out = i;
 		return 0;
 	}
 	if (!json_is_string(v))
-		return fp_type_error(e, v, "string or map", 0);
-	if ((i = fp_variant(json_string_value(v), modes)) == -1)
-		return fp_unknown_variant(e, json_string_value(v), modes);
+		return serde_type_error(e, v, "string or map", 0);
+	if ((i = serde_variant(json_string_value(v), modes)) == -1)
+		return serde_unknown_variant(e, json_string_value(v), modes);
 	*out = i;
 	return 0;
 }
@@ -229,9 +98,8 @@ static int
 get_field(const struct fp_field *f, size_t idx, json_t *v, struct fp_deferred *d,
     struct jx_err *e)
 {
-	struct fs_policy	**pol;
-	struct jx_err		  pe;
-	int			  code;
+	struct jx_err	pe;
+	int		code;
 
 	if (json_is_null(v) && !(f->flags & (FP_REQ | FP_PLAIN)))
 		return 0;
@@ -240,25 +108,20 @@ get_field(const struct fp_field *f, size_t idx, json_t *v, struct fp_deferred *d
 		return get_path(v, f->out, (int)idx, d, e);
 	case FP_STR:
 		if (!json_is_string(v))
-			return fp_type_error(e, v, "a string", 0);
+			return serde_type_error(e, v, "a string", 0);
 		*(const char **)f->out = json_string_value(v);
 		return 0;
 	case FP_BOOL:
 		if (!json_is_boolean(v))
-			return fp_type_error(e, v, "a boolean", 0);
+			return serde_type_error(e, v, "a boolean", 0);
 		*(int *)f->out = json_is_true(v);
 		return 0;
 	case FP_U64:
 		return get_u64(v, "u64", f->out, e);
 	case FP_USIZE:
 		return get_u64(v, "usize", f->out, e);
-	case FP_SANDBOX:
-		if (!json_is_object(v))
-			return fp_type_error(e, v, "struct WireFileSystemSandboxContext", 0);
-		pol = f->out;
-		fs_policy_free(*pol);
-		*pol = NULL;
-		if (fs_policy_parse(v, pol, &pe, &code) == 0)
+	case FP_DECODE:
+		if (f->dec->decode(v, f->out, &pe, &code) == 0)
 			return 0;
 		if (code == RPC_INVALID_PARAMS) {
 			*e = pe;
@@ -268,7 +131,7 @@ get_field(const struct fp_field *f, size_t idx, json_t *v, struct fp_deferred *d
 		return 0;
 	case FP_WALK:
 		if (!json_is_object(v) && !json_is_array(v))
-			return fp_type_error(e, v, "struct WalkOptions", 0);
+			return serde_type_error(e, v, "struct WalkOptions", 0);
 		return get_walk(v, f->out, e);
 	case FP_MODE:
 		return get_mode(v, f->out, e);
@@ -321,7 +184,7 @@ fp_parse(json_t *params, const char *sname, const struct fp_field *f, size_t nf,
 	if (json_is_array(params))
 		return parse_seq(params, sname, f, nf, d, e);
 	if (!json_is_object(params))
-		return fp_type_error(e, params, exp, 0);
+		return serde_type_error(e, params, exp, 0);
 	/* serde visits the keys as they come, then reports what is missing */
 	json_object_foreach(params, key, v) {
 		for (i = 0; i < nf; i++)
@@ -332,7 +195,7 @@ fp_parse(json_t *params, const char *sname, const struct fp_field *f, size_t nf,
 	}
 	for (i = 0; i < nf; i++)
 		if ((f[i].flags & FP_REQ) && json_object_get(params, f[i].name) == NULL)
-			return fp_missing(e, f[i].name);
+			return serde_missing(e, f[i].name);
 	return 0;
 }
 
@@ -345,9 +208,7 @@ fp_release(const struct fp_field *f, size_t nf)
 		if (f[i].type == FP_PATH) {
 			free(*(char **)f[i].out);
 			*(char **)f[i].out = NULL;
-		} else if (f[i].type == FP_SANDBOX) {
-			fs_policy_free(*(struct fs_policy **)f[i].out);
-			*(struct fs_policy **)f[i].out = NULL;
-		}
+		} else if (f[i].type == FP_DECODE)
+			f[i].dec->release(f[i].out);
 	}
 }

@@ -16,15 +16,13 @@
 
 #include "jsonx.h"
 
-struct fs_policy;
-
 enum fp_type {
 	FP_PATH,	/* PathUri -> char * (malloc'd) */
 	FP_STR,		/* string -> const char * (borrowed) */
 	FP_BOOL,	/* bool -> int */
 	FP_U64,		/* u64 -> uint64_t */
 	FP_USIZE,	/* usize -> uint64_t */
-	FP_SANDBOX,	/* FileSystemSandboxContext -> struct fs_policy * */
+	FP_DECODE,	/* decoded by the field's owner: dec */
 	FP_WALK,	/* WalkOptions -> struct fs_walk_opts */
 	FP_MODE,	/* "read" | "replace" -> int (0, 1) */
 	FP_ANY,		/* a field of the reference's wire struct execd does not use */
@@ -43,11 +41,22 @@ struct fs_walk_opts {
 	int		 prune_hidden;
 };
 
+/*
+ * A field whose type the fs code owns (the sandbox's policy): decode v
+ * into out, or -1 with e and code, -32602 failing the params and any other
+ * code deferred (see below); release frees out and clears it.
+ */
+struct fp_decoder {
+	int	(*decode)(json_t *v, void *out, struct jx_err *e, int *code);
+	void	(*release)(void *out);
+};
+
 struct fp_field {
-	const char	*name;
-	enum fp_type	 type;
-	int		 flags;
-	void		*out;
+	const char		*name;
+	enum fp_type		 type;
+	int			 flags;
+	void			*out;
+	const struct fp_decoder	*dec;	/* FP_DECODE only */
 };
 
 /*
@@ -65,18 +74,5 @@ struct fp_deferred {
 int	fp_parse(json_t *params, const char *sname, const struct fp_field *f, size_t nf,
 	    struct fp_deferred *d, struct jx_err *e);
 void	fp_release(const struct fp_field *f, size_t nf);
-
-/*
- * serde's words for an unexpected value.  content: the value sits inside a
- * buffered (internally tagged) enum, where serde says "integer `5`" and
- * "floating point `1.5`" instead of "number".
- */
-void	fp_describe(json_t *v, int content, char *out, size_t len);
-int	fp_type_error(struct jx_err *e, json_t *v, const char *expected, int content);
-int	fp_missing(struct jx_err *e, const char *field);
-/* "unknown variant `x`, expected one of `a`, `b`" from a NULL-terminated list */
-int	fp_unknown_variant(struct jx_err *e, const char *got, const char *const *variants);
-/* Index of s in the NULL-terminated list, or -1. */
-int	fp_variant(const char *s, const char *const *variants);
 
 #endif

@@ -5,9 +5,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "fs_param.h"
 #include "fs_policy_int.h"
 #include "rpc.h"
+#include "rpc_serde.h"
 #include "uri.h"
 
 static const char *const profile_types[] = { "managed", "disabled", "external", NULL };
@@ -31,12 +31,12 @@ want_str(json_t *o, const char *key, int req, const char **out, struct jx_err *e
 
 	if (v == NULL || (json_is_null(v) && !req)) {
 		if (req)
-			return fp_missing(e, key);
+			return serde_missing(e, key);
 		*out = NULL;
 		return 0;
 	}
 	if (!json_is_string(v))
-		return fp_type_error(e, v, "a string", 1);
+		return serde_type_error(e, v, "a string", 1);
 	*out = json_string_value(v);
 	return 0;
 }
@@ -50,13 +50,13 @@ want_variant(json_t *o, const char *key, int req, const char *const *vars, int *
 	*out = -1;
 	if (v == NULL || (json_is_null(v) && !req)) {
 		if (req)
-			return fp_missing(e, key);
+			return serde_missing(e, key);
 		return 0;
 	}
 	if (!json_is_string(v))
-		return fp_type_error(e, v, "string or map", 1);
-	if ((*out = fp_variant(json_string_value(v), vars)) == -1)
-		return fp_unknown_variant(e, json_string_value(v), vars);
+		return serde_type_error(e, v, "string or map", 1);
+	if ((*out = serde_variant(json_string_value(v), vars)) == -1)
+		return serde_unknown_variant(e, json_string_value(v), vars);
 	return 0;
 }
 
@@ -69,13 +69,13 @@ want_tag(json_t *o, const char *enum_name, const char *const *vars, int *out, st
 
 	snprintf(exp, sizeof(exp), "internally tagged enum %s", enum_name);
 	if (!json_is_object(o))
-		return fp_type_error(e, o, exp, 1);
+		return serde_type_error(e, o, exp, 1);
 	if ((t = json_object_get(o, "type")) == NULL)
-		return fp_missing(e, "type");
+		return serde_missing(e, "type");
 	if (!json_is_string(t))
-		return fp_type_error(e, t, "variant identifier", 0);
-	if ((*out = fp_variant(json_string_value(t), vars)) == -1)
-		return fp_unknown_variant(e, json_string_value(t), vars);
+		return serde_type_error(e, t, "variant identifier", 0);
+	if ((*out = serde_variant(json_string_value(t), vars)) == -1)
+		return serde_unknown_variant(e, json_string_value(t), vars);
 	return 0;
 }
 
@@ -87,14 +87,14 @@ decode_special(json_t *v, struct fsp_entry *en, struct jx_err *e)
 	int		 i;
 
 	if (!json_is_object(v))
-		return fp_type_error(e, v, "internally tagged enum FileSystemSpecialPath", 1);
+		return serde_type_error(e, v, "internally tagged enum FileSystemSpecialPath", 1);
 	if ((k = json_object_get(v, "kind")) == NULL)
-		return fp_missing(e, "kind");
+		return serde_missing(e, "kind");
 	if (!json_is_string(k))
-		return fp_type_error(e, k, "variant identifier", 0);
+		return serde_type_error(e, k, "variant identifier", 0);
 	kind = json_string_value(k);
-	if ((i = fp_variant(kind, specials)) == -1)
-		return fp_unknown_variant(e, kind, specials);
+	if ((i = serde_variant(kind, specials)) == -1)
+		return serde_unknown_variant(e, kind, specials);
 	en->special = (enum fsp_special)i;
 	if (en->special == S_PROJECT_ROOTS) {
 		if (want_str(v, "subpath", 0, &sub, e) == -1)
@@ -143,7 +143,7 @@ decode_entry_path(json_t *v, struct fsp_entry *en, struct fsp_ctx *c, struct jx_
 		return (en->path = strdup(s)) == NULL ? -1 : 0;
 	case E_SPECIAL:
 		if ((val = json_object_get(v, "value")) == NULL)
-			return fp_missing(e, "value");
+			return serde_missing(e, "value");
 		return decode_special(val, en, e);
 	}
 	return 0;
@@ -156,9 +156,9 @@ decode_entry(json_t *v, struct fsp_entry *en, struct fsp_ctx *c, struct jx_err *
 	int	 acc, mpb;
 
 	if (!json_is_object(v))
-		return fp_type_error(e, v, "struct ExecFileSystemSandboxEntry", 1);
+		return serde_type_error(e, v, "struct ExecFileSystemSandboxEntry", 1);
 	if ((p = json_object_get(v, "path")) == NULL)
-		return fp_missing(e, "path");
+		return serde_missing(e, "path");
 	if (decode_entry_path(p, en, c, e) == -1)
 		return -1;
 	if (want_variant(v, "access", 1, accesses, &acc, e) == -1 ||
@@ -175,9 +175,9 @@ decode_restricted(json_t *fs, struct fsp_ctx *c, struct jx_err *e)
 	size_t	 i;
 
 	if ((entries = json_object_get(fs, "entries")) == NULL)
-		return fp_missing(e, "entries");
+		return serde_missing(e, "entries");
 	if (!json_is_array(entries))
-		return fp_type_error(e, entries, "a sequence", 1);
+		return serde_type_error(e, entries, "a sequence", 1);
 	if ((c->entries = calloc(json_array_size(entries) + 1, sizeof(*c->entries))) == NULL)
 		return -1;
 	json_array_foreach(entries, i, v) {
@@ -196,7 +196,7 @@ decode_restricted(json_t *fs, struct fsp_ctx *c, struct jx_err *e)
 			return -1;
 		}
 		if (!json_is_integer(depth))
-			return fp_type_error(e, depth, "a nonzero usize", 1);
+			return serde_type_error(e, depth, "a nonzero usize", 1);
 	}
 	c->restricted = 1;
 	return 0;
@@ -214,7 +214,7 @@ decode_permissions(json_t *perm, struct fsp_ctx *c, struct jx_err *e)
 		return 0;
 	if (type == 0) {	/* managed */
 		if ((fs = json_object_get(perm, "file_system")) == NULL)
-			return fp_missing(e, "file_system");
+			return serde_missing(e, "file_system");
 		if (want_tag(fs, "ExecManagedFileSystemPermissions", fs_types, &fst, e) == -1)
 			return -1;
 		if (fst == 0 && decode_restricted(fs, c, e) == -1)
@@ -232,7 +232,7 @@ ctx_path(json_t *v, char **out, struct jx_err *e)
 	int		code;
 
 	if (!json_is_string(v))
-		return fp_type_error(e, v, "a string", 0);
+		return serde_type_error(e, v, "a string", 0);
 	free(*out);
 	if ((*out = uri_to_path_code(json_string_value(v), &ue, &code)) != NULL ||
 	    code == RPC_INVALID_REQUEST)
@@ -249,7 +249,7 @@ ctx_paths(json_t *v, struct fsp_ctx *c, int keep, struct jx_err *e)
 	char	*p = NULL;
 
 	if (!json_is_array(v))
-		return fp_type_error(e, v, "a sequence", 0);
+		return serde_type_error(e, v, "a sequence", 0);
 	if (keep && (c->roots = calloc(json_array_size(v) + 1, sizeof(char *))) == NULL)
 		return -1;
 	json_array_foreach(v, i, item) {
@@ -276,9 +276,9 @@ ctx_field(const char *key, json_t *v, struct fsp_ctx *c, struct jx_err *e)
 		return 0;
 	if (strcmp(key, "windowsSandboxLevel") == 0) {
 		if (!json_is_string(v))
-			return fp_type_error(e, v, "string or map", 0);
-		if (fp_variant(json_string_value(v), win_levels) == -1)
-			return fp_unknown_variant(e, json_string_value(v), win_levels);
+			return serde_type_error(e, v, "string or map", 0);
+		if (serde_variant(json_string_value(v), win_levels) == -1)
+			return serde_unknown_variant(e, json_string_value(v), win_levels);
 	} else if (strcmp(key, "cwd") == 0)
 		return ctx_path(v, &c->cwd, e);
 	else if (strcmp(key, "userHomeDir") == 0) {
@@ -292,12 +292,12 @@ ctx_field(const char *key, json_t *v, struct fsp_ctx *c, struct jx_err *e)
 	else if (strcmp(key, "windowsSandboxPrivateDesktop") == 0 ||
 	    strcmp(key, "useLegacyLandlock") == 0) {
 		if (!json_is_boolean(v))
-			return fp_type_error(e, v, "a boolean", 0);
+			return serde_type_error(e, v, "a boolean", 0);
 	} else if (strcmp(key, "windowsSandboxProxySettingsMode") == 0) {
 		if (!json_is_string(v))
-			return fp_type_error(e, v, "string or map", 0);
-		if ((i = fp_variant(json_string_value(v), proxy_modes)) == -1)
-			return fp_unknown_variant(e, json_string_value(v), proxy_modes);
+			return serde_type_error(e, v, "string or map", 0);
+		if ((i = serde_variant(json_string_value(v), proxy_modes)) == -1)
+			return serde_unknown_variant(e, json_string_value(v), proxy_modes);
 	}
 	return 0;
 }
@@ -347,9 +347,9 @@ fsp_decode(json_t *sandbox, struct fsp_ctx *c, struct jx_err *e, int *code)
 		if (ctx_field(key, v, c, e) == -1)
 			return -1;
 	if (json_object_get(sandbox, "permissions") == NULL)
-		return fp_missing(e, "permissions");
+		return serde_missing(e, "permissions");
 	if (json_object_get(sandbox, "windowsSandboxLevel") == NULL)
-		return fp_missing(e, "windowsSandboxLevel");
+		return serde_missing(e, "windowsSandboxLevel");
 	if (c->restricted && needs_cwd(c) && c->cwd == NULL) {
 		snprintf(e->msg, sizeof(e->msg),
 		    "file system sandbox context with dynamic permissions requires cwd");

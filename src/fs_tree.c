@@ -129,7 +129,7 @@ fs_m_remove(struct rpc_req *req, json_t *params)
 		{ "path", FP_PATH, FP_REQ, &path },
 		{ "recursive", FP_BOOL, FP_OPT, &recursive },
 		{ "force", FP_BOOL, FP_OPT, &force },
-		{ "sandbox", FP_SANDBOX, FP_SEQ_DEFAULT, &pol },
+		{ "sandbox", FP_DECODE, FP_SEQ_DEFAULT, &pol, &fs_sandbox_field },
 		{ " options", FP_ANY, 0, NULL },
 	};
 	struct stat		 st;
@@ -440,7 +440,7 @@ fs_m_copy(struct rpc_req *req, json_t *params)
 		{ "sourcePath", FP_PATH, FP_REQ, &src },
 		{ "destinationPath", FP_PATH, FP_REQ, &dest },
 		{ "recursive", FP_BOOL, FP_REQ, &recursive },
-		{ "sandbox", FP_SANDBOX, FP_SEQ_DEFAULT, &pol },
+		{ "sandbox", FP_DECODE, FP_SEQ_DEFAULT, &pol, &fs_sandbox_field },
 	};
 
 	if (fs_begin(req, params, "WireFsCopyParams", f, 4, &d, &pol) == -1)

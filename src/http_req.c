@@ -1,3 +1,8 @@
+/*
+ * http/request: the decoded params checked and built into a request (its
+ * headers, environment-variable values, Basic auth), which http_xfer.c
+ * carries out.
+ */
 #include "config.h"
 
 #include <stdio.h>
@@ -5,29 +10,12 @@
 #include <string.h>
 
 #include "b64.h"
+#include "http_params.h"
 #include "http_req.h"
 #include "netproxy.h"
 #include "session.h"
 #include "http_xfer.h"
 #include "log.h"
-
-/*
- * Params are decoded key by key in the order the client sent them, so the
- * first offending field is the one reported, worded as the reference's
- * decoder does (it describes every JSON number as "number").
- */
-struct http_params {
-	const char	*method;
-	const char	*url;
-	const char	*request_id;
-	json_t		*headers;	/* borrowed array */
-	void		*body;		/* decoded, malloc'd */
-	size_t		 bodylen;
-	int		 has_timeout;
-	uint64_t	 timeout_ms;
-	int		 follow;
-	int		 stream;
-};
 
 /* Secrets of the executor itself that a header may never carry (reference's list). */
 static const char *const env_denylist[] = {
@@ -38,245 +26,6 @@ static const char *const env_denylist[] = {
 	"AWS_SESSION_TOKEN", "AZURE_CLIENT_SECRET", "AZURE_FEDERATED_TOKEN_FILE",
 	"GOOGLE_APPLICATION_CREDENTIALS",
 };
-
-/* Rust's {:?} of a str, as serde quotes strings in its messages. */
-static void
-debug_str(const char *s, char *out, size_t outlen)
-{
-	size_t	o = 0;
-
-	if (outlen < 8)
-		return;
-	out[o++] = '"';
-	for (; *s != '\0' && o + 12 < outlen; s++) {
-		unsigned char c = (unsigned char)*s;
-
-		if (c == '"' || c == '\\')
-			o += snprintf(out + o, outlen - o, "\\%c", c);
-		else if (c == '\n')
-			o += snprintf(out + o, outlen - o, "\\n");
-		else if (c == '\r')
-			o += snprintf(out + o, outlen - o, "\\r");
-		else if (c == '\t')
-			o += snprintf(out + o, outlen - o, "\\t");
-		else if (c < 0x20 || c == 0x7f)
-			o += snprintf(out + o, outlen - o, "\\u{%x}", c);
-		else
-			out[o++] = (char)c;
-	}
-	out[o++] = '"';
-	out[o] = '\0';
-}
-
-static int
-type_error(struct jx_err *e, json_t *v, const char *expected)
-{
-	char	what[300], q[280];
-
-	switch (json_typeof(v)) {
-	case JSON_NULL:
-		snprintf(what, sizeof(what), "null");
-		break;
-	case JSON_TRUE:
-	case JSON_FALSE:
-		snprintf(what, sizeof(what), "boolean `%s`", json_is_true(v) ? "true" : "false");
-		break;
-	case JSON_INTEGER:
-	case JSON_REAL:
-		snprintf(what, sizeof(what), "number");
-		break;
-	case JSON_STRING:
-		debug_str(json_string_value(v), q, sizeof(q));
-		snprintf(what, sizeof(what), "string %s", q);
-		break;
-	case JSON_ARRAY:
-		snprintf(what, sizeof(what), "sequence");
-		break;
-	case JSON_OBJECT:
-		snprintf(what, sizeof(what), "map");
-		break;
-	}
-	snprintf(e->msg, sizeof(e->msg), "invalid type: %s, expected %s", what, expected);
-	return -1;
-}
-
-static int
-want_string(json_t *v, const char **out, struct jx_err *e)
-{
-	if (!json_is_string(v))
-		return type_error(e, v, "a string");
-	*out = json_string_value(v);
-	return 0;
-}
-
-static int
-decode_header(json_t *h, struct jx_err *e)
-{
-	const char	*key, *s;
-	json_t		*v;
-	int		 have_name = 0, have_value = 0;
-
-	if (json_is_array(h)) {
-		/* serde also takes a struct as a sequence of its fields */
-		if (json_array_size(h) < 2) {
-			snprintf(e->msg, sizeof(e->msg), "invalid length %zu, expected "
-			    "struct HttpHeader with 3 elements", json_array_size(h));
-			return -1;
-		}
-		if (want_string(json_array_get(h, 0), &s, e) == -1 ||
-		    want_string(json_array_get(h, 1), &s, e) == -1)
-			return -1;
-		v = json_array_get(h, 2);
-		if (v != NULL && !json_is_null(v) && want_string(v, &s, e) == -1)
-			return -1;
-		return 0;
-	}
-	if (!json_is_object(h))
-		return type_error(e, h, "struct HttpHeader");
-	json_object_foreach(h, key, v) {
-		if (strcmp(key, "name") == 0) {
-			if (want_string(v, &s, e) == -1)
-				return -1;
-			have_name = 1;
-		} else if (strcmp(key, "value") == 0) {
-			if (want_string(v, &s, e) == -1)
-				return -1;
-			have_value = 1;
-		} else if (strcmp(key, "valueEnvVar") == 0) {
-			if (!json_is_null(v) && want_string(v, &s, e) == -1)
-				return -1;
-		}
-	}
-	if (!have_name || !have_value) {
-		snprintf(e->msg, sizeof(e->msg), "missing field `%s`",
-		    have_name ? "value" : "name");
-		return -1;
-	}
-	return 0;
-}
-
-static int
-decode_headers(json_t *v, struct http_params *p, struct jx_err *e)
-{
-	json_t	*h;
-	size_t	 i;
-
-	if (!json_is_array(v))
-		return type_error(e, v, "a sequence");
-	json_array_foreach(v, i, h)
-		if (decode_header(h, e) == -1)
-			return -1;
-	p->headers = v;
-	return 0;
-}
-
-static int
-decode_body(json_t *v, struct http_params *p, struct jx_err *e)
-{
-	if (json_is_null(v))
-		return 0;
-	if (!json_is_string(v))
-		return type_error(e, v, "a string");
-	free(p->body);
-	p->body = b64_decode(json_string_value(v), json_string_length(v), &p->bodylen,
-	    e->msg, sizeof(e->msg));
-	return p->body == NULL ? -1 : 0;
-}
-
-static int
-decode_timeout(json_t *v, struct http_params *p, struct jx_err *e)
-{
-	if (json_is_null(v))
-		return 0;
-	if (json_is_real(v) || (json_is_integer(v) && json_integer_value(v) < 0)) {
-		snprintf(e->msg, sizeof(e->msg), "invalid number");
-		return -1;
-	}
-	if (!json_is_integer(v))
-		return type_error(e, v, "u64");
-	p->has_timeout = 1;
-	p->timeout_ms = (uint64_t)json_integer_value(v);
-	return 0;
-}
-
-static int
-decode_policy(json_t *v, struct http_params *p, struct jx_err *e)
-{
-	const char	*s;
-	char		 q[280];
-
-	if (json_is_object(v) && json_object_size(v) == 1)
-		s = json_object_iter_key(json_object_iter(v));
-	else if (json_is_string(v))
-		s = json_string_value(v);
-	else
-		return type_error(e, v, "string or map");
-	if (strcmp(s, "follow") == 0 || strcmp(s, "stop") == 0) {
-		p->follow = (s[0] == 'f');
-		return 0;
-	}
-	debug_str(s, q, sizeof(q));
-	snprintf(e->msg, sizeof(e->msg), "unknown variant `%.*s`, expected `follow` or `stop`",
-	    (int)strlen(q) - 2, q + 1);
-	return -1;
-}
-
-static int
-decode_field(const char *key, json_t *v, struct http_params *p, struct jx_err *e)
-{
-	if (strcmp(key, "method") == 0)
-		return want_string(v, &p->method, e);
-	if (strcmp(key, "url") == 0)
-		return want_string(v, &p->url, e);
-	if (strcmp(key, "requestId") == 0)
-		return want_string(v, &p->request_id, e);
-	if (strcmp(key, "headers") == 0)
-		return decode_headers(v, p, e);
-	if (strcmp(key, "bodyBase64") == 0)
-		return decode_body(v, p, e);
-	if (strcmp(key, "timeoutMs") == 0)
-		return decode_timeout(v, p, e);
-	if (strcmp(key, "redirectPolicy") == 0)
-		return decode_policy(v, p, e);
-	if (strcmp(key, "streamResponse") == 0) {
-		if (!json_is_boolean(v))
-			return type_error(e, v, "a boolean");
-		p->stream = json_is_true(v);
-	}
-	return 0;
-}
-
-static int
-params_decode(json_t *params, struct http_params *p, struct jx_err *e)
-{
-	const char	*key;
-	json_t		*v;
-
-	memset(p, 0, sizeof(*p));
-	p->follow = 1;
-	if (params == NULL || json_is_null(params)) {
-		snprintf(e->msg, sizeof(e->msg),
-		    "invalid type: null, expected struct HttpRequestParams");
-		return -1;
-	}
-	if (json_is_array(params)) {
-		snprintf(e->msg, sizeof(e->msg), "invalid length %zu, expected "
-		    "struct HttpRequestParams with 8 elements", json_array_size(params));
-		return -1;
-	}
-	if (!json_is_object(params))
-		return type_error(e, params, "struct HttpRequestParams");
-	json_object_foreach(params, key, v)
-		if (decode_field(key, v, p, e) == -1)
-			return -1;
-	key = p->method == NULL ? "method" : p->url == NULL ? "url" :
-	    p->request_id == NULL ? "requestId" : NULL;
-	if (key != NULL) {
-		snprintf(e->msg, sizeof(e->msg), "missing field `%s`", key);
-		return -1;
-	}
-	return 0;
-}
 
 /* RFC 9110 token: what the reference accepts as a method or header name. */
 static int
@@ -421,19 +170,6 @@ headers_build(struct rpc_req *req, json_t *list, struct http_spec *spec)
 	return rc;
 }
 
-void
-http_spec_free(struct http_spec *spec)
-{
-	if (spec == NULL)
-		return;
-	free(spec->method);
-	http_url_free(&spec->url);
-	json_decref(spec->headers);
-	free(spec->body);
-	free(spec->request_id);
-	free(spec);
-}
-
 /* 0: spec ready; -1: req already answered. */
 static int
 spec_build(struct rpc_req *req, struct http_params *p, struct http_spec *spec)
@@ -542,7 +278,7 @@ http_request(struct rpc_req *req, json_t *params)
 	struct http_spec	*spec;
 	struct jx_err		 e;
 
-	if (params_decode(params, &p, &e) == -1) {
+	if (http_params_decode(params, &p, &e) == -1) {
 		free(p.body);
 		rpc_fail_params(req, &e);
 		return;

@@ -320,6 +320,19 @@ cancel_all(void)
 }
 
 void
+http_spec_free(struct http_spec *spec)
+{
+	if (spec == NULL)
+		return;
+	free(spec->method);
+	http_url_free(&spec->url);
+	json_decref(spec->headers);
+	free(spec->body);
+	free(spec->request_id);
+	free(spec);
+}
+
+void
 http_xfer_start(struct rpc_req *req, struct http_spec *spec)
 {
 	struct xfer	*x;

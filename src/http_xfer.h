@@ -27,6 +27,7 @@ struct http_spec {
 	char		*request_id;
 };
 
+/* Frees what a spec holds, and spec. */
 void	http_spec_free(struct http_spec *spec);
 
 /* Takes spec (and frees it); answers req when the response (or its headers) is in. */

@@ -14,11 +14,9 @@
 #include <termios.h>
 #include <unistd.h>
 
-#include "evloop.h"
 #include "log.h"
 #include "rpc.h"
 #include "proc_spawn.h"
-#include "sandbox.h"
 #include "spawner.h"
 
 #define DEFAULT_PATH	"/usr/local/bin:/usr/bin:/bin"
@@ -82,57 +80,6 @@ open_pty(int *master, char *slave, size_t slavelen, unsigned short rows, unsigne
 		return -1;
 	}
 	return 0;
-}
-
-void
-proc_spawn_exec(const struct spawn_req *rq, const char *prog, const char *slave,
-    int fds[3], int errfd)
-{
-	char *const	*argv = rq->argv;
-	char		**av = NULL;
-	sigset_t	 none;
-	int		 e, i, fd;
-	size_t		 n;
-
-	ev_child_reset();
-	sigemptyset(&none);
-	sigprocmask(SIG_SETMASK, &none, NULL);
-	signal(SIGPIPE, SIG_DFL);
-	if (setsid() == -1)
-		goto fail;
-	if (rq->tty) {
-		if ((fd = open(slave, O_RDWR)) == -1)
-			goto fail;
-		if (ioctl(fd, TIOCSCTTY, 0) == -1)
-			goto fail;
-		fds[0] = fds[1] = fds[2] = fd;
-	}
-	for (i = 0; i < 3; i++)
-		if (dup2(fds[i], i) == -1)
-			goto fail;
-	if (close_range(3, ~0U, CLOSE_RANGE_CLOEXEC) == -1)
-		goto fail;
-	fcntl(errfd, F_SETFD, FD_CLOEXEC);
-	if (chdir(rq->cwd) == -1)
-		goto fail;
-	if (rq->arg0 != NULL) {
-		for (n = 0; argv[n] != NULL; n++)
-			;
-		if ((av = calloc(n + 1, sizeof(*av))) == NULL)
-			goto fail;
-		memcpy(av, argv, n * sizeof(*av));
-		av[0] = (char *)rq->arg0;
-		argv = av;
-	}
-	if (rq->sandbox != NULL && (e = sandbox_apply(rq->sandbox)) != 0) {
-		errno = e;
-		goto fail;
-	}
-	execve(prog, argv, rq->envp);
-fail:
-	e = errno;
-	(void)!write(errfd, &e, sizeof(e));
-	_exit(127);
 }
 
 static void
@@ -210,7 +157,7 @@ proc_spawn(const struct spawn_req *rq, struct spawn_res *res, int *err, char *ms
 		goto sysfail;
 	else if (pid == 0) {
 		close(rep[0]);
-		proc_spawn_exec(rq, prog, slave, fds, rep[1]);
+		spawn_child(rq, prog, slave, fds, rep[1]);
 	}
 	close(rep[1]);
 	rep[1] = -1;

@@ -1,22 +1,13 @@
-/* Starting one child: fork, its own session and process group, pipes or a PTY, exec. */
+/*
+ * Starting one child: the program resolved, pipes or a PTY, the spawn
+ * helper asked (or a fork), the exec's outcome read back.
+ */
 #ifndef EXECD_PROC_SPAWN_H
 #define EXECD_PROC_SPAWN_H
 
 #include <sys/types.h>
 
-struct sandbox_plan;
-
-struct spawn_req {
-	char *const	*argv;
-	const char	*arg0;		/* argv[0] the child sees, NULL: argv[0] */
-	char *const	*envp;		/* exact environment */
-	const char	*cwd;
-	int		 tty;
-	int		 pipe_stdin;
-	unsigned short	 rows, cols;
-	/* applied in the child after fork, before exec; NULL: unsandboxed */
-	const struct sandbox_plan *sandbox;
-};
+#include "spawn.h"
 
 struct spawn_res {
 	pid_t	pid;
@@ -31,12 +22,5 @@ struct spawn_res {
  */
 int	proc_spawn(const struct spawn_req *rq, struct spawn_res *res, int *err,
 	    char *msg, size_t msglen);
-/*
- * The child's side, after fork (in the spawn helper's clone): its own
- * session, the descriptors, the sandbox, exec.  On failure the errno goes
- * to errfd and the child exits 127.
- */
-void	proc_spawn_exec(const struct spawn_req *rq, const char *prog, const char *slave,
-	    int fds[3], int errfd) __attribute__((noreturn));
 
 #endif

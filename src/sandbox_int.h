@@ -13,7 +13,8 @@
 
 #include "fs_policy.h"
 #include "jsonx.h"
-#include "sandbox.h"
+#include "sandbox_kernel.h"
+#include "sandbox_plan.h"
 
 enum sbx_net {
 	SBX_NET_ENABLED,	/* the host network */
@@ -59,17 +60,26 @@ struct sandbox_plan {
 	char			 mechanism[64];	/* for the log: "landlock+mounts+seccomp" */
 };
 
-/* What this kernel (and this execd's privileges) offer; probed once. */
+/* sandbox_plan.c: an empty plan (no descriptors), NULL without memory */
+struct sandbox_plan *sbx_plan_new(void);
+
+/* sandbox_kernel.c: what this kernel (and this execd's privileges) offer; probed once. */
 struct sbx_kernel {
 	int	landlock_abi;	/* 0: none */
+	int	no_landlock_fs;	/* Landlock disabled for filesystem rules (tests) */
 	int	seccomp;
+	int	cap_last;	/* the highest capability number */
 	int	ns_direct;	/* CAP_SYS_ADMIN: unshare mount/net namespaces directly */
 	int	ns_userns;	/* else through an unprivileged user namespace */
 };
 
 const struct sbx_kernel *sbx_kernel(void);
+/* Can children make mount and network namespaces?  (probed once) */
+int	 sbx_namespaces(void);
+/* Does Yama keep processes from ptrace-attaching to their siblings? */
+int	 sbx_ptrace_contained(void);
 
-/* Which fs_policy rules a process sandbox uses. */
+/* sandbox_rules.c: which fs_policy rules a process sandbox uses. */
 enum sbx_rule_kind { SBX_RULE_ENTRY, SBX_RULE_PLATFORM, SBX_RULE_DEVICE, SBX_RULE_PROTECTED };
 enum sbx_rule_kind sbx_rule_kind(const struct fs_rule *r);
 int	 sbx_rule_used(const struct fs_rule *r, int platform);
@@ -102,9 +112,6 @@ int	 sbx_landlock_apply(int ruleset_fd);
 int	 sbx_mount_plan(struct sandbox_plan *plan, const struct fs_policy *pol, int platform,
 	    int fallback, int glob_depth, char *why, size_t whylen);
 int	 sbx_mount_apply(const struct sandbox_plan *plan);
-
-/* sandbox.c: can children make mount and network namespaces? (probed once) */
-int	 sbx_namespaces(void);
 
 /*
  * sandbox_guard.c: own a placeholder for a protected path under a writable

@@ -16,6 +16,7 @@
 #include "log.h"
 #include "rpc.h"
 #include "sandbox_int.h"
+#include "sandbox_request.h"
 #include "uri.h"
 
 static json_t *

@@ -39,6 +39,7 @@
 
 #include "log.h"
 #include "sandbox_int.h"
+#include "sandbox_self.h"
 
 /* What execd, and so every command it starts, is refused. */
 static const char *const floor_denied[] = {

@@ -99,9 +99,8 @@ sandbox_plan_get(struct wire_in *r)
 	const char		*cwd;
 	char			 why[256];
 
-	if ((plan = calloc(1, sizeof(*plan))) == NULL)
+	if ((plan = sbx_plan_new()) == NULL)
 		return NULL;
-	plan->ruleset_fd = plan->route_sv[0] = plan->route_sv[1] = -1;
 	plan->confine = wire_get_u32(r) != 0;
 	plan->net = (enum sbx_net)wire_get_u32(r);
 	plan->new_userns = wire_get_u32(r) != 0;

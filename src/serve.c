@@ -41,6 +41,7 @@ serve_connection(int in_fd, int out_fd)
 	/* before anything else is open, and before the filter it must not inherit */
 	if (spawner_start() == -1)
 		return 1;
+	sandbox_set_ns_probe(spawner_probe_ns);
 	if (ev_init() == -1)
 		return 1;
 	rpc_init();

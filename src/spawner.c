@@ -18,8 +18,8 @@
 #include "fdpass.h"
 #include "fdio.h"
 #include "log.h"
-#include "proc_spawn.h"
-#include "sandbox.h"
+#include "sandbox_kernel.h"
+#include "sandbox_plan.h"
 #include "spawn_wire.h"
 #include "spawner.h"
 
@@ -165,7 +165,7 @@ helper_spawn(struct wire_in *r)
 	}
 	/* the command is execd's child: execd reaps it and adopts what it leaves */
 	if ((pid = (pid_t)syscall(SYS_clone, CLONE_PARENT | SIGCHLD, 0, 0, 0, 0)) == 0)
-		proc_spawn_exec(&m.rq, m.prog, m.slave, m.fds, m.errfd);
+		spawn_child(&m.rq, m.prog, m.slave, m.fds, m.errfd);
 	e = errno;
 	spawner_msg_free(&m);
 	errno = e;

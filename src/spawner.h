@@ -15,7 +15,7 @@
 
 #include <sys/types.h>
 
-#include "proc_spawn.h"
+#include "spawn.h"
 
 struct wire_in;
 

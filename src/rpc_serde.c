@@ -1,0 +1,143 @@
+/*
+ * serde's error texts, as the reference's params decoders word them: what
+ * a value was, what was expected, which field is missing, which variant is
+ * unknown.  Shared by the decoders of every method's params.
+ */
+#include "config.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "log.h"
+#include "rpc_serde.h"
+
+/* Rust's Debug form of a string, as serde quotes one. */
+static void
+debug_string(const char *s, char *out, size_t len)
+{
+	size_t	o = 0;
+	char	esc[16];
+
+	if (len < 3) {
+		if (len > 0)
+			out[0] = '\0';
+		return;
+	}
+	out[o++] = '"';
+	for (; *s != '\0' && o + 12 < len; s++) {
+		unsigned char c = (unsigned char)*s;
+		switch (c) {
+		case '"':	snprintf(esc, sizeof(esc), "\\\""); break;
+		case '\\':	snprintf(esc, sizeof(esc), "\\\\"); break;
+		case '\n':	snprintf(esc, sizeof(esc), "\\n"); break;
+		case '\r':	snprintf(esc, sizeof(esc), "\\r"); break;
+		case '\t':	snprintf(esc, sizeof(esc), "\\t"); break;
+		default:
+			if (c < 0x20 || c == 0x7f)
+				snprintf(esc, sizeof(esc), "\\u{%x}", c);
+			else {
+				esc[0] = (char)c;
+				esc[1] = '\0';
+			}
+		}
+		o += (size_t)snprintf(out + o, len - o, "%s", esc);
+	}
+	out[o++] = '"';
+	out[o] = '\0';
+}
+
+void
+serde_describe(json_t *v, int content, char *out, size_t len)
+{
+	char	q[400];
+
+	switch (json_typeof(v)) {
+	case JSON_NULL:
+		snprintf(out, len, "null");
+		break;
+	case JSON_TRUE:
+		snprintf(out, len, "boolean `true`");
+		break;
+	case JSON_FALSE:
+		snprintf(out, len, "boolean `false`");
+		break;
+	case JSON_INTEGER:
+		if (content)
+			snprintf(out, len, "integer `%" JSON_INTEGER_FORMAT "`",
+			    json_integer_value(v));
+		else
+			snprintf(out, len, "number");
+		break;
+	case JSON_REAL:
+		if (!content)
+			snprintf(out, len, "number");
+		else if (json_real_value(v) == (double)(long long)json_real_value(v))
+			snprintf(out, len, "floating point `%.1f`", json_real_value(v));
+		else
+			snprintf(out, len, "floating point `%.17g`", json_real_value(v));
+		break;
+	case JSON_STRING:
+		debug_string(json_string_value(v), q, sizeof(q));
+		snprintf(out, len, "string %s", q);
+		break;
+	case JSON_ARRAY:
+		snprintf(out, len, "sequence");
+		break;
+	case JSON_OBJECT:
+		snprintf(out, len, "map");
+		break;
+	}
+}
+
+int
+serde_type_error(struct jx_err *e, json_t *v, const char *expected, int content)
+{
+	char	what[450];
+
+	serde_describe(v, content, what, sizeof(what));
+	if (snprintf(e->msg, sizeof(e->msg), "invalid type: %s, expected %s", what,
+	    expected) >= (int)sizeof(e->msg))
+		log_debug("long type error truncated");
+	return -1;
+}
+
+int
+serde_missing(struct jx_err *e, const char *field)
+{
+	snprintf(e->msg, sizeof(e->msg), "missing field `%s`", field);
+	return -1;
+}
+
+int
+serde_variant(const char *s, const char *const *variants)
+{
+	int	i;
+
+	for (i = 0; variants[i] != NULL; i++)
+		if (strcmp(s, variants[i]) == 0)
+			return i;
+	return -1;
+}
+
+int
+serde_unknown_variant(struct jx_err *e, const char *got, const char *const *variants)
+{
+	size_t	n, i, o;
+	char	q[300];
+
+	for (n = 0; variants[n] != NULL; n++)
+		;
+	snprintf(q, sizeof(q), "%s", got);
+	o = (size_t)snprintf(e->msg, sizeof(e->msg), "unknown variant `%s`, expected ", q);
+	for (i = 0; i < n && o < sizeof(e->msg); i++) {
+		if (n == 2 && i == 1)
+			o += (size_t)snprintf(e->msg + o, sizeof(e->msg) - o, " or ");
+		else if (i > 0)
+			o += (size_t)snprintf(e->msg + o, sizeof(e->msg) - o, ", ");
+		else if (n > 2)
+			o += (size_t)snprintf(e->msg + o, sizeof(e->msg) - o, "one of ");
+		if (o < sizeof(e->msg))
+			o += (size_t)snprintf(e->msg + o, sizeof(e->msg) - o, "`%s`", variants[i]);
+	}
+	return -1;
+}

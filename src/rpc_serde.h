@@ -1,0 +1,27 @@
+/*
+ * serde's error texts for a params decoder (rpc_serde.c): the reference
+ * decodes params with serde, and its clients see serde's wording.
+ */
+#ifndef EXECD_RPC_SERDE_H
+#define EXECD_RPC_SERDE_H
+
+#include <stddef.h>
+
+#include <jansson.h>
+
+#include "jsonx.h"
+
+/*
+ * serde's words for an unexpected value.  content: the value sits inside a
+ * buffered (internally tagged) enum, where serde says "integer `5`" and
+ * "floating point `1.5`" instead of "number".
+ */
+void	serde_describe(json_t *v, int content, char *out, size_t len);
+int	serde_type_error(struct jx_err *e, json_t *v, const char *expected, int content);
+int	serde_missing(struct jx_err *e, const char *field);
+/* "unknown variant `x`, expected one of `a`, `b`" from a NULL-terminated list */
+int	serde_unknown_variant(struct jx_err *e, const char *got, const char *const *variants);
+/* Index of s in the NULL-terminated list, or -1. */
+int	serde_variant(const char *s, const char *const *variants);
+
+#endif

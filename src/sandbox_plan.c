@@ -1,0 +1,42 @@
+/*
+ * A plan's life: made empty by the parent's planning (sandbox.c) or by the
+ * spawn helper reading one off the wire (sandbox_wire.c), freed by either.
+ * The placeholders a parent's plan still owns go with it.
+ */
+#include "config.h"
+
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "sandbox_int.h"
+
+struct sandbox_plan *
+sbx_plan_new(void)
+{
+	struct sandbox_plan	*plan;
+
+	if ((plan = calloc(1, sizeof(*plan))) == NULL)
+		return NULL;
+	plan->ruleset_fd = plan->route_sv[0] = plan->route_sv[1] = -1;
+	return plan;
+}
+
+void
+sandbox_plan_free(struct sandbox_plan *plan)
+{
+	size_t	i;
+
+	if (plan == NULL)
+		return;
+	sandbox_guards_release(plan->guards);
+	for (i = 0; i < plan->nmounts; i++)
+		free(plan->mounts[i].path);
+	free(plan->mounts);
+	if (plan->ruleset_fd != -1)
+		close(plan->ruleset_fd);
+	for (i = 0; i < 2; i++)
+		if (plan->route_sv[i] != -1)
+			close(plan->route_sv[i]);
+	free(plan->cwd);
+	free(plan);
+}

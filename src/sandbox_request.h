@@ -1,0 +1,25 @@
+/* A process's sandbox request read: decoded, and its environment finished (sandbox_request.c). */
+#ifndef EXECD_SANDBOX_REQUEST_H
+#define EXECD_SANDBOX_REQUEST_H
+
+#include <stddef.h>
+
+#include <jansson.h>
+
+struct sandbox_plan;
+
+/*
+ * Decoding, before lifecycle gating as the reference decodes params:
+ * -1 with -32602 and the reference's message for a malformed `sandbox` or
+ * managedNetwork.  params are the whole process/start params.
+ */
+int	 sandbox_check(json_t *sandbox, json_t *params, int *code, char *msg, size_t msglen);
+/*
+ * The command's working directory (as a path) and final environment (an
+ * object of strings): loopback proxy endpoints named by its proxy
+ * variables are routed out of a managed network namespace, as the
+ * managedNetwork loopbackPorts are.  -1 when that cannot be done.
+ */
+int	 sandbox_finish(struct sandbox_plan *plan, const char *cwd, json_t *env);
+
+#endif

@@ -1,0 +1,32 @@
+/*
+ * Starting a command's process: what is asked (the request), and the
+ * child's own steps after fork (spawn_child.c), run by the spawn helper
+ * (spawner.c) or, before it exists, by execd's own fork.
+ */
+#ifndef EXECD_SPAWN_H
+#define EXECD_SPAWN_H
+
+struct sandbox_plan;
+
+struct spawn_req {
+	char *const	*argv;
+	const char	*arg0;		/* argv[0] the child sees, NULL: argv[0] */
+	char *const	*envp;		/* exact environment */
+	const char	*cwd;
+	int		 tty;
+	int		 pipe_stdin;
+	unsigned short	 rows, cols;
+	/* applied in the child after fork, before exec; NULL: unsandboxed */
+	const struct sandbox_plan *sandbox;
+};
+
+/*
+ * The child's side, after fork (in the spawn helper's clone): its own
+ * session, the descriptors (a PTY slave path, or the three standard
+ * descriptors), the sandbox, exec of prog.  On failure the errno goes to
+ * errfd and the child exits 127.
+ */
+void	spawn_child(const struct spawn_req *rq, const char *prog, const char *slave,
+	    int fds[3], int errfd) __attribute__((noreturn));
+
+#endif

@@ -1,0 +1,71 @@
+/*
+ * The child's side of starting a command, between fork and exec: it runs
+ * in the spawn helper's clone (spawner.c), or in execd's own fork before
+ * the helper exists.
+ */
+#include "config.h"
+
+#include <sys/ioctl.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <termios.h>
+#include <unistd.h>
+
+#include "evloop.h"
+#include "sandbox_plan.h"
+#include "spawn.h"
+
+void
+spawn_child(const struct spawn_req *rq, const char *prog, const char *slave,
+    int fds[3], int errfd)
+{
+	char *const	*argv = rq->argv;
+	char		**av = NULL;
+	sigset_t	 none;
+	int		 e, i, fd;
+	size_t		 n;
+
+	ev_child_reset();
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
+	signal(SIGPIPE, SIG_DFL);
+	if (setsid() == -1)
+		goto fail;
+	if (rq->tty) {
+		if ((fd = open(slave, O_RDWR)) == -1)
+			goto fail;
+		if (ioctl(fd, TIOCSCTTY, 0) == -1)
+			goto fail;
+		fds[0] = fds[1] = fds[2] = fd;
+	}
+	for (i = 0; i < 3; i++)
+		if (dup2(fds[i], i) == -1)
+			goto fail;
+	if (close_range(3, ~0U, CLOSE_RANGE_CLOEXEC) == -1)
+		goto fail;
+	fcntl(errfd, F_SETFD, FD_CLOEXEC);
+	if (chdir(rq->cwd) == -1)
+		goto fail;
+	if (rq->arg0 != NULL) {
+		for (n = 0; argv[n] != NULL; n++)
+			;
+		if ((av = calloc(n + 1, sizeof(*av))) == NULL)
+			goto fail;
+		memcpy(av, argv, n * sizeof(*av));
+		av[0] = (char *)rq->arg0;
+		argv = av;
+	}
+	if (rq->sandbox != NULL && (e = sandbox_apply(rq->sandbox)) != 0) {
+		errno = e;
+		goto fail;
+	}
+	execve(prog, argv, rq->envp);
+fail:
+	e = errno;
+	(void)!write(errfd, &e, sizeof(e));
+	_exit(127);
+}
