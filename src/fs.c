@@ -487,6 +487,56 @@ fs_mkdir_all(char *path)
 	return stat(path, &st) == 0 && S_ISDIR(st.st_mode) ? 0 : (errno = e, -1);
 }
 
+/* One mkdir in a pinned directory; existing_ok: an existing directory is fine. */
+static int
+mkdir_one(const struct fs_policy *pol, const char *path, int existing_ok)
+{
+	struct fs_pin	pin;
+	struct stat	st;
+	int		err;
+
+	if ((err = fs_pin_parent(pol, path, FS_PIN_NOCHECK, &pin)) != 0)
+		return err;
+	if (existing_ok && fstatat(pin.dfd, pin.leaf, &st, 0) == 0 && S_ISDIR(st.st_mode))
+		err = 0;
+	else if ((err = fs_pin_parent_check(pol, &pin, FS_WANT_WRITE)) != 0)
+		return err;
+	else if (mkdirat(pin.dfd, pin.leaf, 0777) == -1) {
+		err = errno;
+		if (err == EEXIST && existing_ok && fstatat(pin.dfd, pin.leaf, &st, 0) == 0 &&
+		    S_ISDIR(st.st_mode))
+			err = 0;
+	}
+	fs_pin_close(&pin);
+	return err;
+}
+
+/* Sandboxed mkdir (-p): each directory made in its pinned, checked parent. */
+static int
+mkdir_pinned(const struct fs_policy *pol, const char *path, int recursive)
+{
+	char	buf[PATH_MAX], *slash;
+	size_t	len;
+	int	err;
+
+	if (!recursive)
+		return mkdir_one(pol, path, 0);
+	if (fs_pathf(buf, sizeof(buf), "%s", path) != 0)
+		return ENAMETOOLONG;
+	len = strlen(buf);
+	/* up to the deepest directory there is, then down making the rest */
+	while ((err = mkdir_one(pol, buf, 1)) == ENOENT) {
+		if ((slash = strrchr(buf, '/')) == NULL || slash == buf)
+			return ENOENT;
+		*slash = '\0';
+	}
+	while (err == 0 && strlen(buf) < len) {
+		buf[strlen(buf)] = '/';
+		err = mkdir_one(pol, buf, 1);
+	}
+	return err;
+}
+
 static void
 m_create_directory(struct rpc_req *req, json_t *params)
 {
@@ -520,8 +570,12 @@ m_create_directory(struct rpc_req *req, json_t *params)
 			goto out;
 		}
 	}
-	if ((recursive ? fs_mkdir_all(path) : mkdir(path, 0777)) == -1)
-		rpc_fail_errno(req, errno);
+	if (pol != NULL)
+		err = mkdir_pinned(pol, path, recursive);
+	else
+		err = (recursive ? fs_mkdir_all(path) : mkdir(path, 0777)) == -1 ? errno : 0;
+	if (err != 0)
+		rpc_fail_errno(req, err);
 	else
 		fs_reply_empty(req);
 out:
