@@ -94,28 +94,66 @@ out:
 }
 
 static int
-remove_dir(const char *path, int recursive, const struct fs_policy *pol)
+remove_dir(const char *path, int recursive)
 {
-	char	real[PATH_MAX];
 	int	fd, err;
 
 	if (!recursive)
 		return rmdir(path) == -1 ? errno : 0;
 	if (strcmp(path, "/") == 0)
 		return EBUSY;		/* what rmdir("/") says; never empty "/" */
-	if (pol != NULL) {
-		if (fs_resolve(path, 0, real, sizeof(real)) != 0)
-			return ENAMETOOLONG;
-		if ((fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) == -1)
-			return errno;
-		if ((err = remove_tree(fd, real, pol, 1)) != 0)
-			return err;
-	}
 	if ((fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) == -1)
 		return errno;
 	if ((err = remove_tree(fd, path, NULL, 0)) != 0)
 		return err;
 	return rmdir(path) == -1 && errno != ENOENT ? errno : 0;
+}
+
+/* Remove the directory leaf of dfd (real: its checked path) and all it holds. */
+static int
+remove_dir_at(int dfd, const char *leaf, const char *real, const struct fs_policy *pol)
+{
+	int	fd, again, err;
+
+	if (strcmp(leaf, ".") == 0)
+		return EBUSY;		/* "/": what rmdir("/") says */
+	if ((fd = openat(dfd, leaf, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) == -1)
+		return errno;
+	/* both passes in the directory that was opened, whatever the name is now */
+	if ((again = openat(fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC)) == -1) {
+		err = errno;
+		close(fd);
+		return err;
+	}
+	if ((err = remove_tree(fd, real, pol, 1)) != 0) {
+		close(again);
+		return err;
+	}
+	if ((err = remove_tree(again, real, NULL, 0)) != 0)
+		return err;
+	return unlinkat(dfd, leaf, AT_REMOVEDIR) == -1 && errno != ENOENT ? errno : 0;
+}
+
+/* Sandboxed: the entry removed from its pinned, checked directory. */
+static int
+remove_pinned(const struct fs_policy *pol, const char *path, int recursive, int force)
+{
+	struct fs_pin	pin;
+	struct stat	st;
+	int		err;
+
+	if ((err = fs_pin_parent(pol, path, FS_WANT_WRITE, &pin)) != 0)
+		return err;
+	if (fstatat(pin.dfd, pin.leaf, &st, AT_SYMLINK_NOFOLLOW) == -1)
+		err = errno == ENOENT && force ? 0 : errno;
+	else if (!S_ISDIR(st.st_mode))
+		err = unlinkat(pin.dfd, pin.leaf, 0) == -1 ? errno : 0;
+	else if (!recursive)
+		err = unlinkat(pin.dfd, pin.leaf, AT_REMOVEDIR) == -1 ? errno : 0;
+	else
+		err = remove_dir_at(pin.dfd, pin.leaf, pin.real, pol);
+	fs_pin_close(&pin);
+	return err;
 }
 
 void
@@ -145,8 +183,10 @@ fs_m_remove(struct rpc_req *req, json_t *params)
 	}
 	if (err == 0)
 		err = fs_allowed(pol, path, 0, FS_WANT_WRITE);
-	if (err == 0)
-		err = S_ISDIR(st.st_mode) ? remove_dir(path, recursive, pol) :
+	if (err == 0 && pol != NULL)
+		err = remove_pinned(pol, path, recursive, force);
+	else if (err == 0)
+		err = S_ISDIR(st.st_mode) ? remove_dir(path, recursive) :
 		    unlink(path) == -1 ? errno : 0;
 	if (err != 0) {
 		log_debug("fs/remove %s: %s", path, strerror(err));
