@@ -134,7 +134,7 @@ reply_b64(struct rpc_req *req, int fd, size_t hint)
 void
 fs_m_read_file(struct rpc_req *req, json_t *params)
 {
-	char			*path = NULL;
+	char			*path = NULL, real[PATH_MAX];
 	struct fs_policy	*pol = NULL;
 	struct fp_deferred	 d = { 0 };
 	struct fp_field		 f[] = {
@@ -159,7 +159,12 @@ fs_m_read_file(struct rpc_req *req, json_t *params)
 	if ((size_t)st.st_size > FS_READ_MAX)
 		goto too_large;
 	/* O_NONBLOCK: a path swapped for a FIFO must not hang the loop */
-	if ((fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC)) == -1 ||
+	if (pol != NULL && (err = fs_pin_open(pol, path, FS_WANT_READ, O_RDONLY | O_NONBLOCK |
+	    O_NOCTTY, &fd, real, sizeof(real))) != 0) {
+		rpc_fail_errno(req, err);
+		goto out;
+	}
+	if ((fd == -1 && (fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC)) == -1) ||
 	    fstat(fd, &st) == -1) {
 		rpc_fail_errno(req, errno);
 		goto out;
