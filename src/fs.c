@@ -9,6 +9,7 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdarg.h>
 #include <stdint.h>
@@ -273,7 +274,11 @@ m_get_metadata(struct rpc_req *req, json_t *params)
 		rpc_fail_errno(req, err);
 		goto out;
 	}
-	if (stat(path, &st) == -1 || lstat(path, &lst) == -1) {
+	if (pol != NULL && (err = fs_pin_stat(pol, path, &st, &lst)) != 0) {
+		rpc_fail_errno(req, err);
+		goto out;
+	}
+	if (pol == NULL && (stat(path, &st) == -1 || lstat(path, &lst) == -1)) {
 		rpc_fail_errno(req, errno);
 		goto out;
 	}
@@ -322,14 +327,20 @@ fs_list_dir(const char *path, const struct fs_policy *pol, struct fs_dirent **ou
 	struct stat	 st;
 	size_t		 n = 0, cap = 0;
 	DIR		*dp;
-	int		 err = 0;
+	int		 fd, err = 0;
 
-	if ((dp = opendir(path)) == NULL)
+	if (pol != NULL) {
+		/* listed is what was checked: the directory pinned beneath the roots */
+		if ((err = fs_pin_open(pol, path, FS_WANT_READ, O_RDONLY | O_DIRECTORY, &fd, real,
+		    sizeof(real))) != 0)
+			return err;
+		if ((dp = fdopendir(fd)) == NULL) {
+			err = errno;
+			close(fd);
+			return err;
+		}
+	} else if ((dp = opendir(path)) == NULL)
 		return errno;
-	if (pol != NULL && fs_resolve(path, 1, real, sizeof(real)) != 0) {
-		closedir(dp);
-		return ENAMETOOLONG;
-	}
 	while ((errno = 0, de = readdir(dp)) != NULL) {
 		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
 			continue;
@@ -435,7 +446,7 @@ m_canonicalize(struct rpc_req *req, json_t *params)
 		{ "path", FP_PATH, FP_REQ, &path },
 		{ "sandbox", FP_SANDBOX, FP_SEQ_DEFAULT, &pol },
 	};
-	int			 err;
+	int			 fd, err;
 
 	if (fs_begin(req, params, "WireFsCanonicalizeParams", f, 2, &d, &pol) == -1)
 		goto out;
@@ -443,7 +454,14 @@ m_canonicalize(struct rpc_req *req, json_t *params)
 		rpc_fail_errno(req, err);
 		goto out;
 	}
-	if (realpath(path, real) == NULL) {
+	if (pol != NULL && (err = fs_pin_open(pol, path, FS_WANT_READ, O_PATH, &fd, real,
+	    sizeof(real))) != 0) {
+		rpc_fail_errno(req, err);
+		goto out;
+	}
+	if (pol != NULL)
+		close(fd);
+	else if (realpath(path, real) == NULL) {
 		rpc_fail_errno(req, errno);
 		goto out;
 	}

@@ -2,6 +2,8 @@
 #ifndef EXECD_FS_INT_H
 #define EXECD_FS_INT_H
 
+#include <sys/stat.h>
+
 #include <limits.h>
 #include <stddef.h>
 
@@ -72,6 +74,9 @@ void	fs_pin_close(struct fs_pin *p);
 /* Open path itself, symlinks followed, with oflags; real gets its real path. */
 int	fs_pin_open(const struct fs_policy *pol, const char *path, int want, int oflags,
 	    int *fdp, char *real, size_t reallen);
+/* stat and lstat of path, both pinned and checked for FS_WANT_STAT. */
+int	fs_pin_stat(const struct fs_policy *pol, const char *path, struct stat *st,
+	    struct stat *lst);
 /* The path the kernel has for fd (absolute, or EACCES). */
 int	fs_fd_path(int fd, char *out, size_t outlen);
 

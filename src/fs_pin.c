@@ -322,6 +322,25 @@ fs_pin_parent_check(const struct fs_policy *pol, struct fs_pin *p, int want)
 	return err;
 }
 
+int
+fs_pin_stat(const struct fs_policy *pol, const char *path, struct stat *st, struct stat *lst)
+{
+	struct fs_pin	pin;
+	char		real[PATH_MAX];
+	int		fd, err;
+
+	if ((err = fs_pin_open(pol, path, FS_WANT_STAT, O_PATH, &fd, real, sizeof(real))) != 0)
+		return err;
+	err = fstat(fd, st) == -1 ? errno : 0;
+	close(fd);
+	if (err != 0 || (err = fs_pin_parent(pol, path, FS_WANT_STAT, &pin)) != 0)
+		return err;
+	if (fstatat(pin.dfd, pin.leaf, lst, AT_SYMLINK_NOFOLLOW) == -1)
+		err = errno;
+	fs_pin_close(&pin);
+	return err;
+}
+
 void
 fs_pin_close(struct fs_pin *p)
 {
