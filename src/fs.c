@@ -530,8 +530,8 @@ mkdir_one(const struct fs_policy *pol, const char *path, int existing_ok)
 }
 
 /* Sandboxed mkdir (-p): each directory made in its pinned, checked parent. */
-static int
-mkdir_pinned(const struct fs_policy *pol, const char *path, int recursive)
+int
+fs_mkdir_pinned(const struct fs_policy *pol, const char *path, int recursive)
 {
 	char	buf[PATH_MAX], *slash;
 	size_t	len;
@@ -589,7 +589,7 @@ m_create_directory(struct rpc_req *req, json_t *params)
 		}
 	}
 	if (pol != NULL)
-		err = mkdir_pinned(pol, path, recursive);
+		err = fs_mkdir_pinned(pol, path, recursive);
 	else
 		err = (recursive ? fs_mkdir_all(path) : mkdir(path, 0777)) == -1 ? errno : 0;
 	if (err != 0)

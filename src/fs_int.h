@@ -83,6 +83,9 @@ int	fs_fd_path(int fd, char *out, size_t outlen);
 /* mkdir -p as Rust's create_dir_all; path is modified and restored. -1 with errno. */
 int	fs_mkdir_all(char *path);
 
+/* mkdir (-p) with each directory made in its pinned, checked parent. 0 or an errno. */
+int	fs_mkdir_pinned(const struct fs_policy *pol, const char *path, int recursive);
+
 /* A directory's entries as fs/readDirectory shows them: stat-able, visible under pol. */
 struct fs_dirent {
 	char	*name;
