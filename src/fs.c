@@ -9,6 +9,7 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdarg.h>
 #include <stdint.h>
@@ -299,7 +300,11 @@ m_get_metadata(struct rpc_req *req, json_t *params)
 		rpc_fail_errno(req, err);
 		goto out;
 	}
-	if (stat(path, &st) == -1 || lstat(path, &lst) == -1) {
+	if (pol != NULL && (err = fs_pin_stat(pol, path, &st, &lst)) != 0) {
+		rpc_fail_errno(req, err);
+		goto out;
+	}
+	if (pol == NULL && (stat(path, &st) == -1 || lstat(path, &lst) == -1)) {
 		rpc_fail_errno(req, errno);
 		goto out;
 	}
@@ -348,14 +353,20 @@ fs_list_dir(const char *path, const struct fs_policy *pol, struct fs_dirent **ou
 	struct stat	 st;
 	size_t		 n = 0, cap = 0;
 	DIR		*dp;
-	int		 err = 0;
+	int		 fd, err = 0;
 
-	if ((dp = opendir(path)) == NULL)
+	if (pol != NULL) {
+		/* listed is what was checked: the directory pinned beneath the roots */
+		if ((err = fs_pin_open(pol, path, FS_WANT_READ, O_RDONLY | O_DIRECTORY, &fd, real,
+		    sizeof(real))) != 0)
+			return err;
+		if ((dp = fdopendir(fd)) == NULL) {
+			err = errno;
+			close(fd);
+			return err;
+		}
+	} else if ((dp = opendir(path)) == NULL)
 		return errno;
-	if (pol != NULL && fs_resolve(path, 1, real, sizeof(real)) != 0) {
-		closedir(dp);
-		return ENAMETOOLONG;
-	}
 	while ((errno = 0, de = readdir(dp)) != NULL) {
 		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
 			continue;
@@ -461,7 +472,7 @@ m_canonicalize(struct rpc_req *req, json_t *params)
 		{ "path", FP_PATH, FP_REQ, &path },
 		{ "sandbox", FP_DECODE, FP_SEQ_DEFAULT, &pol, &fs_sandbox_field },
 	};
-	int			 err;
+	int			 fd, err;
 
 	if (fs_begin(req, params, "WireFsCanonicalizeParams", f, 2, &d, &pol) == -1)
 		goto out;
@@ -469,7 +480,14 @@ m_canonicalize(struct rpc_req *req, json_t *params)
 		rpc_fail_errno(req, err);
 		goto out;
 	}
-	if (realpath(path, real) == NULL) {
+	if (pol != NULL && (err = fs_pin_open(pol, path, FS_WANT_READ, O_PATH, &fd, real,
+	    sizeof(real))) != 0) {
+		rpc_fail_errno(req, err);
+		goto out;
+	}
+	if (pol != NULL)
+		close(fd);
+	else if (realpath(path, real) == NULL) {
 		rpc_fail_errno(req, errno);
 		goto out;
 	}
@@ -513,6 +531,56 @@ fs_mkdir_all(char *path)
 	return stat(path, &st) == 0 && S_ISDIR(st.st_mode) ? 0 : (errno = e, -1);
 }
 
+/* One mkdir in a pinned directory; existing_ok: an existing directory is fine. */
+static int
+mkdir_one(const struct fs_policy *pol, const char *path, int existing_ok)
+{
+	struct fs_pin	pin;
+	struct stat	st;
+	int		err;
+
+	if ((err = fs_pin_parent(pol, path, FS_PIN_NOCHECK, &pin)) != 0)
+		return err;
+	if (existing_ok && fstatat(pin.dfd, pin.leaf, &st, 0) == 0 && S_ISDIR(st.st_mode))
+		err = 0;
+	else if ((err = fs_pin_parent_check(pol, &pin, FS_WANT_WRITE)) != 0)
+		return err;
+	else if (mkdirat(pin.dfd, pin.leaf, 0777) == -1) {
+		err = errno;
+		if (err == EEXIST && existing_ok && fstatat(pin.dfd, pin.leaf, &st, 0) == 0 &&
+		    S_ISDIR(st.st_mode))
+			err = 0;
+	}
+	fs_pin_close(&pin);
+	return err;
+}
+
+/* Sandboxed mkdir (-p): each directory made in its pinned, checked parent. */
+int
+fs_mkdir_pinned(const struct fs_policy *pol, const char *path, int recursive)
+{
+	char	buf[PATH_MAX], *slash;
+	size_t	len;
+	int	err;
+
+	if (!recursive)
+		return mkdir_one(pol, path, 0);
+	if (fs_pathf(buf, sizeof(buf), "%s", path) != 0)
+		return ENAMETOOLONG;
+	len = strlen(buf);
+	/* up to the deepest directory there is, then down making the rest */
+	while ((err = mkdir_one(pol, buf, 1)) == ENOENT) {
+		if ((slash = strrchr(buf, '/')) == NULL || slash == buf)
+			return ENOENT;
+		*slash = '\0';
+	}
+	while (err == 0 && strlen(buf) < len) {
+		buf[strlen(buf)] = '/';
+		err = mkdir_one(pol, buf, 1);
+	}
+	return err;
+}
+
 static void
 m_create_directory(struct rpc_req *req, json_t *params)
 {
@@ -546,8 +614,12 @@ m_create_directory(struct rpc_req *req, json_t *params)
 			goto out;
 		}
 	}
-	if ((recursive ? fs_mkdir_all(path) : mkdir(path, 0777)) == -1)
-		rpc_fail_errno(req, errno);
+	if (pol != NULL)
+		err = fs_mkdir_pinned(pol, path, recursive);
+	else
+		err = (recursive ? fs_mkdir_all(path) : mkdir(path, 0777)) == -1 ? errno : 0;
+	if (err != 0)
+		rpc_fail_errno(req, err);
 	else
 		fs_reply_empty(req);
 out:

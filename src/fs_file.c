@@ -9,6 +9,7 @@
  */
 #include "config.h"
 
+#include <sys/random.h>
 #include <sys/stat.h>
 
 #include <errno.h>
@@ -133,7 +134,7 @@ reply_b64(struct rpc_req *req, int fd, size_t hint)
 void
 fs_m_read_file(struct rpc_req *req, json_t *params)
 {
-	char			*path = NULL;
+	char			*path = NULL, real[PATH_MAX];
 	struct fs_policy	*pol = NULL;
 	struct fp_deferred	 d = { 0 };
 	struct fp_field		 f[] = {
@@ -158,7 +159,12 @@ fs_m_read_file(struct rpc_req *req, json_t *params)
 	if ((size_t)st.st_size > FS_READ_MAX)
 		goto too_large;
 	/* O_NONBLOCK: a path swapped for a FIFO must not hang the loop */
-	if ((fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC)) == -1 ||
+	if (pol != NULL && (err = fs_pin_open(pol, path, FS_WANT_READ, O_RDONLY | O_NONBLOCK |
+	    O_NOCTTY, &fd, real, sizeof(real))) != 0) {
+		rpc_fail_errno(req, err);
+		goto out;
+	}
+	if ((fd == -1 && (fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC)) == -1) ||
 	    fstat(fd, &st) == -1) {
 		rpc_fail_errno(req, errno);
 		goto out;
@@ -217,11 +223,12 @@ final_target(const char *path, char *out, size_t outlen)
 
 /* As the reference does it: truncate and write where the file is. */
 static int
-write_in_place(const char *path, const unsigned char *data, size_t len)
+write_in_place(int dfd, const char *leaf, int nofollow, const unsigned char *data, size_t len)
 {
 	int	fd, err;
 
-	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NONBLOCK | O_NOCTTY | O_CLOEXEC, 0666);
+	fd = openat(dfd, leaf, O_WRONLY | O_CREAT | O_TRUNC | O_NONBLOCK | O_NOCTTY | O_CLOEXEC |
+	    (nofollow ? O_NOFOLLOW : 0), 0666);
 	if (fd == -1)
 		return errno;
 	if (fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK) == -1)
@@ -233,18 +240,34 @@ write_in_place(const char *path, const unsigned char *data, size_t len)
 	return err;
 }
 
-/* A temporary file beside path/base: ".base.XXXXXX", or shorter if that is too long. */
+/* A new file beside base in dfd: ".base.XXXXXX", or shorter if that is too long. */
 static int
-make_temp(const char *dir, const char *base, char *tmp, size_t tmplen)
+make_temp(int dfd, const char *base, char *tmp, size_t tmplen)
 {
-	int	fd;
+	static const char	 digits[] = "0123456789abcdefghijklmnopqrstuvwxyz"
+	    "ABCDEFGHIJKLMNOPQRSTUVWXYZ";
+	unsigned char		 rnd[6];
+	char			 sfx[sizeof(rnd) + 1];
+	size_t			 i;
+	int			 fd, try;
 
-	snprintf(tmp, tmplen, "%s/.%.200s.XXXXXX", dir, base);
-	if ((fd = mkostemp(tmp, O_CLOEXEC)) == -1 && errno == ENAMETOOLONG) {
-		snprintf(tmp, tmplen, "%s/.execd.XXXXXX", dir);
-		fd = mkostemp(tmp, O_CLOEXEC);
+	for (try = 0; try < 100; try++) {
+		if (getrandom(rnd, sizeof(rnd), 0) != (ssize_t)sizeof(rnd))
+			return -1;
+		for (i = 0; i < sizeof(rnd); i++)
+			sfx[i] = digits[rnd[i] % (sizeof(digits) - 1)];
+		sfx[i] = '\0';
+		snprintf(tmp, tmplen, ".%.200s.%s", base, sfx);
+		fd = openat(dfd, tmp, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+		if (fd == -1 && errno == ENAMETOOLONG) {
+			snprintf(tmp, tmplen, ".execd.%s", sfx);
+			fd = openat(dfd, tmp, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+			    0600);
+		}
+		if (fd != -1 || errno != EEXIST)
+			return fd;
 	}
-	return fd;
+	return -1;
 }
 
 /* Take over the replaced file's owner and mode; a new file gets 0666 less the umask. */
@@ -260,36 +283,35 @@ copy_attrs(int fd, const struct stat *old)
 	return fchmod(fd, old->st_mode & 07777) == -1 ? errno : 0;
 }
 
+/*
+ * Write leaf in the directory dfd (shown: its path, for the log) through a
+ * temporary file renamed over it.  nofollow (sandboxed): leaf was followed
+ * to its end already; a symlink there now is a swap, refused.
+ */
 static int
-write_atomic(const char *target, const unsigned char *data, size_t len)
+write_atomic(int dfd, const char *leaf, const char *shown, int nofollow,
+    const unsigned char *data, size_t len)
 {
-	char		 dir[PATH_MAX], tmp[PATH_MAX + 32], *slash;
-	const char	*base;
+	char		 tmp[NAME_MAX + 32];
 	struct stat	 st;
-	int		 exists, fd, dfd, err;
+	int		 exists, fd, sfd, err;
 
-	exists = stat(target, &st) == 0;
+	exists = fstatat(dfd, leaf, &st, nofollow ? AT_SYMLINK_NOFOLLOW : 0) == 0;
 	if (!exists && errno != ENOENT)
 		return errno;
 	if (exists && S_ISDIR(st.st_mode))
 		return EISDIR;
-	if (exists && !S_ISREG(st.st_mode))
-		return write_in_place(target, data, len);	/* a device, a FIFO */
-	snprintf(dir, sizeof(dir), "%s", target);
-	if ((slash = strrchr(dir, '/')) == NULL)
-		return EINVAL;
-	base = target + (slash - dir) + 1;
-	if (slash == dir)
-		strcpy(dir, "/");
-	else
-		*slash = '\0';
-	if (*base == '\0' || strcmp(base, ".") == 0 || strcmp(base, "..") == 0)
-		return write_in_place(target, data, len);
-	if ((fd = make_temp(dir, base, tmp, sizeof(tmp))) == -1) {
+	if (exists && S_ISLNK(st.st_mode))
+		return EACCES;
+	if (exists && !S_ISREG(st.st_mode))	/* a device, a FIFO */
+		return write_in_place(dfd, leaf, nofollow, data, len);
+	if (strcmp(leaf, ".") == 0 || strcmp(leaf, "..") == 0)
+		return write_in_place(dfd, leaf, nofollow, data, len);
+	if ((fd = make_temp(dfd, leaf, tmp, sizeof(tmp))) == -1) {
 		err = errno;
 		/* a writable file in a directory we may not add to: the old way */
 		if (exists && (err == EACCES || err == EPERM))
-			return write_in_place(target, data, len);
+			return write_in_place(dfd, leaf, nofollow, data, len);
 		return err;
 	}
 	if ((err = copy_attrs(fd, exists ? &st : NULL)) == 0 &&
@@ -297,19 +319,55 @@ write_atomic(const char *target, const unsigned char *data, size_t len)
 		err = errno;
 	if (close(fd) == -1 && err == 0)
 		err = errno;
-	if (err == 0 && rename(tmp, target) == -1)
+	if (err == 0 && renameat(dfd, tmp, dfd, leaf) == -1)
 		err = errno;
 	if (err != 0) {
-		if (unlink(tmp) == -1)
-			log_warn("fs/writeFile: removing %s", tmp);
+		if (unlinkat(dfd, tmp, 0) == -1)
+			log_warn("fs/writeFile: removing %s/%s", shown, tmp);
 		return err;
 	}
-	if ((dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) != -1) {
-		if (fsync(dfd) == -1)
-			log_debug("fs/writeFile: fsync %s: %s", dir, strerror(errno));
-		close(dfd);
+	if ((sfd = openat(dfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC)) != -1) {
+		if (fsync(sfd) == -1)
+			log_debug("fs/writeFile: fsync %s: %s", shown, strerror(errno));
+		close(sfd);
 	}
 	return 0;
+}
+
+/* Unsandboxed: the target's directory by name, as given. */
+static int
+write_path(const char *target, const unsigned char *data, size_t len)
+{
+	char		 dir[PATH_MAX];
+	const char	*slash = strrchr(target, '/'), *leaf;
+	int		 dfd, err;
+
+	if (slash == NULL)
+		return EINVAL;
+	leaf = slash[1] == '\0' ? "." : slash + 1;
+	if (fs_pathf(dir, sizeof(dir), "%.*s", slash == target ? 1 : (int)(slash - target),
+	    target) != 0)
+		return ENAMETOOLONG;
+	if ((dfd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC)) == -1)
+		return errno;
+	err = write_atomic(dfd, leaf, dir, 0, data, len);
+	close(dfd);
+	return err;
+}
+
+/* Sandboxed: where the checked chain of links ends, pinned. */
+static int
+write_pinned(const struct fs_policy *pol, const char *path, const unsigned char *data,
+    size_t len)
+{
+	struct fs_pin	pin;
+	int		err;
+
+	if ((err = fs_pin_final(pol, path, FS_WANT_WRITE, &pin)) != 0)
+		return err;
+	err = write_atomic(pin.dfd, pin.leaf, pin.real, 1, data, len);
+	fs_pin_close(&pin);
+	return err;
 }
 
 void
@@ -356,7 +414,8 @@ fs_m_write_file(struct rpc_req *req, json_t *params)
 			goto out;
 		}
 	}
-	if ((err = write_atomic(target, data, len)) != 0) {
+	if ((err = pol != NULL ? write_pinned(pol, path, data, len) :
+	    write_path(target, data, len)) != 0) {
 		log_debug("fs/writeFile %s: %s", target, strerror(err));
 		rpc_fail_errno(req, err);
 		goto out;

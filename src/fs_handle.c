@@ -101,6 +101,26 @@ fail_unknown(struct rpc_req *req, const char *id)
 	free(shown);
 }
 
+/* Sandboxed: the file opened through its pinned, checked path.  0 or an errno. */
+static int
+open_pinned(const struct fs_policy *pol, const char *path, int replace, int *fdp)
+{
+	struct fs_pin	pin;
+	char		real[PATH_MAX];
+	int		err = 0;
+
+	if (!replace)
+		return fs_pin_open(pol, path, FS_WANT_READ, O_RDONLY | O_NONBLOCK | O_NOCTTY,
+		    fdp, real, sizeof(real));
+	if ((err = fs_pin_final(pol, path, FS_WANT_WRITE, &pin)) != 0)
+		return err;
+	if ((*fdp = openat(pin.dfd, pin.leaf, O_WRONLY | O_CREAT | O_TRUNC | O_NONBLOCK |
+	    O_NOCTTY | O_CLOEXEC | O_NOFOLLOW, 0666)) == -1)
+		err = errno == ELOOP ? EACCES : errno;
+	fs_pin_close(&pin);
+	return err;
+}
+
 /* An open descriptor for the request, or -1 having answered. */
 static int
 open_file(struct rpc_req *req, const char *path, int replace, const struct fs_policy *pol)
@@ -127,8 +147,13 @@ open_file(struct rpc_req *req, const char *path, int replace, const struct fs_po
 		}
 	}
 	/* O_NONBLOCK: a FIFO must not hang the loop; dropped once open */
-	fd = replace ? open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NONBLOCK | O_NOCTTY |
-	    O_CLOEXEC, 0666) : open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+	if (pol != NULL && (err = open_pinned(pol, path, replace, &fd)) != 0) {
+		rpc_fail_errno(req, err);
+		return -1;
+	}
+	if (pol == NULL)
+		fd = replace ? open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NONBLOCK | O_NOCTTY |
+		    O_CLOEXEC, 0666) : open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
 	if (fd == -1 || fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK) == -1) {
 		err = errno;
 		if (fd != -1)

@@ -2,6 +2,9 @@
 #ifndef EXECD_FS_INT_H
 #define EXECD_FS_INT_H
 
+#include <sys/stat.h>
+
+#include <limits.h>
 #include <stddef.h>
 
 #include <jansson.h>
@@ -49,8 +52,42 @@ int	fs_pathf(char *buf, size_t len, const char *fmt, ...)
 /* 0, or the errno the policy makes the access fail with. */
 int	fs_allowed(const struct fs_policy *pol, const char *path, int follow_last, int want);
 
+/*
+ * Sandboxed requests act on pinned paths (fs_pin.c): a directory resolved
+ * beneath the policy's roots, never through a magic link, the policy
+ * checked on the path of the descriptor, and one name in it used only with
+ * *at() calls that do not follow it.  0 or the errno to answer with.
+ */
+struct fs_pin {
+	int	dfd;			/* the directory, O_PATH; -1 when closed */
+	char	leaf[NAME_MAX + 1];	/* "." when the path is "/" */
+	char	real[PATH_MAX];		/* the directory's real path + "/" + leaf */
+};
+#define FS_PIN_NOCHECK	(-1)	/* as want: pin only, the caller checks */
+
+/* Pin path's directory; check want (or FS_PIN_NOCHECK) on p->real. */
+int	fs_pin_parent(const struct fs_policy *pol, const char *path, int want,
+	    struct fs_pin *p);
+/* Follow path's symlinks to their end (as writing does), and pin that. */
+int	fs_pin_final(const struct fs_policy *pol, const char *path, int want,
+	    struct fs_pin *p);
+/* Check want on p->real; closes p if refused. */
+int	fs_pin_parent_check(const struct fs_policy *pol, struct fs_pin *p, int want);
+void	fs_pin_close(struct fs_pin *p);
+/* Open path itself, symlinks followed, with oflags; real gets its real path. */
+int	fs_pin_open(const struct fs_policy *pol, const char *path, int want, int oflags,
+	    int *fdp, char *real, size_t reallen);
+/* stat and lstat of path, both pinned and checked for FS_WANT_STAT. */
+int	fs_pin_stat(const struct fs_policy *pol, const char *path, struct stat *st,
+	    struct stat *lst);
+/* The path the kernel has for fd (absolute, or EACCES). */
+int	fs_fd_path(int fd, char *out, size_t outlen);
+
 /* mkdir -p as Rust's create_dir_all; path is modified and restored. -1 with errno. */
 int	fs_mkdir_all(char *path);
+
+/* mkdir (-p) with each directory made in its pinned, checked parent. 0 or an errno. */
+int	fs_mkdir_pinned(const struct fs_policy *pol, const char *path, int recursive);
 
 /* A directory's entries as fs/readDirectory shows them: stat-able, visible under pol. */
 struct fs_dirent {

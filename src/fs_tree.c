@@ -94,28 +94,66 @@ out:
 }
 
 static int
-remove_dir(const char *path, int recursive, const struct fs_policy *pol)
+remove_dir(const char *path, int recursive)
 {
-	char	real[PATH_MAX];
 	int	fd, err;
 
 	if (!recursive)
 		return rmdir(path) == -1 ? errno : 0;
 	if (strcmp(path, "/") == 0)
 		return EBUSY;		/* what rmdir("/") says; never empty "/" */
-	if (pol != NULL) {
-		if (fs_resolve(path, 0, real, sizeof(real)) != 0)
-			return ENAMETOOLONG;
-		if ((fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) == -1)
-			return errno;
-		if ((err = remove_tree(fd, real, pol, 1)) != 0)
-			return err;
-	}
 	if ((fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) == -1)
 		return errno;
 	if ((err = remove_tree(fd, path, NULL, 0)) != 0)
 		return err;
 	return rmdir(path) == -1 && errno != ENOENT ? errno : 0;
+}
+
+/* Remove the directory leaf of dfd (real: its checked path) and all it holds. */
+static int
+remove_dir_at(int dfd, const char *leaf, const char *real, const struct fs_policy *pol)
+{
+	int	fd, again, err;
+
+	if (strcmp(leaf, ".") == 0)
+		return EBUSY;		/* "/": what rmdir("/") says */
+	if ((fd = openat(dfd, leaf, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) == -1)
+		return errno;
+	/* both passes in the directory that was opened, whatever the name is now */
+	if ((again = openat(fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC)) == -1) {
+		err = errno;
+		close(fd);
+		return err;
+	}
+	if ((err = remove_tree(fd, real, pol, 1)) != 0) {
+		close(again);
+		return err;
+	}
+	if ((err = remove_tree(again, real, NULL, 0)) != 0)
+		return err;
+	return unlinkat(dfd, leaf, AT_REMOVEDIR) == -1 && errno != ENOENT ? errno : 0;
+}
+
+/* Sandboxed: the entry removed from its pinned, checked directory. */
+static int
+remove_pinned(const struct fs_policy *pol, const char *path, int recursive, int force)
+{
+	struct fs_pin	pin;
+	struct stat	st;
+	int		err;
+
+	if ((err = fs_pin_parent(pol, path, FS_WANT_WRITE, &pin)) != 0)
+		return err;
+	if (fstatat(pin.dfd, pin.leaf, &st, AT_SYMLINK_NOFOLLOW) == -1)
+		err = errno == ENOENT && force ? 0 : errno;
+	else if (!S_ISDIR(st.st_mode))
+		err = unlinkat(pin.dfd, pin.leaf, 0) == -1 ? errno : 0;
+	else if (!recursive)
+		err = unlinkat(pin.dfd, pin.leaf, AT_REMOVEDIR) == -1 ? errno : 0;
+	else
+		err = remove_dir_at(pin.dfd, pin.leaf, pin.real, pol);
+	fs_pin_close(&pin);
+	return err;
 }
 
 void
@@ -145,8 +183,10 @@ fs_m_remove(struct rpc_req *req, json_t *params)
 	}
 	if (err == 0)
 		err = fs_allowed(pol, path, 0, FS_WANT_WRITE);
-	if (err == 0)
-		err = S_ISDIR(st.st_mode) ? remove_dir(path, recursive, pol) :
+	if (err == 0 && pol != NULL)
+		err = remove_pinned(pol, path, recursive, force);
+	else if (err == 0)
+		err = S_ISDIR(st.st_mode) ? remove_dir(path, recursive) :
 		    unlink(path) == -1 ? errno : 0;
 	if (err != 0) {
 		log_debug("fs/remove %s: %s", path, strerror(err));
@@ -359,10 +399,57 @@ inside_source(const char *src, const char *dest, int *inside)
 	return 0;
 }
 
+/*
+ * Sandboxed: the source tree read from its pinned directory, checked
+ * against the policy, and copied into the pinned destination - which must
+ * still be where the check put it.
+ */
+static int
+copy_dir_pinned(const char *src, const char *dest, const struct fs_policy *pol)
+{
+	struct fs_pin	spin;
+	char		dreal[PATH_MAX], dnow[PATH_MAX];
+	int		sfd, again, dfd, err;
+
+	if (fs_resolve(dest, 1, dreal, sizeof(dreal)) != 0)
+		return ENAMETOOLONG;
+	if ((err = fs_policy_check(pol, dreal, FS_WANT_WRITE)) != 0 ||
+	    (err = fs_pin_parent(pol, src, FS_WANT_READ, &spin)) != 0)
+		return err;
+	sfd = openat(spin.dfd, spin.leaf, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	err = sfd == -1 ? errno : 0;
+	if (sfd != -1 && (again = openat(sfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC)) == -1) {
+		err = errno;
+		close(sfd);
+	}
+	if (err != 0) {
+		fs_pin_close(&spin);
+		return err;
+	}
+	if ((err = copy_tree(sfd, spin.real, -1, dreal, pol, 1)) != 0 ||
+	    (err = fs_mkdir_pinned(pol, dest, 1)) != 0 ||
+	    (err = fs_pin_open(pol, dest, FS_WANT_WRITE, O_RDONLY | O_DIRECTORY, &dfd, dnow,
+	    sizeof(dnow))) != 0) {
+		close(again);
+		fs_pin_close(&spin);
+		return err;
+	}
+	if (strcmp(dnow, dreal) != 0) {
+		/* the destination moved since it was checked */
+		close(dfd);
+		close(again);
+		fs_pin_close(&spin);
+		return EACCES;
+	}
+	err = copy_tree(again, spin.real, dfd, dreal, NULL, 0);
+	fs_pin_close(&spin);
+	return err;
+}
+
 static int
 copy_dir(struct rpc_req *req, const char *src, const char *dest, const struct fs_policy *pol)
 {
-	char	sreal[PATH_MAX], dreal[PATH_MAX];
+	char	dreal[PATH_MAX];
 	int	sfd, dfd, err, inside = 0;
 
 	if ((err = inside_source(src, dest, &inside)) != 0)
@@ -372,17 +459,8 @@ copy_dir(struct rpc_req *req, const char *src, const char *dest, const struct fs
 		    "fs/copy cannot copy a directory to itself or one of its descendants");
 		return -1;
 	}
-	if (pol != NULL) {
-		if (fs_resolve(src, 1, sreal, sizeof(sreal)) != 0 ||
-		    fs_resolve(dest, 1, dreal, sizeof(dreal)) != 0)
-			return ENAMETOOLONG;
-		if ((err = fs_policy_check(pol, dreal, FS_WANT_WRITE)) != 0)
-			return err;
-		if ((sfd = open(src, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) == -1)
-			return errno;
-		if ((err = copy_tree(sfd, sreal, -1, dreal, pol, 1)) != 0)
-			return err;
-	}
+	if (pol != NULL)
+		return copy_dir_pinned(src, dest, pol);
 	if (strlen(dest) >= PATH_MAX)
 		return ENAMETOOLONG;
 	snprintf(dreal, sizeof(dreal), "%s", dest);
@@ -396,6 +474,28 @@ copy_dir(struct rpc_req *req, const char *src, const char *dest, const struct fs
 		return err;
 	}
 	return copy_tree(sfd, src, dfd, dest, NULL, 0);
+}
+
+/* Sandboxed: a file or a link copied between pinned, checked directories. */
+static int
+copy_one_pinned(const char *src, const char *dest, int is_link, const struct fs_policy *pol)
+{
+	struct fs_pin	spin, dpin;
+	int		err;
+
+	if ((err = fs_pin_parent(pol, src, FS_WANT_READ, &spin)) != 0)
+		return err;
+	if ((err = is_link ? fs_pin_parent(pol, dest, FS_WANT_WRITE, &dpin) :
+	    fs_pin_final(pol, dest, FS_WANT_WRITE, &dpin)) != 0) {
+		fs_pin_close(&spin);
+		return err;
+	}
+	/* nofollow: a link swapped in at either end is not gone through */
+	err = is_link ? copy_link(spin.dfd, spin.leaf, dpin.dfd, dpin.leaf) :
+	    copy_file(spin.dfd, spin.leaf, dpin.dfd, dpin.leaf, 1);
+	fs_pin_close(&spin);
+	fs_pin_close(&dpin);
+	return err;
 }
 
 static int
@@ -424,6 +524,8 @@ copy_one(struct rpc_req *req, const char *src, const char *dest, int recursive,
 	}
 	if ((err = fs_allowed(pol, dest, S_ISREG(st.st_mode), FS_WANT_WRITE)) != 0)
 		return err;
+	if (pol != NULL)
+		return copy_one_pinned(src, dest, S_ISLNK(st.st_mode), pol);
 	if (S_ISLNK(st.st_mode))
 		return copy_link(AT_FDCWD, src, AT_FDCWD, dest);
 	return copy_file(AT_FDCWD, src, AT_FDCWD, dest, 0);

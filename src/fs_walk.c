@@ -138,7 +138,9 @@ metadata(const struct fs_policy *pol, const char *path, struct stat *st, int *is
 	if ((err = fs_allowed(pol, path, 1, FS_WANT_STAT)) != 0 ||
 	    (err = fs_allowed(pol, path, 0, FS_WANT_STAT)) != 0)
 		return err;
-	if (stat(path, st) == -1 || lstat(path, &lst) == -1)
+	if (pol != NULL && (err = fs_pin_stat(pol, path, st, &lst)) != 0)
+		return err;
+	if (pol == NULL && (stat(path, st) == -1 || lstat(path, &lst) == -1))
 		return errno;
 	*is_link = S_ISLNK(lst.st_mode);
 	return 0;

@@ -55,7 +55,7 @@ static const char *const self_allowed[] = {
 	"brk", "mmap", "munmap", "mremap", "mprotect", "madvise",
 	/* descriptors, and the filesystem methods (openat and *at everywhere) */
 	"read", "write", "readv", "writev", "pread64", "pwrite64", "preadv", "pwritev",
-	"open", "openat", "close", "close_range", "lseek", "dup", "dup2", "dup3",
+	"open", "openat", "openat2", "close", "close_range", "lseek", "dup", "dup2", "dup3",
 	"fcntl", "pipe", "pipe2", "fstat", "stat", "lstat", "newfstatat", "statx",
 	"fstatfs", "statfs", "getdents", "getdents64", "readlink", "readlinkat", "access",
 	"faccessat", "faccessat2", "mkdir", "mkdirat", "unlink", "unlinkat", "rmdir",

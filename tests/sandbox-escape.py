@@ -30,9 +30,6 @@ from execd_client import EXECD, Execd, b64
 # The checks that fail today, by key.  To fix one: make execd refuse the
 # attack, then delete its line here; the check turns into a plain one.
 EXPECTED_TO_FAIL = {
-    "fs-race-write": "fs/writeFile follows a swapped-in symlink out of the roots",
-    "fs-race-mkdir": "fs/createDirectory follows a swapped-in symlink out of the roots",
-    "fs-race-remove": "fs/remove follows a swapped-in symlink out of the roots",
     "meta-chmod": "chmod outside the writable roots works (Landlock does not cover it)",
     "meta-chown": "chown outside the writable roots works",
     "meta-utime": "utime outside the writable roots works",
@@ -43,7 +40,6 @@ EXPECTED_TO_FAIL = {
     "git-below-repo": "git init below a parent repository makes a writable .git",
     "protected-symlink": "a .git/.codex symlink to another writable root is followed for writing",
     "prlimit-execd": "prlimit on execd's pid works from inside",
-    "fs-dev-stderr": "sandboxed fs/writeFile to /dev/stderr writes execd's log",
     "state-lock": "flock on STATE-DIR/protected/.lock stalls another session's process/start",
     "nul-root": "a NUL in a root path is not refused with -32602",
     "unix-connect": "with network off, connect() to a pathname AF_UNIX socket works",
