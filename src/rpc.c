@@ -11,6 +11,7 @@
 #include "evloop.h"
 #include "log.h"
 #include "execd.h"
+#include "errno_text.h"
 #include "rpc.h"
 #include "rpc_parse.h"
 #include "session.h"
@@ -272,57 +273,12 @@ rpc_errno_code(int errnum)
 	}
 }
 
-const char *
-rpc_errno_text(int errnum, char *buf, size_t len)
-{
-	const char	*s;
-
-	/* The reference is built on musl: use its wording where glibc's differs. */
-	switch (errnum) {
-	case ELOOP:
-		s = "Symbolic link loop";
-		break;
-	case ENAMETOOLONG:
-		s = "Filename too long";
-		break;
-	case ETXTBSY:
-		s = "Text file busy";
-		break;
-	case ENOTSUP:
-		s = "Not supported";
-		break;
-	case EBUSY:
-		s = "Resource busy";
-		break;
-	case EIO:
-		s = "I/O error";
-		break;
-	case ENOMEM:
-		s = "Out of memory";
-		break;
-	case EXDEV:
-		s = "Cross-device link";
-		break;
-	case EDQUOT:
-		s = "Quota exceeded";
-		break;
-	case EOVERFLOW:
-		s = "Value too large for data type";
-		break;
-	default:
-		s = strerror(errnum);
-		break;
-	}
-	snprintf(buf, len, "%s (os error %d)", s, errnum);
-	return buf;
-}
-
 void
 rpc_fail_errno(struct rpc_req *req, int errnum)
 {
 	char	text[256];
 
-	rpc_fail(req, rpc_errno_code(errnum), "%s", rpc_errno_text(errnum, text, sizeof(text)));
+	rpc_fail(req, rpc_errno_code(errnum), "%s", errno_text(errnum, text, sizeof(text)));
 }
 
 void

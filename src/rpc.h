@@ -95,8 +95,6 @@ void	rpc_fail_params(struct rpc_req *req, const struct jx_err *e);	/* -32602 */
 /* An OS error, coded and worded as the reference does (ENOENT -> -32004 ...). */
 void	rpc_fail_errno(struct rpc_req *req, int errnum);
 int	rpc_errno_code(int errnum);
-/* "No such file or directory (os error 2)" */
-const char *rpc_errno_text(int errnum, char *buf, size_t len);
 int	rpc_req_alive(const struct rpc_req *req);
 json_t	*rpc_req_id(const struct rpc_req *req);	/* borrowed */
 void	rpc_notify(const char *method, json_t *params);		/* steals params */
