@@ -14,14 +14,10 @@
 #include "errno_text.h"
 #include "rpc.h"
 #include "rpc_parse.h"
-#include "session.h"
-#include "proc.h"
-#include "fs.h"
-#include "fs_watch.h"
-#include "http_req.h"
 
 #define RPC_QUEUE_MAX	256	/* parsed requests waiting; then input pauses */
 #define RPC_HOOKS_MAX	8
+#define RPC_TABLES_MAX	8
 
 struct rpc_req {
 	json_t		*id;
@@ -29,10 +25,6 @@ struct rpc_req {
 	unsigned	 gen;		/* connection generation it came on */
 	struct rpc_req	*next;		/* queue link */
 	json_t		*params;
-};
-
-static const struct rpc_method *rpc_tables[] = {
-	session_methods, proc_methods, fs_methods, fs_watch_methods, http_methods,
 };
 
 static struct {
@@ -48,6 +40,9 @@ static struct {
 	size_t			 ndrain;
 	void			(*detach[RPC_HOOKS_MAX])(void);
 	size_t			 ndetach;
+	const struct rpc_method	*tables[RPC_TABLES_MAX];
+	size_t			 ntables;
+	const struct rpc_gate	*gate;
 } rpc;
 
 static void	rpc_dispatch(void);
@@ -75,12 +70,27 @@ rpc_init(void)
 }
 
 void
+rpc_register(const struct rpc_method *table)
+{
+	if (rpc.ntables == RPC_TABLES_MAX)
+		fatalx("too many method tables");
+	rpc.tables[rpc.ntables++] = table;
+}
+
+void
+rpc_set_gate(const struct rpc_gate *gate)
+{
+	rpc.gate = gate;
+}
+
+void
 rpc_attach(struct rpc_transport *t)
 {
 	rpc.t = t;
 	rpc.gen++;
 	rpc.inflight = 0;
-	session_connection_reset();
+	if (rpc.gate != NULL)
+		rpc.gate->connection_reset();
 }
 
 struct rpc_transport *
@@ -342,8 +352,8 @@ rpc_lookup(const char *name)
 	const struct rpc_method	*m;
 	size_t			 i;
 
-	for (i = 0; i < sizeof(rpc_tables) / sizeof(rpc_tables[0]); i++)
-		for (m = rpc_tables[i]; m->name != NULL; m++)
+	for (i = 0; i < rpc.ntables; i++)
+		for (m = rpc.tables[i]; m->name != NULL; m++)
 			if (strcmp(m->name, name) == 0)
 				return m;
 	return NULL;
@@ -354,7 +364,7 @@ rpc_admit(struct rpc_req *req)
 {
 	const char	*gate;
 
-	if ((gate = session_gate(req->m)) == NULL)
+	if (rpc.gate == NULL || (gate = rpc.gate->gate(req->m)) == NULL)
 		return 1;
 	rpc_fail(req, RPC_INVALID_REQUEST, "%s", gate);
 	return 0;
@@ -493,7 +503,7 @@ rpc_input(const char *data, size_t len)
 		break;
 	case RPC_MSG_NOTIFICATION:
 		if (m.method_len == 11 && memcmp(m.method, "initialized", 11) == 0 &&
-		    session_initialized() == 0)
+		    rpc.gate != NULL && rpc.gate->initialized() == 0)
 			break;
 		/* as the reference: a protocol violation ends the connection */
 		log_info("unexpected notification %.*s: closing", (int)m.method_len, m.method);

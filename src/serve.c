@@ -44,6 +44,12 @@ serve_connection(int in_fd, int out_fd)
 	if (ev_init() == -1)
 		return 1;
 	rpc_init();
+	rpc_set_gate(&session_lifecycle);
+	rpc_register(session_methods);
+	rpc_register(proc_methods);
+	rpc_register(fs_methods);
+	rpc_register(fs_watch_methods);
+	rpc_register(http_methods);
 	proc_init();
 	http_req_init();
 	if (netproxy_init(conf.proxy_control) == -1)
