@@ -545,9 +545,6 @@ proc_detached(void)
 	/* reads parked by the gone connection are answered (and dropped) now */
 	for (p = procs; p != NULL; p = p->next)
 		proc_wake(p);
-	/* the session may come back within its TTL; else its processes go now */
-	if (!resume_detached())
-		proc_end_session();
 }
 
 void

@@ -18,12 +18,9 @@
 #include "fdio.h"
 #include "log.h"
 #include "jsonx.h"
-#include "conn.h"
 #include "execd.h"
-#include "proc.h"
 #include "resume.h"
 #include "rpc.h"
-#include "ws.h"
 
 #define RESUME_MAGIC	0x65786431u	/* "exd1" */
 #define RESUME_MAX	(1024 * 1024)	/* an initialize request is small */
@@ -39,8 +36,16 @@ static struct {
 	int		 listening;
 	struct ev_timer	 ttl;
 	int		 waiting;
-	struct conn	 conn;		/* the connection handed to us */
+	void		(*expired)(void);
+	int		(*take_over)(int, const char **);
 } rs;
+
+void
+resume_init(void (*expired)(void), int (*take_over)(int fd, const char **peer))
+{
+	rs.expired = expired;
+	rs.take_over = take_over;
+}
 
 static int
 session_id_ok(const char *id)
@@ -72,7 +77,7 @@ resume_expired(struct ev_timer *t, void *arg)
 	log_info("session not resumed within %u ms: ending it", conf.resume_ttl_ms);
 	rs.waiting = 0;
 	resume_cleanup();
-	proc_end_session();
+	rs.expired();
 }
 
 /* The owner's side: a new instance brings us our client back. */
@@ -81,6 +86,7 @@ resume_take(int us)
 {
 	struct resume_hdr	 hdr;
 	char			*msg = NULL, reply;
+	const char		*peer;
 	ssize_t			 n;
 	int			 fds[FDPASS_MAX], fd = -1;
 	size_t			 nfds, i;
@@ -105,14 +111,14 @@ resume_take(int us)
 	reply = 'K';
 	if (write(us, &reply, 1) != 1)
 		goto bad;
-	if (conn_open(&rs.conn, fd, fd) == -1 || ws_start(&rs.conn) == -1) {
+	if (rs.take_over(fd, &peer) == -1) {
 		log_warnx("cannot take over a resumed connection");
 		goto out;
 	}
 	fd = -1;
 	ev_timer_stop(&rs.ttl);
 	rs.waiting = 0;
-	log_info("session resumed by %s", rs.conn.peer);
+	log_info("session resumed by %s", peer);
 	/* the initialize that asked for us is the first message of the new connection */
 	rpc_input(msg, hdr.len);
 	rpc_output_drained();

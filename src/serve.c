@@ -7,6 +7,7 @@
 #include "evloop.h"
 #include "log.h"
 #include "execd.h"
+#include "conn.h"
 #include "fs.h"
 #include "fs_watch.h"
 #include "http_req.h"
@@ -19,6 +20,9 @@
 #include "sandbox.h"
 #include "sniff.h"
 #include "spawner.h"
+#include "ws.h"
+
+static struct conn	resumed;	/* a connection handed over by a new instance */
 
 static void
 serve_stop(int signo, void *arg)
@@ -32,6 +36,24 @@ serve_stop(int signo, void *arg)
 	if (t != NULL)
 		t->close(t->ctx);
 	rpc_detach();
+}
+
+/* The client is gone: the session may come back within its TTL; else it ends now. */
+static void
+serve_detached(void)
+{
+	if (!resume_detached())
+		proc_end_session();
+}
+
+/* A client comes back through a new instance: it spoke WebSocket there. */
+static int
+serve_take_over(int fd, const char **peer)
+{
+	if (conn_open(&resumed, fd, fd) == -1 || ws_start(&resumed) == -1)
+		return -1;
+	*peer = resumed.peer;
+	return 0;
 }
 
 int
@@ -51,6 +73,8 @@ serve_connection(int in_fd, int out_fd)
 	rpc_register(fs_watch_methods);
 	rpc_register(http_methods);
 	proc_init();
+	rpc_on_detach(serve_detached);
+	resume_init(proc_end_session, serve_take_over);
 	http_req_init();
 	if (netproxy_init(conf.proxy_control) == -1)
 		return 1;
