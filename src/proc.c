@@ -19,7 +19,6 @@
 #include "proc_table.h"
 #include "spawner.h"
 #include "netproxy.h"
-#include "resume.h"
 #include "sandbox.h"
 
 #define PROC_READ_SIZE	8192	/* bytes per process/output chunk, as the reference */
@@ -27,6 +26,7 @@
 static struct proc	*procs;
 static size_t		 nprocs;
 static struct ev_timer	 sweep_timer;	/* after a disconnect: kill what is left */
+static const struct proc_events *ev;
 
 static void	proc_out_cb(struct ev_io *, uint32_t, void *);
 static void	proc_in_cb(struct ev_io *, uint32_t, void *);
@@ -123,15 +123,9 @@ proc_close_stream(struct proc *p, struct ev_io *io, int *open_flag)
 void
 proc_discard(struct proc *p)
 {
-	struct proc_waiter	*w;
-	size_t			 i;
+	size_t	i;
 
-	while ((w = p->waiters) != NULL) {
-		p->waiters = w->next;
-		ev_timer_stop(&w->timer);
-		rpc_fail(w->req, RPC_INVALID_REQUEST, "unknown process id %s", p->id);
-		free(w);
-	}
+	ev->discarded(p);
 	proc_close_stream(p, &p->out_io, &p->out_open);
 	proc_close_stream(p, &p->err_io, &p->err_open);
 	proc_close_in(p);
@@ -216,16 +210,14 @@ proc_emit_closed(struct proc *p)
 	sandbox_guards_release(p->guards);
 	p->guards = NULL;
 	proc_close_in(p);
-	rpc_notify("process/closed", json_pack("{s:s,s:I}", "processId", p->id,
-	    "seq", (json_int_t)seq));
+	ev->closed(p, seq);
 	if (p->ring.dropped_bytes > 0)
 		log_notice("process %s: %llu bytes of output were evicted past the "
 		    "retention bound of %zu bytes", p->id,
 		    (unsigned long long)p->ring.dropped_bytes, conf.retention_bytes);
 	/* nobody can read it any more once the client is gone for good */
-	ev_timer_start(&p->expire_timer,
-	    rpc_attached() || resume_waiting() ? conf.closed_keep_ms : 0);
-	proc_wake(p);
+	ev_timer_start(&p->expire_timer, ev->kept() ? conf.closed_keep_ms : 0);
+	ev->changed(p);
 }
 
 /* Read one chunk; 1 if data came, 0 on EAGAIN, -1 on EOF. */
@@ -236,7 +228,6 @@ proc_read_chunk(struct proc *p, struct ev_io *io)
 	enum proc_stream	 s;
 	ssize_t			 n;
 	uint64_t		 seq;
-	json_t			*note;
 
 	n = read(io->fd, data, sizeof(data));
 	if (n == -1 && (errno == EAGAIN || errno == EINTR))
@@ -254,13 +245,8 @@ proc_read_chunk(struct proc *p, struct ev_io *io)
 		log_warnx("out of memory keeping output of %s", p->id);
 		return 1;
 	}
-	if (rpc_attached()) {
-		note = json_pack("{s:s,s:I,s:s}", "processId", p->id, "seq", (json_int_t)seq,
-		    "stream", out_stream_name(s));
-		if (note != NULL)
-			rpc_notify_b64("process/output", note, "chunk", data, (size_t)n);
-	}
-	proc_wake(p);
+	ev->output(p, seq, s, data, (size_t)n);
+	ev->changed(p);
 	return 1;
 }
 
@@ -274,8 +260,8 @@ proc_pause(struct proc *p)
 		ev_io_set(&p->err_io, 0);
 }
 
-static void
-proc_resume_all(void)
+void
+proc_resume_output(void)
 {
 	struct proc	*p;
 
@@ -300,7 +286,7 @@ proc_out_cb(struct ev_io *io, uint32_t events, void *arg)
 	 * A slow client, or none while the session waits for one and the
 	 * retention is full: leave the bytes in the pipe, the child blocks.
 	 */
-	if (rpc_congested() || (!rpc_attached() && p->ring.bytes >= conf.retention_bytes)) {
+	if (ev->congested() || (!ev->attached() && p->ring.bytes >= conf.retention_bytes)) {
 		proc_pause(p);
 		return;
 	}
@@ -385,10 +371,10 @@ proc_exited(struct proc *p, int status)
 	else
 		p->exit_code = -1;
 	/* Output already in the pipes goes out before the exit, bounded. */
-	for (guard = 0; guard < 128 && p->out_open && !rpc_congested(); guard++)
+	for (guard = 0; guard < 128 && p->out_open && !ev->congested(); guard++)
 		if (proc_read_chunk(p, &p->out_io) <= 0)
 			break;
-	for (guard = 0; guard < 128 && p->err_open && !rpc_congested(); guard++)
+	for (guard = 0; guard < 128 && p->err_open && !ev->congested(); guard++)
 		if (proc_read_chunk(p, &p->err_io) <= 0)
 			break;
 	if (p->sandboxed)
@@ -400,10 +386,8 @@ proc_exited(struct proc *p, int status)
 	ev_timer_stop(&p->kill_timer);
 	ev_hold(-1);
 	seq = p->next_seq++;
-	rpc_notify("process/exited", json_pack("{s:s,s:I,s:i,s:b}", "processId", p->id,
-	    "seq", (json_int_t)seq, "exitCode", p->exit_code,
-	    "sandboxDenied", p->sandbox_denied));
-	proc_wake(p);
+	ev->exited(p, seq);
+	ev->changed(p);
 	proc_emit_closed(p);
 }
 
@@ -534,28 +518,28 @@ proc_end_session(void)
 			ev_timer_start(&p->expire_timer, 0);
 	proc_sweep(&sweep_timer, NULL);
 	/* nobody reads now: let EOFs through so the loop can finish */
-	proc_resume_all();
-}
-
-static void
-proc_detached(void)
-{
-	struct proc	*p;
-
-	/* reads parked by the gone connection are answered (and dropped) now */
-	for (p = procs; p != NULL; p = p->next)
-		proc_wake(p);
+	proc_resume_output();
 }
 
 void
-proc_init(void)
+proc_each(void (*fn)(struct proc *))
 {
+	struct proc	*p, *next;
+
+	for (p = procs; p != NULL; p = next) {
+		next = p->next;
+		fn(p);
+	}
+}
+
+void
+proc_init(const struct proc_events *events)
+{
+	ev = events;
 	/* orphans of our children come back to us, so nothing escapes */
 	if (prctl(PR_SET_CHILD_SUBREAPER, 1) == -1)
 		log_warn("PR_SET_CHILD_SUBREAPER");
 	if (ev_signal(SIGCHLD, proc_sigchld, NULL) == -1)
 		fatalx("cannot watch SIGCHLD");
 	ev_timer_init(&sweep_timer, proc_sweep, NULL);
-	rpc_on_drain(proc_resume_all);
-	rpc_on_detach(proc_detached);
 }

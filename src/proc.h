@@ -1,14 +1,11 @@
-/* The process methods: the table of managed processes of this session. */
+/* The table of managed processes of this session, as the rest of execd sees it. */
 #ifndef EXECD_PROC_H
 #define EXECD_PROC_H
 
 #include <sys/types.h>
 
-#include "rpc.h"
+#include <stddef.h>
 
-extern const struct rpc_method proc_methods[];
-
-void	proc_init(void);
 /* Kill every process group now (SIGKILL); children are still reaped by the loop. */
 void	proc_kill_all(void);
 /* Kill whatever is left among our children (escaped daemons), then reap them. */

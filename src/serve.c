@@ -13,6 +13,7 @@
 #include "http_req.h"
 #include "netproxy.h"
 #include "proc.h"
+#include "proc_rpc.h"
 #include "session.h"
 #include "resume.h"
 #include "rpc.h"
@@ -72,7 +73,7 @@ serve_connection(int in_fd, int out_fd)
 	rpc_register(fs_methods);
 	rpc_register(fs_watch_methods);
 	rpc_register(http_methods);
-	proc_init();
+	proc_rpc_init(resume_waiting);
 	rpc_on_detach(serve_detached);
 	resume_init(proc_end_session, serve_take_over);
 	http_req_init();
