@@ -14,7 +14,6 @@
 #include <unistd.h>
 
 #include "log.h"
-#include "execd.h"
 #include "proc.h"
 #include "proc_table.h"
 #include "spawner.h"
@@ -27,6 +26,7 @@ static struct proc	*procs;
 static size_t		 nprocs;
 static struct ev_timer	 sweep_timer;	/* after a disconnect: kill what is left */
 static const struct proc_events *ev;
+static struct proc_limits	 lim;
 
 static void	proc_out_cb(struct ev_io *, uint32_t, void *);
 static void	proc_in_cb(struct ev_io *, uint32_t, void *);
@@ -189,13 +189,13 @@ proc_signal_group(struct proc *p, int sig)
 void
 proc_terminate(struct proc *p)
 {
-	if (conf.kill_grace_ms == 0) {
+	if (lim.kill_grace_ms == 0) {
 		proc_signal_group(p, SIGKILL);
 		return;
 	}
 	proc_signal_group(p, SIGTERM);
 	if (!ev_timer_armed(&p->kill_timer))
-		ev_timer_start(&p->kill_timer, conf.kill_grace_ms);
+		ev_timer_start(&p->kill_timer, lim.kill_grace_ms);
 }
 
 static void
@@ -214,9 +214,9 @@ proc_emit_closed(struct proc *p)
 	if (p->ring.dropped_bytes > 0)
 		log_notice("process %s: %llu bytes of output were evicted past the "
 		    "retention bound of %zu bytes", p->id,
-		    (unsigned long long)p->ring.dropped_bytes, conf.retention_bytes);
+		    (unsigned long long)p->ring.dropped_bytes, lim.retention_bytes);
 	/* nobody can read it any more once the client is gone for good */
-	ev_timer_start(&p->expire_timer, ev->kept() ? conf.closed_keep_ms : 0);
+	ev_timer_start(&p->expire_timer, ev->kept() ? lim.closed_keep_ms : 0);
 	ev->changed(p);
 }
 
@@ -240,8 +240,8 @@ proc_read_chunk(struct proc *p, struct ev_io *io)
 	}
 	s = p->tty ? STREAM_PTY : io == &p->out_io ? STREAM_STDOUT : STREAM_STDERR;
 	seq = p->next_seq++;
-	if (out_ring_push(&p->ring, seq, s, data, (size_t)n, conf.retention_bytes,
-	    conf.retention_chunks) == -1) {
+	if (out_ring_push(&p->ring, seq, s, data, (size_t)n, lim.retention_bytes,
+	    lim.retention_chunks) == -1) {
 		log_warnx("out of memory keeping output of %s", p->id);
 		return 1;
 	}
@@ -286,7 +286,7 @@ proc_out_cb(struct ev_io *io, uint32_t events, void *arg)
 	 * A slow client, or none while the session waits for one and the
 	 * retention is full: leave the bytes in the pipe, the child blocks.
 	 */
-	if (ev->congested() || (!ev->attached() && p->ring.bytes >= conf.retention_bytes)) {
+	if (ev->congested() || (!ev->attached() && p->ring.bytes >= lim.retention_bytes)) {
 		proc_pause(p);
 		return;
 	}
@@ -324,7 +324,7 @@ proc_write_stdin(struct proc *p, const void *data, size_t len)
 		return -1;
 	if (len == 0)
 		return 0;
-	if (buf_avail(&p->inbuf) + len > conf.max_message || buf_append(&p->inbuf, data, len) == -1)
+	if (buf_avail(&p->inbuf) + len > lim.max_stdin || buf_append(&p->inbuf, data, len) == -1)
 		return -1;
 	ev_io_set(&p->in_io, EPOLLOUT);
 	return 0;
@@ -533,9 +533,10 @@ proc_each(void (*fn)(struct proc *))
 }
 
 void
-proc_init(const struct proc_events *events)
+proc_init(const struct proc_events *events, const struct proc_limits *limits)
 {
 	ev = events;
+	lim = *limits;
 	/* orphans of our children come back to us, so nothing escapes */
 	if (prctl(PR_SET_CHILD_SUBREAPER, 1) == -1)
 		log_warn("PR_SET_CHILD_SUBREAPER");

@@ -6,6 +6,15 @@
 
 #include <stddef.h>
 
+/* The process table's limits, fixed at start-up. */
+struct proc_limits {
+	size_t		 max_stdin;		/* stdin bytes queued per process */
+	size_t		 retention_bytes;	/* output kept per process */
+	size_t		 retention_chunks;
+	unsigned	 kill_grace_ms;		/* SIGTERM -> SIGKILL */
+	unsigned	 closed_keep_ms;	/* a closed process stays readable */
+};
+
 /* Kill every process group now (SIGKILL); children are still reaped by the loop. */
 void	proc_kill_all(void);
 /* Kill whatever is left among our children (escaped daemons), then reap them. */

@@ -8,7 +8,6 @@
 
 #include "b64.h"
 #include "log.h"
-#include "execd.h"
 #include "proc_env.h"
 #include "proc_rpc.h"
 #include "proc_spawn.h"

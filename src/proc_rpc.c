@@ -1,6 +1,7 @@
 /* What the process table reports, told to the client as notifications. */
 #include "config.h"
 
+#include "proc.h"
 #include "proc_rpc.h"
 #include "proc_table.h"
 
@@ -59,10 +60,10 @@ detached(void)
 }
 
 void
-proc_rpc_init(int (*waiting)(void))
+proc_rpc_init(const struct proc_limits *lim, int (*waiting)(void))
 {
 	session_waiting = waiting;
-	proc_init(&events);
+	proc_init(&events, lim);
 	rpc_on_drain(proc_resume_output);
 	rpc_on_detach(detached);
 }

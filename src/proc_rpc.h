@@ -11,6 +11,7 @@
 #include "rpc.h"
 
 struct proc;
+struct proc_limits;
 
 extern const struct rpc_method proc_methods[];
 
@@ -18,7 +19,7 @@ extern const struct rpc_method proc_methods[];
  * Start the process table with the face's callbacks.  session_waiting: 1
  * while no client is attached but the session waits for one to come back.
  */
-void	proc_rpc_init(int (*session_waiting)(void));
+void	proc_rpc_init(const struct proc_limits *lim, int (*session_waiting)(void));
 
 /* Within the face (proc_read.c): process/read, answered now or parked. */
 void	proc_read(struct rpc_req *req, struct proc *p, uint64_t after,

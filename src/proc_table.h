@@ -65,7 +65,9 @@ struct proc {
 	struct proc		*next;
 };
 
-void		 proc_init(const struct proc_events *ev);
+struct proc_limits;
+
+void		 proc_init(const struct proc_events *ev, const struct proc_limits *lim);
 struct proc	*proc_find(const char *id);
 struct proc	*proc_new(const char *id);
 void		 proc_start_io(struct proc *p, int out_fd, int err_fd, int in_fd);

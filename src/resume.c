@@ -18,7 +18,6 @@
 #include "fdio.h"
 #include "log.h"
 #include "jsonx.h"
-#include "execd.h"
 #include "resume.h"
 #include "rpc.h"
 
@@ -36,13 +35,18 @@ static struct {
 	int		 listening;
 	struct ev_timer	 ttl;
 	int		 waiting;
+	const char	*state_dir;	/* NULL: sessions cannot be resumed */
+	unsigned	 ttl_ms;	/* 0: sessions cannot be resumed */
 	void		(*expired)(void);
 	int		(*take_over)(int, const char **);
 } rs;
 
 void
-resume_init(void (*expired)(void), int (*take_over)(int fd, const char **peer))
+resume_init(const char *state_dir, unsigned ttl_ms, void (*expired)(void),
+    int (*take_over)(int fd, const char **peer))
 {
+	rs.state_dir = state_dir;
+	rs.ttl_ms = ttl_ms;
 	rs.expired = expired;
 	rs.take_over = take_over;
 }
@@ -64,9 +68,9 @@ session_id_ok(const char *id)
 static int
 socket_path(const char *id, char *out, size_t len)
 {
-	if (conf.state_dir == NULL || !session_id_ok(id))
+	if (rs.state_dir == NULL || !session_id_ok(id))
 		return -1;
-	if ((size_t)snprintf(out, len, "%s/session-%s.sock", conf.state_dir, id) >= len)
+	if ((size_t)snprintf(out, len, "%s/session-%s.sock", rs.state_dir, id) >= len)
 		return -1;
 	return 0;
 }
@@ -74,7 +78,7 @@ socket_path(const char *id, char *out, size_t len)
 static void
 resume_expired(struct ev_timer *t, void *arg)
 {
-	log_info("session not resumed within %u ms: ending it", conf.resume_ttl_ms);
+	log_info("session not resumed within %u ms: ending it", rs.ttl_ms);
 	rs.waiting = 0;
 	resume_cleanup();
 	rs.expired();
@@ -163,10 +167,10 @@ resume_publish(const char *session_id)
 	int			 fd;
 
 	ev_timer_init(&rs.ttl, resume_expired, NULL);
-	if (conf.resume_ttl_ms == 0 || socket_path(session_id, rs.path, sizeof(rs.path)) == -1)
+	if (rs.ttl_ms == 0 || socket_path(session_id, rs.path, sizeof(rs.path)) == -1)
 		return -1;
-	if (mkdir(conf.state_dir, 0700) == -1 && errno != EEXIST) {
-		log_warn("mkdir %s: sessions cannot be resumed", conf.state_dir);
+	if (mkdir(rs.state_dir, 0700) == -1 && errno != EEXIST) {
+		log_warn("mkdir %s: sessions cannot be resumed", rs.state_dir);
 		return -1;
 	}
 	memcpy(sun.sun_path, rs.path, strlen(rs.path) + 1);
@@ -200,8 +204,8 @@ resume_detached(void)
 	if (!rs.listening)
 		return 0;
 	rs.waiting = 1;
-	ev_timer_start(&rs.ttl, conf.resume_ttl_ms);
-	log_info("client gone: keeping the session for %u ms", conf.resume_ttl_ms);
+	ev_timer_start(&rs.ttl, rs.ttl_ms);
+	log_info("client gone: keeping the session for %u ms", rs.ttl_ms);
 	return 1;
 }
 

@@ -11,7 +11,6 @@
 #include "buf.h"
 #include "evloop.h"
 #include "log.h"
-#include "execd.h"
 #include "rpc.h"
 #include "rpc_int.h"
 #include "rpc_parse.h"
@@ -36,6 +35,7 @@ static struct {
 	const struct rpc_method	*tables[RPC_TABLES_MAX];
 	size_t			 ntables;
 	const struct rpc_gate	*gate;
+	unsigned		 concurrency;	/* requests in flight at most */
 } rpc;
 
 static void	rpc_dispatch(void);
@@ -57,8 +57,9 @@ rpc_kick(struct ev_timer *t, void *arg)
 }
 
 void
-rpc_init(void)
+rpc_init(unsigned concurrency)
 {
+	rpc.concurrency = concurrency;
 	ev_timer_init(&rpc.kick, rpc_kick, NULL);
 }
 
@@ -200,7 +201,7 @@ rpc_dispatch(void)
 	if (rpc.dispatching)
 		return;
 	rpc.dispatching = 1;
-	while (rpc.qhead != NULL && rpc.inflight < conf.concurrency) {
+	while (rpc.qhead != NULL && rpc.inflight < rpc.concurrency) {
 		req = rpc.qhead;
 		rpc.qhead = req->next;
 		if (rpc.qhead == NULL)

@@ -78,7 +78,8 @@ struct rpc_gate {
 	int		 (*initialized)(void);
 };
 
-void	rpc_init(void);
+/* concurrency: requests of one connection that may be in flight at once */
+void	rpc_init(unsigned concurrency);
 /* Make a method table reachable; the table ends with a NULL name. */
 void	rpc_register(const struct rpc_method *table);
 void	rpc_set_gate(const struct rpc_gate *gate);

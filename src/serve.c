@@ -60,22 +60,30 @@ serve_take_over(int fd, const char **peer)
 int
 serve_connection(int in_fd, int out_fd)
 {
+	struct proc_limits	limits = {
+		.max_stdin = conf.max_message,
+		.retention_bytes = conf.retention_bytes,
+		.retention_chunks = conf.retention_chunks,
+		.kill_grace_ms = conf.kill_grace_ms,
+		.closed_keep_ms = conf.closed_keep_ms,
+	};
+
 	signal(SIGPIPE, SIG_IGN);
 	/* before anything else is open, and before the filter it must not inherit */
 	if (spawner_start() == -1)
 		return 1;
 	if (ev_init() == -1)
 		return 1;
-	rpc_init();
+	rpc_init(conf.concurrency);
 	rpc_set_gate(&session_lifecycle);
 	rpc_register(session_methods);
 	rpc_register(proc_methods);
 	rpc_register(fs_methods);
 	rpc_register(fs_watch_methods);
 	rpc_register(http_methods);
-	proc_rpc_init(resume_waiting);
+	proc_rpc_init(&limits, resume_waiting);
 	rpc_on_detach(serve_detached);
-	resume_init(proc_end_session, serve_take_over);
+	resume_init(conf.state_dir, conf.resume_ttl_ms, proc_end_session, serve_take_over);
 	http_req_init();
 	if (netproxy_init(conf.proxy_control) == -1)
 		return 1;

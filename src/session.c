@@ -12,7 +12,6 @@
 #include <openssl/rand.h>
 
 #include "log.h"
-#include "execd.h"
 #include "session.h"
 #include "resume.h"
 #include "uri.h"
