@@ -1,9 +1,12 @@
 /*
  * JSON-RPC dispatch for one connection: registered method tables, the
- * lifecycle gate, request ordering and concurrency.
+ * lifecycle gate, request ordering and concurrency, and the answer every
+ * request gets.
  */
 #include "config.h"
 
+#include <errno.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,6 +14,7 @@
 #include "buf.h"
 #include "evloop.h"
 #include "log.h"
+#include "errno_text.h"
 #include "rpc.h"
 #include "rpc_int.h"
 #include "rpc_parse.h"
@@ -19,9 +23,15 @@
 #define RPC_HOOKS_MAX	8
 #define RPC_TABLES_MAX	8
 
+struct rpc_req {
+	json_t		*id;
+	const struct rpc_method *m;
+	unsigned	 gen;		/* connection generation it came on */
+	struct rpc_req	*next;		/* queue link */
+	json_t		*params;
+};
+
 static struct {
-	struct rpc_transport	*t;
-	unsigned		 gen;		/* bumped on every attach/detach */
 	struct rpc_req		*qhead, *qtail;
 	size_t			 qlen;
 	unsigned		 inflight;
@@ -80,23 +90,10 @@ rpc_set_gate(const struct rpc_gate *gate)
 void
 rpc_attach(struct rpc_transport *t)
 {
-	rpc.t = t;
-	rpc.gen++;
+	rpc_out_set(t);
 	rpc.inflight = 0;
 	if (rpc.gate != NULL)
 		rpc.gate->connection_reset();
-}
-
-struct rpc_transport *
-rpc_transport(void)
-{
-	return rpc.t;
-}
-
-int
-rpc_attached(void)
-{
-	return rpc.t != NULL;
 }
 
 void
@@ -121,12 +118,6 @@ rpc_req_free(struct rpc_req *req)
 	free(req);
 }
 
-int
-rpc_congested(void)
-{
-	return rpc.t != NULL && rpc.t->pending(rpc.t->ctx) > RPC_HIGH_WATER;
-}
-
 void
 rpc_output_drained(void)
 {
@@ -137,11 +128,11 @@ rpc_output_drained(void)
 }
 
 /* A request is finished: free it and let the next one in. */
-void
+static void
 rpc_req_done(struct rpc_req *req)
 {
 	/* a request of a connection that is gone no longer holds a slot */
-	if (req->gen == rpc.gen && rpc.inflight > 0)
+	if (req->gen == rpc_out_gen() && rpc.inflight > 0)
 		rpc.inflight--;
 	rpc_req_free(req);
 	if (!rpc.dispatching && rpc.qlen > 0 && !ev_timer_armed(&rpc.kick))
@@ -157,7 +148,98 @@ rpc_req_id(const struct rpc_req *req)
 int
 rpc_req_alive(const struct rpc_req *req)
 {
-	return rpc.t != NULL && req->gen == rpc.gen;
+	return rpc_attached() && req->gen == rpc_out_gen();
+}
+
+void
+rpc_reply(struct rpc_req *req, json_t *result)
+{
+	json_t	*msg;
+
+	if (rpc_req_alive(req)) {
+		msg = json_object();
+		if (msg == NULL || json_object_set(msg, "id", req->id) == -1 ||
+		    json_object_set_new(msg, "result", result) == -1) {
+			log_warnx("cannot build a response to %s", req->m->name);
+			json_decref(msg);
+		} else
+			rpc_send(msg);
+	} else
+		json_decref(result);
+	rpc_req_done(req);
+}
+
+void
+rpc_reply_json(struct rpc_req *req, char *result, size_t len)
+{
+	static const char	 head[] = "{\"id\":", mid[] = ",\"result\":";
+	struct rpc_transport	*t = rpc_transport();
+	char			*id, *msg;
+	size_t			 idlen, n;
+
+	if (rpc_req_alive(req) && (id = jx_dump(req->id, &idlen)) != NULL) {
+		n = sizeof(head) - 1 + idlen + sizeof(mid) - 1 + len + 1;
+		if ((msg = malloc(n)) != NULL) {
+			memcpy(msg, head, sizeof(head) - 1);
+			memcpy(msg + sizeof(head) - 1, id, idlen);
+			memcpy(msg + sizeof(head) - 1 + idlen, mid, sizeof(mid) - 1);
+			/* the result is freed before the copy is sent: one large buffer less */
+			memcpy(msg + n - len - 1, result, len);
+			msg[n - 1] = '}';
+			free(result);
+			result = NULL;
+			if (t->send(t->ctx, msg, n) == -1)
+				log_debug("send on a closing connection dropped");
+			free(msg);
+		} else
+			log_warnx("out of memory answering %s", req->m->name);
+		free(id);
+	}
+	free(result);
+	rpc_req_done(req);
+}
+
+void
+rpc_fail(struct rpc_req *req, int code, const char *fmt, ...)
+{
+	char	 msg[4096];
+	va_list	 ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	if (rpc_req_alive(req))
+		rpc_send_error(req->id, code, msg);
+	rpc_req_done(req);
+}
+
+void
+rpc_fail_params(struct rpc_req *req, const struct jx_err *e)
+{
+	rpc_fail(req, RPC_INVALID_PARAMS, "%s", e->msg);
+}
+
+int
+rpc_errno_code(int errnum)
+{
+	switch (errnum) {
+	case ENOENT:
+		return RPC_NOT_FOUND;
+	case EACCES:
+	case EPERM:
+	case EINVAL:
+		return RPC_INVALID_REQUEST;
+	default:
+		return RPC_INTERNAL_ERROR;
+	}
+}
+
+void
+rpc_fail_errno(struct rpc_req *req, int errnum)
+{
+	char	text[256];
+
+	rpc_fail(req, rpc_errno_code(errnum), "%s", errno_text(errnum, text, sizeof(text)));
 }
 
 static const struct rpc_method *
@@ -196,7 +278,8 @@ rpc_run(struct rpc_req *req)
 static void
 rpc_dispatch(void)
 {
-	struct rpc_req	*req;
+	struct rpc_transport	*t;
+	struct rpc_req		*req;
 
 	if (rpc.dispatching)
 		return;
@@ -210,9 +293,9 @@ rpc_dispatch(void)
 		rpc_run(req);
 	}
 	rpc.dispatching = 0;
-	if (rpc.paused && rpc.qlen < RPC_QUEUE_MAX / 2 && rpc.t != NULL) {
+	if (rpc.paused && rpc.qlen < RPC_QUEUE_MAX / 2 && (t = rpc_transport()) != NULL) {
 		rpc.paused = 0;
-		rpc.t->resume_input(rpc.t->ctx);
+		t->resume_input(t->ctx);
 	}
 }
 
@@ -226,7 +309,7 @@ rpc_enqueue(json_t *id, const char *method, json_t *params)
 		return;
 	}
 	req->id = json_incref(id);
-	req->gen = rpc.gen;
+	req->gen = rpc_out_gen();
 	req->params = json_incref(params);
 	req->m = rpc_lookup(method);
 	if (req->m == NULL) {
@@ -249,21 +332,22 @@ rpc_enqueue(json_t *id, const char *method, json_t *params)
 int
 rpc_input(const char *data, size_t len)
 {
+	struct rpc_transport	*t = rpc_transport();
 	struct rpc_msg		 m;
 	enum rpc_msg_kind	 kind;
 	json_t			*minus1;
 	char			 head[256];
 	int			 stdio;
 
-	if (rpc.t == NULL)
+	if (t == NULL)
 		return 1;
-	stdio = strncmp(rpc.t->name, "exec-server stdio", 17) == 0;
+	stdio = strncmp(t->name, "exec-server stdio", 17) == 0;
 	kind = rpc_parse(data, len, &m);
 	/* the reference's stdio reader skips blank lines and gives up on non-UTF-8 */
 	if (stdio && (kind == RPC_MSG_BLANK || kind == RPC_MSG_NOT_UTF8)) {
 		if (kind == RPC_MSG_NOT_UTF8) {
 			log_info("invalid UTF-8 on stdin: closing");
-			rpc.t->close(rpc.t->ctx);
+			t->close(t->ctx);
 		}
 		rpc_msg_clear(&m);
 		return 0;
@@ -273,7 +357,7 @@ rpc_input(const char *data, size_t len)
 	case RPC_MSG_NOT_UTF8:
 	case RPC_MSG_MALFORMED:
 		snprintf(head, sizeof(head), "failed to parse %sJSON-RPC message from %s: ",
-		    rpc.t->framing, rpc.t->name);
+		    t->framing, t->name);
 		if ((minus1 = json_integer(-1)) != NULL)
 			rpc_send_error_text(minus1, RPC_INVALID_REQUEST, head,
 			    buf_head(&m.err), buf_avail(&m.err), "");
@@ -299,11 +383,11 @@ rpc_input(const char *data, size_t len)
 			break;
 		/* as the reference: a protocol violation ends the connection */
 		log_info("unexpected notification %.*s: closing", (int)m.method_len, m.method);
-		rpc.t->close(rpc.t->ctx);
+		t->close(t->ctx);
 		break;
 	case RPC_MSG_RESPONSE:
 		log_info("unexpected response from the client: closing");
-		rpc.t->close(rpc.t->ctx);
+		t->close(t->ctx);
 		break;
 	}
 	rpc_msg_clear(&m);
@@ -320,10 +404,9 @@ rpc_detach(void)
 	struct rpc_req	*req;
 	size_t		 i;
 
-	if (rpc.t == NULL)
+	if (!rpc_attached())
 		return;
-	rpc.t = NULL;
-	rpc.gen++;
+	rpc_out_set(NULL);
 	rpc.inflight = 0;
 	while ((req = rpc.qhead) != NULL) {
 		rpc.qhead = req->next;

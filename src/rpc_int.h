@@ -1,4 +1,4 @@
-/* Internal to the dispatcher: what rpc.c and rpc_reply.c share. */
+/* Internal to the dispatcher: the output side (rpc_send.c) that rpc.c builds on. */
 #ifndef EXECD_RPC_INT_H
 #define EXECD_RPC_INT_H
 
@@ -6,18 +6,13 @@
 
 #include <jansson.h>
 
-struct rpc_method;
+struct rpc_transport;
 
-struct rpc_req {
-	json_t		*id;
-	const struct rpc_method *m;
-	unsigned	 gen;		/* connection generation it came on */
-	struct rpc_req	*next;		/* queue link */
-	json_t		*params;
-};
+/* Attach t (NULL: detach); a new connection generation begins. */
+void		rpc_out_set(struct rpc_transport *t);
+/* The generation: a request of an older one is not answered. */
+unsigned	rpc_out_gen(void);
 
-/* A request is finished: free it and let the next one in. */
-void	rpc_req_done(struct rpc_req *req);
 /* Send msg (stolen) on the attached transport, if any. */
 void	rpc_send(json_t *msg);
 void	rpc_send_error(json_t *id, int code, const char *msg);

@@ -1,18 +1,54 @@
-/* Answers, errors and notifications: what the dispatcher sends. */
+/*
+ * The connection's output side: which transport is attached, and what is
+ * sent on it (messages, errors, notifications).  The dispatcher (rpc.c)
+ * sits on top of it.
+ */
 #include "config.h"
 
-#include <errno.h>
-#include <stdarg.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "b64.h"
 #include "buf.h"
 #include "log.h"
-#include "errno_text.h"
 #include "rpc.h"
 #include "rpc_int.h"
+
+static struct {
+	struct rpc_transport	*t;
+	unsigned		 gen;		/* bumped on every attach/detach */
+} tx;
+
+void
+rpc_out_set(struct rpc_transport *t)
+{
+	tx.t = t;
+	tx.gen++;
+}
+
+unsigned
+rpc_out_gen(void)
+{
+	return tx.gen;
+}
+
+struct rpc_transport *
+rpc_transport(void)
+{
+	return tx.t;
+}
+
+int
+rpc_attached(void)
+{
+	return tx.t != NULL;
+}
+
+int
+rpc_congested(void)
+{
+	return tx.t != NULL && tx.t->pending(tx.t->ctx) > RPC_HIGH_WATER;
+}
 
 void
 rpc_send(json_t *msg)
@@ -48,97 +84,6 @@ rpc_send_error(json_t *id, int code, const char *msg)
 		return;
 	}
 	rpc_send(err);
-}
-
-void
-rpc_reply(struct rpc_req *req, json_t *result)
-{
-	json_t	*msg;
-
-	if (rpc_req_alive(req)) {
-		msg = json_object();
-		if (msg == NULL || json_object_set(msg, "id", req->id) == -1 ||
-		    json_object_set_new(msg, "result", result) == -1) {
-			log_warnx("cannot build a response to %s", req->m->name);
-			json_decref(msg);
-		} else
-			rpc_send(msg);
-	} else
-		json_decref(result);
-	rpc_req_done(req);
-}
-
-void
-rpc_reply_json(struct rpc_req *req, char *result, size_t len)
-{
-	static const char	 head[] = "{\"id\":", mid[] = ",\"result\":";
-	struct rpc_transport	*t = rpc_transport();
-	char			*id, *msg;
-	size_t			 idlen, n;
-
-	if (rpc_req_alive(req) && (id = jx_dump(req->id, &idlen)) != NULL) {
-		n = sizeof(head) - 1 + idlen + sizeof(mid) - 1 + len + 1;
-		if ((msg = malloc(n)) != NULL) {
-			memcpy(msg, head, sizeof(head) - 1);
-			memcpy(msg + sizeof(head) - 1, id, idlen);
-			memcpy(msg + sizeof(head) - 1 + idlen, mid, sizeof(mid) - 1);
-			/* the result is freed before the copy is sent: one large buffer less */
-			memcpy(msg + n - len - 1, result, len);
-			msg[n - 1] = '}';
-			free(result);
-			result = NULL;
-			if (t->send(t->ctx, msg, n) == -1)
-				log_debug("send on a closing connection dropped");
-			free(msg);
-		} else
-			log_warnx("out of memory answering %s", req->m->name);
-		free(id);
-	}
-	free(result);
-	rpc_req_done(req);
-}
-
-void
-rpc_fail(struct rpc_req *req, int code, const char *fmt, ...)
-{
-	char	 msg[4096];
-	va_list	 ap;
-
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
-	if (rpc_req_alive(req))
-		rpc_send_error(req->id, code, msg);
-	rpc_req_done(req);
-}
-
-void
-rpc_fail_params(struct rpc_req *req, const struct jx_err *e)
-{
-	rpc_fail(req, RPC_INVALID_PARAMS, "%s", e->msg);
-}
-
-int
-rpc_errno_code(int errnum)
-{
-	switch (errnum) {
-	case ENOENT:
-		return RPC_NOT_FOUND;
-	case EACCES:
-	case EPERM:
-	case EINVAL:
-		return RPC_INVALID_REQUEST;
-	default:
-		return RPC_INTERNAL_ERROR;
-	}
-}
-
-void
-rpc_fail_errno(struct rpc_req *req, int errnum)
-{
-	char	text[256];
-
-	rpc_fail(req, rpc_errno_code(errnum), "%s", errno_text(errnum, text, sizeof(text)));
 }
 
 void
