@@ -47,15 +47,6 @@ enum watch { W_NONE, W_ROOT, W_ID, W_IN_ID, W_ERROR, W_CODE };
 
 static int	scan_value(struct scan *, enum watch);
 
-/* serde's error(): at the read index */
-int
-scan_error(struct scan *s, enum scan_err e)
-{
-	s->err = e;
-	s->epos = s->i;
-	return -1;
-}
-
 /* serde's peek_error(): one past the read index, the byte it looked at */
 static int
 scan_peek_error(struct scan *s, enum scan_err e)
@@ -78,24 +69,6 @@ scan_skip_ws(struct scan *s)
 	    s->p[s->i] == '\t' || s->p[s->i] == '\r'))
 		s->i++;
 	return scan_peek(s);
-}
-
-/* Replace bytes for jansson, keeping every offset. */
-int
-scan_fix(struct scan *s, size_t off, size_t n, const char *with)
-{
-	size_t	wlen = strlen(with);
-
-	if (wlen > n)		/* not so: see scan_number() and scan_unicode_escape() */
-		return 0;
-	if (s->fixed == NULL) {
-		if ((s->fixed = malloc(s->len)) == NULL)
-			return scan_error(s, SE_NOMEM);
-		memcpy(s->fixed, s->p, s->len);
-	}
-	memcpy(s->fixed + off, with, wlen);
-	memset(s->fixed + off + wlen, ' ', n - wlen);
-	return 0;
 }
 
 static int

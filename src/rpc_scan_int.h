@@ -1,4 +1,4 @@
-/* Internal to the serde_json reader: what rpc_scan.c and rpc_scan_str.c share. */
+/* Internal to the serde_json reader: the lower level (rpc_scan_str.c) that rpc_scan.c builds on. */
 #ifndef EXECD_RPC_SCAN_INT_H
 #define EXECD_RPC_SCAN_INT_H
 

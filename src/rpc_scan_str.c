@@ -1,12 +1,44 @@
-/* serde_json's reader: strings and their escapes, and the UTF-8 they are checked as. */
+/*
+ * serde_json's reader, the level below values: errors at the read index,
+ * fix-ups for jansson, strings and their escapes, and the UTF-8 they are
+ * checked as.
+ */
 #include "config.h"
 
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "buf.h"
 #include "rpc_scan.h"
 #include "rpc_scan_int.h"
+
+/* serde's error(): at the read index */
+int
+scan_error(struct scan *s, enum scan_err e)
+{
+	s->err = e;
+	s->epos = s->i;
+	return -1;
+}
+
+/* Replace bytes for jansson, keeping every offset. */
+int
+scan_fix(struct scan *s, size_t off, size_t n, const char *with)
+{
+	size_t	wlen = strlen(with);
+
+	if (wlen > n)		/* not so: see scan_number() and scan_unicode_escape() */
+		return 0;
+	if (s->fixed == NULL) {
+		if ((s->fixed = malloc(s->len)) == NULL)
+			return scan_error(s, SE_NOMEM);
+		memcpy(s->fixed, s->p, s->len);
+	}
+	memcpy(s->fixed + off, with, wlen);
+	memset(s->fixed + off + wlen, ' ', n - wlen);
+	return 0;
+}
 
 /* Strict UTF-8, as Rust's str::from_utf8. */
 int
