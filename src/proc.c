@@ -4,7 +4,6 @@
 #include <sys/types.h>
 #include <sys/wait.h>
 
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -14,6 +13,7 @@
 #include <unistd.h>
 
 #include "log.h"
+#include "children.h"
 #include "proc.h"
 #include "proc_table.h"
 #include "spawner.h"
@@ -422,41 +422,6 @@ proc_kill_all(void)
 		proc_signal_group(p, SIGKILL);
 }
 
-/* PIDs of our direct children, from /proc (they include adopted orphans). */
-size_t
-proc_children(pid_t *out, size_t max)
-{
-	char		 path[320], buf[4096], *s, *end;
-	struct dirent	*de;
-	DIR		*d;
-	size_t		 n = 0;
-	ssize_t		 r;
-	int		 fd;
-
-	if ((d = opendir("/proc/self/task")) == NULL)
-		return 0;
-	while ((de = readdir(d)) != NULL && n < max) {
-		if (de->d_name[0] == '.')
-			continue;
-		snprintf(path, sizeof(path), "/proc/self/task/%s/children", de->d_name);
-		if ((fd = open(path, O_RDONLY | O_CLOEXEC)) == -1)
-			continue;
-		r = read(fd, buf, sizeof(buf) - 1);
-		close(fd);
-		if (r <= 0)
-			continue;
-		buf[r] = '\0';
-		for (s = buf; n < max; s = end) {
-			long v = strtol(s, &end, 10);
-			if (end == s)
-				break;
-			out[n++] = (pid_t)v;
-		}
-	}
-	closedir(d);
-	return n;
-}
-
 /* Kill every child we have, tracked or adopted; 1 if there were any. */
 static int
 proc_kill_children(void)
@@ -465,7 +430,7 @@ proc_kill_children(void)
 	size_t	n, i;
 	int	any = 0;
 
-	n = proc_children(kids, 1024);
+	n = children_list(kids, 1024);
 	for (i = 0; i < n; i++) {
 		/* the spawn helper is ours too, and goes last (spawner_stop) */
 		if (kids[i] == spawner_pid())

@@ -20,8 +20,6 @@ void	proc_kill_all(void);
 /* Kill whatever is left among our children (escaped daemons), then reap them. */
 void	proc_final_sweep(void);
 size_t	proc_count(void);
-/* Our direct children, adopted orphans included (we are a subreaper). */
-size_t	proc_children(pid_t *out, size_t max);
 /* The session is over: kill everything, forget every process. */
 void	proc_end_session(void);
 
