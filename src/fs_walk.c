@@ -18,6 +18,7 @@
 
 #include "fnv.h"
 #include "log.h"
+#include "errno_text.h"
 #include "fs_int.h"
 #include "uri.h"
 
@@ -121,7 +122,7 @@ walk_error(struct walk *w, const char *uri, int err)
 {
 	char	text[256];
 
-	rpc_errno_text(err, text, sizeof(text));
+	errno_text(err, text, sizeof(text));
 	if (!reserve(w, strlen(uri) + strlen(text)))
 		return 0;
 	json_array_append_new(w->errors, json_pack("{s:s,s:s}", "path", uri, "message", text));

@@ -20,8 +20,7 @@
 #include "log.h"
 #include "execd.h"
 #include "listen.h"
-#include "proc.h"
-#include "serve.h"
+#include "children.h"
 
 #define LISTEN_MAX	16
 
@@ -29,6 +28,7 @@ static struct ev_io	lio[LISTEN_MAX];
 static int		nlio;
 static pid_t		*children;
 static size_t		 nchildren, capchildren;
+static int		(*serve_client)(int, int);	/* in each forked instance */
 
 static void
 child_add(pid_t pid)
@@ -179,7 +179,7 @@ listen_kill_orphans(void)
 	pid_t	kids[1024];
 	size_t	n, i;
 
-	n = proc_children(kids, 1024);
+	n = children_list(kids, 1024);
 	for (i = 0; i < n; i++)
 		if (!is_instance(kids[i])) {
 			kill(-kids[i], SIGKILL);
@@ -244,17 +244,18 @@ listen_accept(struct ev_io *io, uint32_t events, void *arg)
 		for (i = 0; i < nlio; i++)
 			close(lio[i].fd);
 		ev_child_reset();
-		_exit(serve_connection(fd, fd));
+		_exit(serve_client(fd, fd));
 	}
 	child_add(pid);
 	close(fd);
 }
 
 int
-listen_serve(const int *fds, int nfds)
+listen_serve(const int *fds, int nfds, int (*serve_fn)(int, int))
 {
 	int	i;
 
+	serve_client = serve_fn;
 	if (ev_init() == -1)
 		return 1;
 	if (prctl(PR_SET_CHILD_SUBREAPER, 1) == -1)

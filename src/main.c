@@ -284,12 +284,12 @@ main(int argc, char *argv[])
 		printf("%s\n", url);
 		fflush(stdout);
 		activate_ready();
-		return listen_serve(&fd, 1);
+		return listen_serve(&fd, 1, serve_connection);
 	}
 	if (nfds > 0 && mode == MODE_AUTO) {
 		if (is_listening_socket(fds[0])) {
 			activate_ready();
-			return listen_serve(fds, nfds);
+			return listen_serve(fds, nfds, serve_connection);
 		}
 		/* systemd Accept=yes without StandardInput=socket: the connection is fd 3 */
 		return serve_connection(fds[0], fds[0]);

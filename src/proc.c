@@ -4,7 +4,6 @@
 #include <sys/types.h>
 #include <sys/wait.h>
 
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -14,12 +13,11 @@
 #include <unistd.h>
 
 #include "log.h"
-#include "execd.h"
+#include "children.h"
 #include "proc.h"
 #include "proc_table.h"
 #include "spawner.h"
 #include "netproxy.h"
-#include "resume.h"
 #include "sandbox.h"
 
 #define PROC_READ_SIZE	8192	/* bytes per process/output chunk, as the reference */
@@ -27,6 +25,8 @@
 static struct proc	*procs;
 static size_t		 nprocs;
 static struct ev_timer	 sweep_timer;	/* after a disconnect: kill what is left */
+static const struct proc_events *ev;
+static struct proc_limits	 lim;
 
 static void	proc_out_cb(struct ev_io *, uint32_t, void *);
 static void	proc_in_cb(struct ev_io *, uint32_t, void *);
@@ -123,15 +123,9 @@ proc_close_stream(struct proc *p, struct ev_io *io, int *open_flag)
 void
 proc_discard(struct proc *p)
 {
-	struct proc_waiter	*w;
-	size_t			 i;
+	size_t	i;
 
-	while ((w = p->waiters) != NULL) {
-		p->waiters = w->next;
-		ev_timer_stop(&w->timer);
-		rpc_fail(w->req, RPC_INVALID_REQUEST, "unknown process id %s", p->id);
-		free(w);
-	}
+	ev->discarded(p);
 	proc_close_stream(p, &p->out_io, &p->out_open);
 	proc_close_stream(p, &p->err_io, &p->err_open);
 	proc_close_in(p);
@@ -195,13 +189,13 @@ proc_signal_group(struct proc *p, int sig)
 void
 proc_terminate(struct proc *p)
 {
-	if (conf.kill_grace_ms == 0) {
+	if (lim.kill_grace_ms == 0) {
 		proc_signal_group(p, SIGKILL);
 		return;
 	}
 	proc_signal_group(p, SIGTERM);
 	if (!ev_timer_armed(&p->kill_timer))
-		ev_timer_start(&p->kill_timer, conf.kill_grace_ms);
+		ev_timer_start(&p->kill_timer, lim.kill_grace_ms);
 }
 
 static void
@@ -216,16 +210,14 @@ proc_emit_closed(struct proc *p)
 	sandbox_guards_release(p->guards);
 	p->guards = NULL;
 	proc_close_in(p);
-	rpc_notify("process/closed", json_pack("{s:s,s:I}", "processId", p->id,
-	    "seq", (json_int_t)seq));
+	ev->closed(p, seq);
 	if (p->ring.dropped_bytes > 0)
 		log_notice("process %s: %llu bytes of output were evicted past the "
 		    "retention bound of %zu bytes", p->id,
-		    (unsigned long long)p->ring.dropped_bytes, conf.retention_bytes);
+		    (unsigned long long)p->ring.dropped_bytes, lim.retention_bytes);
 	/* nobody can read it any more once the client is gone for good */
-	ev_timer_start(&p->expire_timer,
-	    rpc_attached() || resume_waiting() ? conf.closed_keep_ms : 0);
-	proc_wake(p);
+	ev_timer_start(&p->expire_timer, ev->kept() ? lim.closed_keep_ms : 0);
+	ev->changed(p);
 }
 
 /* Read one chunk; 1 if data came, 0 on EAGAIN, -1 on EOF. */
@@ -236,7 +228,6 @@ proc_read_chunk(struct proc *p, struct ev_io *io)
 	enum proc_stream	 s;
 	ssize_t			 n;
 	uint64_t		 seq;
-	json_t			*note;
 
 	n = read(io->fd, data, sizeof(data));
 	if (n == -1 && (errno == EAGAIN || errno == EINTR))
@@ -249,18 +240,13 @@ proc_read_chunk(struct proc *p, struct ev_io *io)
 	}
 	s = p->tty ? STREAM_PTY : io == &p->out_io ? STREAM_STDOUT : STREAM_STDERR;
 	seq = p->next_seq++;
-	if (out_ring_push(&p->ring, seq, s, data, (size_t)n, conf.retention_bytes,
-	    conf.retention_chunks) == -1) {
+	if (out_ring_push(&p->ring, seq, s, data, (size_t)n, lim.retention_bytes,
+	    lim.retention_chunks) == -1) {
 		log_warnx("out of memory keeping output of %s", p->id);
 		return 1;
 	}
-	if (rpc_attached()) {
-		note = json_pack("{s:s,s:I,s:s}", "processId", p->id, "seq", (json_int_t)seq,
-		    "stream", out_stream_name(s));
-		if (note != NULL)
-			rpc_notify_b64("process/output", note, "chunk", data, (size_t)n);
-	}
-	proc_wake(p);
+	ev->output(p, seq, s, data, (size_t)n);
+	ev->changed(p);
 	return 1;
 }
 
@@ -274,8 +260,8 @@ proc_pause(struct proc *p)
 		ev_io_set(&p->err_io, 0);
 }
 
-static void
-proc_resume_all(void)
+void
+proc_resume_output(void)
 {
 	struct proc	*p;
 
@@ -300,7 +286,7 @@ proc_out_cb(struct ev_io *io, uint32_t events, void *arg)
 	 * A slow client, or none while the session waits for one and the
 	 * retention is full: leave the bytes in the pipe, the child blocks.
 	 */
-	if (rpc_congested() || (!rpc_attached() && p->ring.bytes >= conf.retention_bytes)) {
+	if (ev->congested() || (!ev->attached() && p->ring.bytes >= lim.retention_bytes)) {
 		proc_pause(p);
 		return;
 	}
@@ -338,7 +324,7 @@ proc_write_stdin(struct proc *p, const void *data, size_t len)
 		return -1;
 	if (len == 0)
 		return 0;
-	if (buf_avail(&p->inbuf) + len > conf.max_message || buf_append(&p->inbuf, data, len) == -1)
+	if (buf_avail(&p->inbuf) + len > lim.max_stdin || buf_append(&p->inbuf, data, len) == -1)
 		return -1;
 	ev_io_set(&p->in_io, EPOLLOUT);
 	return 0;
@@ -385,10 +371,10 @@ proc_exited(struct proc *p, int status)
 	else
 		p->exit_code = -1;
 	/* Output already in the pipes goes out before the exit, bounded. */
-	for (guard = 0; guard < 128 && p->out_open && !rpc_congested(); guard++)
+	for (guard = 0; guard < 128 && p->out_open && !ev->congested(); guard++)
 		if (proc_read_chunk(p, &p->out_io) <= 0)
 			break;
-	for (guard = 0; guard < 128 && p->err_open && !rpc_congested(); guard++)
+	for (guard = 0; guard < 128 && p->err_open && !ev->congested(); guard++)
 		if (proc_read_chunk(p, &p->err_io) <= 0)
 			break;
 	if (p->sandboxed)
@@ -400,10 +386,8 @@ proc_exited(struct proc *p, int status)
 	ev_timer_stop(&p->kill_timer);
 	ev_hold(-1);
 	seq = p->next_seq++;
-	rpc_notify("process/exited", json_pack("{s:s,s:I,s:i,s:b}", "processId", p->id,
-	    "seq", (json_int_t)seq, "exitCode", p->exit_code,
-	    "sandboxDenied", p->sandbox_denied));
-	proc_wake(p);
+	ev->exited(p, seq);
+	ev->changed(p);
 	proc_emit_closed(p);
 }
 
@@ -438,41 +422,6 @@ proc_kill_all(void)
 		proc_signal_group(p, SIGKILL);
 }
 
-/* PIDs of our direct children, from /proc (they include adopted orphans). */
-size_t
-proc_children(pid_t *out, size_t max)
-{
-	char		 path[320], buf[4096], *s, *end;
-	struct dirent	*de;
-	DIR		*d;
-	size_t		 n = 0;
-	ssize_t		 r;
-	int		 fd;
-
-	if ((d = opendir("/proc/self/task")) == NULL)
-		return 0;
-	while ((de = readdir(d)) != NULL && n < max) {
-		if (de->d_name[0] == '.')
-			continue;
-		snprintf(path, sizeof(path), "/proc/self/task/%s/children", de->d_name);
-		if ((fd = open(path, O_RDONLY | O_CLOEXEC)) == -1)
-			continue;
-		r = read(fd, buf, sizeof(buf) - 1);
-		close(fd);
-		if (r <= 0)
-			continue;
-		buf[r] = '\0';
-		for (s = buf; n < max; s = end) {
-			long v = strtol(s, &end, 10);
-			if (end == s)
-				break;
-			out[n++] = (pid_t)v;
-		}
-	}
-	closedir(d);
-	return n;
-}
-
 /* Kill every child we have, tracked or adopted; 1 if there were any. */
 static int
 proc_kill_children(void)
@@ -481,7 +430,7 @@ proc_kill_children(void)
 	size_t	n, i;
 	int	any = 0;
 
-	n = proc_children(kids, 1024);
+	n = children_list(kids, 1024);
 	for (i = 0; i < n; i++) {
 		/* the spawn helper is ours too, and goes last (spawner_stop) */
 		if (kids[i] == spawner_pid())
@@ -534,31 +483,29 @@ proc_end_session(void)
 			ev_timer_start(&p->expire_timer, 0);
 	proc_sweep(&sweep_timer, NULL);
 	/* nobody reads now: let EOFs through so the loop can finish */
-	proc_resume_all();
-}
-
-static void
-proc_detached(void)
-{
-	struct proc	*p;
-
-	/* reads parked by the gone connection are answered (and dropped) now */
-	for (p = procs; p != NULL; p = p->next)
-		proc_wake(p);
-	/* the session may come back within its TTL; else its processes go now */
-	if (!resume_detached())
-		proc_end_session();
+	proc_resume_output();
 }
 
 void
-proc_init(void)
+proc_each(void (*fn)(struct proc *))
 {
+	struct proc	*p, *next;
+
+	for (p = procs; p != NULL; p = next) {
+		next = p->next;
+		fn(p);
+	}
+}
+
+void
+proc_init(const struct proc_events *events, const struct proc_limits *limits)
+{
+	ev = events;
+	lim = *limits;
 	/* orphans of our children come back to us, so nothing escapes */
 	if (prctl(PR_SET_CHILD_SUBREAPER, 1) == -1)
 		log_warn("PR_SET_CHILD_SUBREAPER");
 	if (ev_signal(SIGCHLD, proc_sigchld, NULL) == -1)
 		fatalx("cannot watch SIGCHLD");
 	ev_timer_init(&sweep_timer, proc_sweep, NULL);
-	rpc_on_drain(proc_resume_all);
-	rpc_on_detach(proc_detached);
 }

@@ -1,21 +1,25 @@
-/* The process methods: the table of managed processes of this session. */
+/* The table of managed processes of this session, as the rest of execd sees it. */
 #ifndef EXECD_PROC_H
 #define EXECD_PROC_H
 
 #include <sys/types.h>
 
-#include "rpc.h"
+#include <stddef.h>
 
-extern const struct rpc_method proc_methods[];
+/* The process table's limits, fixed at start-up. */
+struct proc_limits {
+	size_t		 max_stdin;		/* stdin bytes queued per process */
+	size_t		 retention_bytes;	/* output kept per process */
+	size_t		 retention_chunks;
+	unsigned	 kill_grace_ms;		/* SIGTERM -> SIGKILL */
+	unsigned	 closed_keep_ms;	/* a closed process stays readable */
+};
 
-void	proc_init(void);
 /* Kill every process group now (SIGKILL); children are still reaped by the loop. */
 void	proc_kill_all(void);
 /* Kill whatever is left among our children (escaped daemons), then reap them. */
 void	proc_final_sweep(void);
 size_t	proc_count(void);
-/* Our direct children, adopted orphans included (we are a subreaper). */
-size_t	proc_children(pid_t *out, size_t max);
 /* The session is over: kill everything, forget every process. */
 void	proc_end_session(void);
 

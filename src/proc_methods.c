@@ -8,9 +8,8 @@
 
 #include "b64.h"
 #include "log.h"
-#include "execd.h"
-#include "proc.h"
 #include "proc_env.h"
+#include "proc_rpc.h"
 #include "proc_spawn.h"
 #include "proc_table.h"
 #include "sandbox.h"

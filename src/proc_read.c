@@ -4,7 +4,19 @@
 #include <stdlib.h>
 
 #include "log.h"
+#include "proc_rpc.h"
 #include "proc_table.h"
+
+/* A process/read parked until p has what it asks for, or its wait is over. */
+struct proc_waiter {
+	struct rpc_req		*req;
+	struct proc		*p;
+	uint64_t		 after;
+	uint64_t		 max_bytes;
+	int			 has_max;
+	struct ev_timer		 timer;
+	struct proc_waiter	*next;
+};
 
 /* The reference's selection rules, see protocol.md §6.3. */
 static json_t *
@@ -51,7 +63,7 @@ proc_waiter_unlink(struct proc_waiter *w)
 {
 	struct proc_waiter	**pp;
 
-	for (pp = &w->p->waiters; *pp != NULL; pp = &(*pp)->next)
+	for (pp = (struct proc_waiter **)&w->p->face; *pp != NULL; pp = &(*pp)->next)
 		if (*pp == w) {
 			*pp = w->next;
 			return;
@@ -84,7 +96,7 @@ proc_wake(struct proc *p)
 	json_t			*r;
 	size_t			 n;
 
-	for (w = p->waiters; w != NULL; w = next) {
+	for (w = p->face; w != NULL; w = next) {
 		next = w->next;
 		if (!rpc_req_alive(w->req)) {
 			proc_waiter_answer(w, json_null());
@@ -127,6 +139,19 @@ proc_read(struct rpc_req *req, struct proc *p, uint64_t after, int has_max,
 	w->max_bytes = max_bytes;
 	ev_timer_init(&w->timer, proc_waiter_timeout, w);
 	ev_timer_start(&w->timer, wait_ms > 24ULL * 3600 * 1000 ? 24ULL * 3600 * 1000 : wait_ms);
-	w->next = p->waiters;
-	p->waiters = w;
+	w->next = p->face;
+	p->face = w;
+}
+
+void
+proc_read_discard(struct proc *p)
+{
+	struct proc_waiter	*w;
+
+	while ((w = p->face) != NULL) {
+		p->face = w->next;
+		ev_timer_stop(&w->timer);
+		rpc_fail(w->req, RPC_INVALID_REQUEST, "unknown process id %s", p->id);
+		free(w);
+	}
 }

@@ -15,7 +15,7 @@
 #include <unistd.h>
 
 #include "log.h"
-#include "rpc.h"
+#include "errno_text.h"
 #include "proc_spawn.h"
 #include "spawner.h"
 
@@ -100,7 +100,7 @@ spawn_fail(int e, int *err, char *msg, size_t msglen)
 	char	text[256];
 
 	*err = e;
-	snprintf(msg, msglen, "%s", rpc_errno_text(e, text, sizeof(text)));
+	snprintf(msg, msglen, "%s", errno_text(e, text, sizeof(text)));
 	return -1;
 }
 

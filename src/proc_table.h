@@ -1,4 +1,8 @@
-/* Internal to the process module: one managed process and the table of them. */
+/*
+ * Internal to the process module: one managed process and the table of
+ * them.  The table reports upward through struct proc_events, registered
+ * by its JSON-RPC face (proc_rpc.h).
+ */
 #ifndef EXECD_PROC_TABLE_H
 #define EXECD_PROC_TABLE_H
 
@@ -9,20 +13,31 @@
 #include "buf.h"
 #include "evloop.h"
 #include "proc_out.h"
-#include "rpc.h"
 
 struct sbx_guard;
+struct proc;
 
 #define PROC_WRITE_IDS	4096	/* remembered process/write ids per process */
 
-struct proc_waiter {
-	struct rpc_req		*req;
-	struct proc		*p;
-	uint64_t		 after;
-	uint64_t		 max_bytes;
-	int			 has_max;
-	struct ev_timer		 timer;
-	struct proc_waiter	*next;
+/* What the table tells, and asks, the layer above it. */
+struct proc_events {
+	/* a chunk of output was kept as seq */
+	void	(*output)(struct proc *p, uint64_t seq, enum proc_stream s,
+		    const void *data, size_t len);
+	/* the process exited (p->exit_code), as event seq */
+	void	(*exited)(struct proc *p, uint64_t seq);
+	/* exited and all its output read, as event seq */
+	void	(*closed)(struct proc *p, uint64_t seq);
+	/* p has new output or a new state */
+	void	(*changed)(struct proc *p);
+	/* p is about to be forgotten */
+	void	(*discarded)(struct proc *p);
+	/* the client's queue is full: leave output in the pipes */
+	int	(*congested)(void);
+	/* a client is attached now */
+	int	(*attached)(void);
+	/* a client is attached or may come back: closed processes stay readable */
+	int	(*kept)(void);
 };
 
 struct proc {
@@ -42,7 +57,7 @@ struct proc {
 	int			 sandbox_denied;
 	char			*write_ids[PROC_WRITE_IDS];
 	size_t			 nwrite_ids;
-	struct proc_waiter	*waiters;
+	void			*face;		/* the layer above's (parked reads) */
 	struct ev_timer		 kill_timer;	/* SIGKILL after the grace period */
 	struct ev_timer		 expire_timer;	/* forget a closed process */
 	void			*netreg;	/* execd-proxy registration */
@@ -50,20 +65,21 @@ struct proc {
 	struct proc		*next;
 };
 
+struct proc_limits;
+
+void		 proc_init(const struct proc_events *ev, const struct proc_limits *lim);
 struct proc	*proc_find(const char *id);
 struct proc	*proc_new(const char *id);
 void		 proc_start_io(struct proc *p, int out_fd, int err_fd, int in_fd);
 void		 proc_signal_group(struct proc *p, int sig);
 void		 proc_terminate(struct proc *p);
-/* process/read: answer now if possible, else park the waiter. */
-void		 proc_read(struct rpc_req *req, struct proc *p, uint64_t after,
-		    int has_max, uint64_t max_bytes, uint64_t wait_ms);
 /* queue stdin bytes; -1 when stdin is gone */
 int		 proc_write_stdin(struct proc *p, const void *data, size_t len);
 int		 proc_seen_write_id(struct proc *p, const char *wid);
 void		 proc_remember_write_id(struct proc *p, const char *wid);
 void		 proc_discard(struct proc *p);
-/* answer the parked reads that p now satisfies */
-void		 proc_wake(struct proc *p);
+/* read output again after a pause for back-pressure */
+void		 proc_resume_output(void);
+void		 proc_each(void (*fn)(struct proc *));
 
 #endif

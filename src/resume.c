@@ -21,12 +21,8 @@
 #include "fdio.h"
 #include "log.h"
 #include "jsonx.h"
-#include "conn.h"
-#include "execd.h"
-#include "proc.h"
 #include "resume.h"
 #include "rpc.h"
-#include "ws.h"
 
 #define RESUME_MAGIC	0x65786431u	/* "exd1" */
 #define RESUME_MAX	(1024 * 1024)	/* an initialize request is small */
@@ -45,9 +41,22 @@ static struct {
 	int		 listening;
 	struct ev_timer	 ttl;
 	int		 waiting;
-	struct conn	 conn;		/* the connection handed to us */
 	char		 id[SESSION_ID_LEN + 1];	/* what a hand-over must name */
+	const char	*state_dir;	/* NULL: sessions cannot be resumed */
+	unsigned	 ttl_ms;	/* 0: sessions cannot be resumed */
+	void		(*expired)(void);
+	int		(*take_over)(int, const char **);
 } rs;
+
+void
+resume_init(const char *state_dir, unsigned ttl_ms, void (*expired)(void),
+    int (*take_over)(int fd, const char **peer))
+{
+	rs.state_dir = state_dir;
+	rs.ttl_ms = ttl_ms;
+	rs.expired = expired;
+	rs.take_over = take_over;
+}
 
 static int
 session_id_ok(const char *id)
@@ -76,7 +85,7 @@ socket_path(const char *id, char *out, size_t len)
 	char			 hex[2 * RESUME_NAME_LEN + 1];
 	size_t			 i;
 
-	if (conf.state_dir == NULL || !session_id_ok(id))
+	if (rs.state_dir == NULL || !session_id_ok(id))
 		return -1;
 	memcpy(in, domain, sizeof(domain));
 	memcpy(in + sizeof(domain), id, SESSION_ID_LEN);
@@ -86,7 +95,7 @@ socket_path(const char *id, char *out, size_t len)
 	}
 	for (i = 0; i < RESUME_NAME_LEN; i++)
 		snprintf(hex + 2 * i, 3, "%02x", md[i]);
-	if ((size_t)snprintf(out, len, "%s/session-%s.sock", conf.state_dir, hex) >= len)
+	if ((size_t)snprintf(out, len, "%s/session-%s.sock", rs.state_dir, hex) >= len)
 		return -1;
 	return 0;
 }
@@ -94,10 +103,10 @@ socket_path(const char *id, char *out, size_t len)
 static void
 resume_expired(struct ev_timer *t, void *arg)
 {
-	log_info("session not resumed within %u ms: ending it", conf.resume_ttl_ms);
+	log_info("session not resumed within %u ms: ending it", rs.ttl_ms);
 	rs.waiting = 0;
 	resume_cleanup();
-	proc_end_session();
+	rs.expired();
 }
 
 /* Does the hand-over's initialize name our session?  Constant time. */
@@ -122,6 +131,7 @@ resume_take(int us)
 {
 	struct resume_hdr	 hdr;
 	char			*msg = NULL, reply;
+	const char		*peer;
 	ssize_t			 n;
 	int			 fds[FDPASS_MAX], fd = -1;
 	size_t			 nfds, i;
@@ -153,14 +163,14 @@ resume_take(int us)
 	reply = 'K';
 	if (write(us, &reply, 1) != 1)
 		goto bad;
-	if (conn_open(&rs.conn, fd, fd) == -1 || ws_start(&rs.conn) == -1) {
+	if (rs.take_over(fd, &peer) == -1) {
 		log_warnx("cannot take over a resumed connection");
 		goto out;
 	}
 	fd = -1;
 	ev_timer_stop(&rs.ttl);
 	rs.waiting = 0;
-	log_info("session resumed by %s", rs.conn.peer);
+	log_info("session resumed by %s", peer);
 	/* the initialize that asked for us is the first message of the new connection */
 	rpc_input(msg, hdr.len);
 	rpc_output_drained();
@@ -283,11 +293,11 @@ resume_publish(const char *session_id)
 	int			 fd;
 
 	ev_timer_init(&rs.ttl, resume_expired, NULL);
-	if (conf.resume_ttl_ms == 0 || socket_path(session_id, rs.path, sizeof(rs.path)) == -1)
+	if (rs.ttl_ms == 0 || socket_path(session_id, rs.path, sizeof(rs.path)) == -1)
 		return -1;
 	snprintf(rs.id, sizeof(rs.id), "%s", session_id);
-	if (mkdir(conf.state_dir, 0700) == -1 && errno != EEXIST) {
-		log_warn("mkdir %s: sessions cannot be resumed", conf.state_dir);
+	if (mkdir(rs.state_dir, 0700) == -1 && errno != EEXIST) {
+		log_warn("mkdir %s: sessions cannot be resumed", rs.state_dir);
 		return -1;
 	}
 	memcpy(sun.sun_path, rs.path, strlen(rs.path) + 1);
@@ -321,8 +331,8 @@ resume_detached(void)
 	if (!rs.listening)
 		return 0;
 	rs.waiting = 1;
-	ev_timer_start(&rs.ttl, conf.resume_ttl_ms);
-	log_info("client gone: keeping the session for %u ms", conf.resume_ttl_ms);
+	ev_timer_start(&rs.ttl, rs.ttl_ms);
+	log_info("client gone: keeping the session for %u ms", rs.ttl_ms);
 	return 1;
 }
 

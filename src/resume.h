@@ -10,6 +10,13 @@
 
 #include <jansson.h>
 
+/*
+ * expired: the session was not resumed within the TTL, end it.
+ * take_over: serve the connection fd handed over by a new instance; 0 with
+ * *peer naming it, or -1 (fd is then still ours to close).
+ */
+void	resume_init(const char *state_dir, unsigned ttl_ms, void (*expired)(void),
+	    int (*take_over)(int fd, const char **peer));
 /* After a successful initialize on a WebSocket: make the session reachable. */
 int	resume_publish(const char *session_id);
 /* The connection went away: keep the session for the TTL, or not. 1 if kept. */

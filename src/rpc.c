@@ -1,3 +1,8 @@
+/*
+ * JSON-RPC dispatch for one connection: registered method tables, the
+ * lifecycle gate, request ordering and concurrency, and the answer every
+ * request gets.
+ */
 #include "config.h"
 
 #include <errno.h>
@@ -6,21 +11,17 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "b64.h"
 #include "buf.h"
 #include "evloop.h"
 #include "log.h"
-#include "execd.h"
+#include "errno_text.h"
 #include "rpc.h"
+#include "rpc_int.h"
 #include "rpc_parse.h"
-#include "session.h"
-#include "proc.h"
-#include "fs.h"
-#include "fs_watch.h"
-#include "http_req.h"
 
 #define RPC_QUEUE_MAX	256	/* parsed requests waiting; then input pauses */
 #define RPC_HOOKS_MAX	8
+#define RPC_TABLES_MAX	8
 
 struct rpc_req {
 	json_t		*id;
@@ -30,13 +31,7 @@ struct rpc_req {
 	json_t		*params;
 };
 
-static const struct rpc_method *rpc_tables[] = {
-	session_methods, proc_methods, fs_methods, fs_watch_methods, http_methods,
-};
-
 static struct {
-	struct rpc_transport	*t;
-	unsigned		 gen;		/* bumped on every attach/detach */
 	struct rpc_req		*qhead, *qtail;
 	size_t			 qlen;
 	unsigned		 inflight;
@@ -47,6 +42,10 @@ static struct {
 	size_t			 ndrain;
 	void			(*detach[RPC_HOOKS_MAX])(void);
 	size_t			 ndetach;
+	const struct rpc_method	*tables[RPC_TABLES_MAX];
+	size_t			 ntables;
+	const struct rpc_gate	*gate;
+	unsigned		 concurrency;	/* requests in flight at most */
 } rpc;
 
 static void	rpc_dispatch(void);
@@ -68,30 +67,33 @@ rpc_kick(struct ev_timer *t, void *arg)
 }
 
 void
-rpc_init(void)
+rpc_init(unsigned concurrency)
 {
+	rpc.concurrency = concurrency;
 	ev_timer_init(&rpc.kick, rpc_kick, NULL);
+}
+
+void
+rpc_register(const struct rpc_method *table)
+{
+	if (rpc.ntables == RPC_TABLES_MAX)
+		fatalx("too many method tables");
+	rpc.tables[rpc.ntables++] = table;
+}
+
+void
+rpc_set_gate(const struct rpc_gate *gate)
+{
+	rpc.gate = gate;
 }
 
 void
 rpc_attach(struct rpc_transport *t)
 {
-	rpc.t = t;
-	rpc.gen++;
+	rpc_out_set(t);
 	rpc.inflight = 0;
-	session_connection_reset();
-}
-
-struct rpc_transport *
-rpc_transport(void)
-{
-	return rpc.t;
-}
-
-int
-rpc_attached(void)
-{
-	return rpc.t != NULL;
+	if (rpc.gate != NULL)
+		rpc.gate->connection_reset();
 }
 
 void
@@ -116,33 +118,6 @@ rpc_req_free(struct rpc_req *req)
 	free(req);
 }
 
-static void
-rpc_send(json_t *msg)
-{
-	char	*s;
-	size_t	 len;
-
-	if (rpc.t == NULL) {
-		json_decref(msg);
-		return;
-	}
-	s = jx_dump(msg, &len);
-	json_decref(msg);
-	if (s == NULL) {
-		log_warnx("cannot serialise a message");
-		return;
-	}
-	if (rpc.t->send(rpc.t->ctx, s, len) == -1)
-		log_debug("send on a closing connection dropped");
-	free(s);
-}
-
-int
-rpc_congested(void)
-{
-	return rpc.t != NULL && rpc.t->pending(rpc.t->ctx) > RPC_HIGH_WATER;
-}
-
 void
 rpc_output_drained(void)
 {
@@ -152,26 +127,12 @@ rpc_output_drained(void)
 		rpc.drain[i]();
 }
 
-static void
-rpc_send_error(json_t *id, int code, const char *msg)
-{
-	json_t	*err;
-
-	err = json_pack("{s:{s:i,s:s},s:O}", "error", "code", code, "message", msg,
-	    "id", id);
-	if (err == NULL) {
-		log_warnx("cannot build an error response");
-		return;
-	}
-	rpc_send(err);
-}
-
 /* A request is finished: free it and let the next one in. */
 static void
 rpc_req_done(struct rpc_req *req)
 {
 	/* a request of a connection that is gone no longer holds a slot */
-	if (req->gen == rpc.gen && rpc.inflight > 0)
+	if (req->gen == rpc_out_gen() && rpc.inflight > 0)
 		rpc.inflight--;
 	rpc_req_free(req);
 	if (!rpc.dispatching && rpc.qlen > 0 && !ev_timer_armed(&rpc.kick))
@@ -187,7 +148,7 @@ rpc_req_id(const struct rpc_req *req)
 int
 rpc_req_alive(const struct rpc_req *req)
 {
-	return rpc.t != NULL && req->gen == rpc.gen;
+	return rpc_attached() && req->gen == rpc_out_gen();
 }
 
 void
@@ -212,6 +173,7 @@ void
 rpc_reply_json(struct rpc_req *req, char *result, size_t len)
 {
 	static const char	 head[] = "{\"id\":", mid[] = ",\"result\":";
+	struct rpc_transport	*t = rpc_transport();
 	char			*id, *msg;
 	size_t			 idlen, n;
 
@@ -226,7 +188,7 @@ rpc_reply_json(struct rpc_req *req, char *result, size_t len)
 			msg[n - 1] = '}';
 			free(result);
 			result = NULL;
-			if (rpc.t->send(rpc.t->ctx, msg, n) == -1)
+			if (t->send(t->ctx, msg, n) == -1)
 				log_debug("send on a closing connection dropped");
 			free(msg);
 		} else
@@ -272,112 +234,12 @@ rpc_errno_code(int errnum)
 	}
 }
 
-const char *
-rpc_errno_text(int errnum, char *buf, size_t len)
-{
-	const char	*s;
-
-	/* The reference is built on musl: use its wording where glibc's differs. */
-	switch (errnum) {
-	case ELOOP:
-		s = "Symbolic link loop";
-		break;
-	case ENAMETOOLONG:
-		s = "Filename too long";
-		break;
-	case ETXTBSY:
-		s = "Text file busy";
-		break;
-	case ENOTSUP:
-		s = "Not supported";
-		break;
-	case EBUSY:
-		s = "Resource busy";
-		break;
-	case EIO:
-		s = "I/O error";
-		break;
-	case ENOMEM:
-		s = "Out of memory";
-		break;
-	case EXDEV:
-		s = "Cross-device link";
-		break;
-	case EDQUOT:
-		s = "Quota exceeded";
-		break;
-	case EOVERFLOW:
-		s = "Value too large for data type";
-		break;
-	default:
-		s = strerror(errnum);
-		break;
-	}
-	snprintf(buf, len, "%s (os error %d)", s, errnum);
-	return buf;
-}
-
 void
 rpc_fail_errno(struct rpc_req *req, int errnum)
 {
 	char	text[256];
 
-	rpc_fail(req, rpc_errno_code(errnum), "%s", rpc_errno_text(errnum, text, sizeof(text)));
-}
-
-void
-rpc_notify(const char *method, json_t *params)
-{
-	json_t	*msg;
-
-	if (rpc.t == NULL) {
-		json_decref(params);
-		return;
-	}
-	msg = json_pack("{s:s,s:o}", "method", method, "params", params);
-	if (msg == NULL) {
-		log_warnx("cannot build notification %s", method);
-		return;
-	}
-	rpc_send(msg);
-}
-
-/*
- * The hot path of process output: jansson would check and escape every byte
- * of a large base64 string, which cannot need escaping.  jansson writes the
- * message with the field empty and last; the base64 text goes between its
- * quotes.
- */
-void
-rpc_notify_b64(const char *method, json_t *params, const char *key, const void *data,
-    size_t len)
-{
-	json_t	*msg;
-	char	*head, *out;
-	size_t	 hlen, n;
-
-	if (rpc.t == NULL || json_object_set_new(params, key, json_string("")) == -1) {
-		json_decref(params);
-		return;
-	}
-	msg = json_pack("{s:s,s:o}", "method", method, "params", params);
-	head = msg != NULL ? jx_dump(msg, &hlen) : NULL;
-	json_decref(msg);
-	/* ...,"key":""}} */
-	if (head == NULL || hlen < 4 || strcmp(head + hlen - 4, "\"\"}}") != 0 ||
-	    (out = malloc(hlen + B64_ENCLEN(len) + 1)) == NULL) {
-		log_warnx("cannot build notification %s", method);
-		free(head);
-		return;
-	}
-	memcpy(out, head, hlen - 3);
-	n = hlen - 3 + b64_encode_to(out + hlen - 3, data, len);
-	memcpy(out + n, "\"}}", 3);
-	n += 3;
-	free(head);
-	if (rpc.t->send(rpc.t->ctx, out, n) == -1)
-		log_debug("send on a closing connection dropped");
-	free(out);
+	rpc_fail(req, rpc_errno_code(errnum), "%s", errno_text(errnum, text, sizeof(text)));
 }
 
 static const struct rpc_method *
@@ -386,8 +248,8 @@ rpc_lookup(const char *name)
 	const struct rpc_method	*m;
 	size_t			 i;
 
-	for (i = 0; i < sizeof(rpc_tables) / sizeof(rpc_tables[0]); i++)
-		for (m = rpc_tables[i]; m->name != NULL; m++)
+	for (i = 0; i < rpc.ntables; i++)
+		for (m = rpc.tables[i]; m->name != NULL; m++)
 			if (strcmp(m->name, name) == 0)
 				return m;
 	return NULL;
@@ -398,7 +260,7 @@ rpc_admit(struct rpc_req *req)
 {
 	const char	*gate;
 
-	if ((gate = session_gate(req->m)) == NULL)
+	if (rpc.gate == NULL || (gate = rpc.gate->gate(req->m)) == NULL)
 		return 1;
 	rpc_fail(req, RPC_INVALID_REQUEST, "%s", gate);
 	return 0;
@@ -416,12 +278,13 @@ rpc_run(struct rpc_req *req)
 static void
 rpc_dispatch(void)
 {
-	struct rpc_req	*req;
+	struct rpc_transport	*t;
+	struct rpc_req		*req;
 
 	if (rpc.dispatching)
 		return;
 	rpc.dispatching = 1;
-	while (rpc.qhead != NULL && rpc.inflight < conf.concurrency) {
+	while (rpc.qhead != NULL && rpc.inflight < rpc.concurrency) {
 		req = rpc.qhead;
 		rpc.qhead = req->next;
 		if (rpc.qhead == NULL)
@@ -430,9 +293,9 @@ rpc_dispatch(void)
 		rpc_run(req);
 	}
 	rpc.dispatching = 0;
-	if (rpc.paused && rpc.qlen < RPC_QUEUE_MAX / 2 && rpc.t != NULL) {
+	if (rpc.paused && rpc.qlen < RPC_QUEUE_MAX / 2 && (t = rpc_transport()) != NULL) {
 		rpc.paused = 0;
-		rpc.t->resume_input(rpc.t->ctx);
+		t->resume_input(t->ctx);
 	}
 }
 
@@ -446,7 +309,7 @@ rpc_enqueue(json_t *id, const char *method, json_t *params)
 		return;
 	}
 	req->id = json_incref(id);
-	req->gen = rpc.gen;
+	req->gen = rpc_out_gen();
 	req->params = json_incref(params);
 	req->m = rpc_lookup(method);
 	if (req->m == NULL) {
@@ -466,46 +329,25 @@ rpc_enqueue(json_t *id, const char *method, json_t *params)
 	rpc.qlen++;
 }
 
-/* rpc_send_error() for a text that may hold NUL bytes (a method name, a duplicate key) */
-static void
-rpc_send_error_text(json_t *id, int code, const char *head, const void *text, size_t len,
-    const char *tail)
-{
-	struct buf	 b = { 0 };
-	json_t		*msg = NULL, *err = NULL;
-
-	if (buf_append(&b, head, strlen(head)) == 0 && buf_append(&b, text, len) == 0 &&
-	    buf_append(&b, tail, strlen(tail)) == 0)
-		msg = json_stringn(b.len > 0 ? (const char *)b.data : "", b.len);
-	if (msg != NULL)
-		err = json_pack("{s:{s:i,s:o},s:O}", "error", "code", code, "message", msg,
-		    "id", id);
-	buf_free(&b);
-	if (err == NULL) {
-		log_warnx("cannot build an error response");
-		return;
-	}
-	rpc_send(err);
-}
-
 int
 rpc_input(const char *data, size_t len)
 {
+	struct rpc_transport	*t = rpc_transport();
 	struct rpc_msg		 m;
 	enum rpc_msg_kind	 kind;
 	json_t			*minus1;
 	char			 head[256];
 	int			 stdio;
 
-	if (rpc.t == NULL)
+	if (t == NULL)
 		return 1;
-	stdio = strncmp(rpc.t->name, "exec-server stdio", 17) == 0;
+	stdio = strncmp(t->name, "exec-server stdio", 17) == 0;
 	kind = rpc_parse(data, len, &m);
 	/* the reference's stdio reader skips blank lines and gives up on non-UTF-8 */
 	if (stdio && (kind == RPC_MSG_BLANK || kind == RPC_MSG_NOT_UTF8)) {
 		if (kind == RPC_MSG_NOT_UTF8) {
 			log_info("invalid UTF-8 on stdin: closing");
-			rpc.t->close(rpc.t->ctx);
+			t->close(t->ctx);
 		}
 		rpc_msg_clear(&m);
 		return 0;
@@ -515,7 +357,7 @@ rpc_input(const char *data, size_t len)
 	case RPC_MSG_NOT_UTF8:
 	case RPC_MSG_MALFORMED:
 		snprintf(head, sizeof(head), "failed to parse %sJSON-RPC message from %s: ",
-		    rpc.t->framing, rpc.t->name);
+		    t->framing, t->name);
 		if ((minus1 = json_integer(-1)) != NULL)
 			rpc_send_error_text(minus1, RPC_INVALID_REQUEST, head,
 			    buf_head(&m.err), buf_avail(&m.err), "");
@@ -537,15 +379,15 @@ rpc_input(const char *data, size_t len)
 		break;
 	case RPC_MSG_NOTIFICATION:
 		if (m.method_len == 11 && memcmp(m.method, "initialized", 11) == 0 &&
-		    session_initialized() == 0)
+		    rpc.gate != NULL && rpc.gate->initialized() == 0)
 			break;
 		/* as the reference: a protocol violation ends the connection */
 		log_info("unexpected notification %.*s: closing", (int)m.method_len, m.method);
-		rpc.t->close(rpc.t->ctx);
+		t->close(t->ctx);
 		break;
 	case RPC_MSG_RESPONSE:
 		log_info("unexpected response from the client: closing");
-		rpc.t->close(rpc.t->ctx);
+		t->close(t->ctx);
 		break;
 	}
 	rpc_msg_clear(&m);
@@ -562,10 +404,9 @@ rpc_detach(void)
 	struct rpc_req	*req;
 	size_t		 i;
 
-	if (rpc.t == NULL)
+	if (!rpc_attached())
 		return;
-	rpc.t = NULL;
-	rpc.gen++;
+	rpc_out_set(NULL);
 	rpc.inflight = 0;
 	while ((req = rpc.qhead) != NULL) {
 		rpc.qhead = req->next;

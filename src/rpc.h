@@ -65,7 +65,24 @@ struct rpc_transport {
 	const char	 *framing;
 };
 
-void	rpc_init(void);
+/*
+ * What the connection lifecycle (initialize, then initialized) gives the
+ * dispatcher, so that it can gate requests without knowing the session.
+ */
+struct rpc_gate {
+	/* NULL when m may run now, else the error message */
+	const char	*(*gate)(const struct rpc_method *m);
+	/* a new connection is attached: it must initialize again */
+	void		 (*connection_reset)(void);
+	/* the peer sent "initialized": 0, or -1 when that breaks the protocol */
+	int		 (*initialized)(void);
+};
+
+/* concurrency: requests of one connection that may be in flight at once */
+void	rpc_init(unsigned concurrency);
+/* Make a method table reachable; the table ends with a NULL name. */
+void	rpc_register(const struct rpc_method *table);
+void	rpc_set_gate(const struct rpc_gate *gate);
 void	rpc_attach(struct rpc_transport *t);
 /* One whole message from the peer. Returns 0 when more input may follow now, 1 to pause. */
 int	rpc_input(const char *msg, size_t len);
@@ -95,16 +112,11 @@ void	rpc_fail_params(struct rpc_req *req, const struct jx_err *e);	/* -32602 */
 /* An OS error, coded and worded as the reference does (ENOENT -> -32004 ...). */
 void	rpc_fail_errno(struct rpc_req *req, int errnum);
 int	rpc_errno_code(int errnum);
-/* "No such file or directory (os error 2)" */
-const char *rpc_errno_text(int errnum, char *buf, size_t len);
 int	rpc_req_alive(const struct rpc_req *req);
 json_t	*rpc_req_id(const struct rpc_req *req);	/* borrowed */
 void	rpc_notify(const char *method, json_t *params);		/* steals params */
 /* The same, with params[key] set to base64(data): fast for large data. */
 void	rpc_notify_b64(const char *method, json_t *params, const char *key,
 	    const void *data, size_t len);
-
-/* Session id of this instance (set by initialize). */
-const char *rpc_session_id(void);
 
 #endif

@@ -7,11 +7,13 @@
 #include "evloop.h"
 #include "log.h"
 #include "execd.h"
+#include "conn.h"
 #include "fs.h"
 #include "fs_watch.h"
 #include "http_req.h"
 #include "netproxy.h"
 #include "proc.h"
+#include "proc_rpc.h"
 #include "session.h"
 #include "resume.h"
 #include "rpc.h"
@@ -19,6 +21,9 @@
 #include "sandbox.h"
 #include "sniff.h"
 #include "spawner.h"
+#include "ws.h"
+
+static struct conn	resumed;	/* a connection handed over by a new instance */
 
 static void
 serve_stop(int signo, void *arg)
@@ -34,9 +39,35 @@ serve_stop(int signo, void *arg)
 	rpc_detach();
 }
 
+/* The client is gone: the session may come back within its TTL; else it ends now. */
+static void
+serve_detached(void)
+{
+	if (!resume_detached())
+		proc_end_session();
+}
+
+/* A client comes back through a new instance: it spoke WebSocket there. */
+static int
+serve_take_over(int fd, const char **peer)
+{
+	if (conn_open(&resumed, fd, fd) == -1 || ws_start(&resumed) == -1)
+		return -1;
+	*peer = resumed.peer;
+	return 0;
+}
+
 int
 serve_connection(int in_fd, int out_fd)
 {
+	struct proc_limits	limits = {
+		.max_stdin = conf.max_message,
+		.retention_bytes = conf.retention_bytes,
+		.retention_chunks = conf.retention_chunks,
+		.kill_grace_ms = conf.kill_grace_ms,
+		.closed_keep_ms = conf.closed_keep_ms,
+	};
+
 	signal(SIGPIPE, SIG_IGN);
 	/* before anything else is open, and before the filter it must not inherit */
 	if (spawner_start() == -1)
@@ -44,8 +75,16 @@ serve_connection(int in_fd, int out_fd)
 	sandbox_set_ns_probe(spawner_probe_ns);
 	if (ev_init() == -1)
 		return 1;
-	rpc_init();
-	proc_init();
+	rpc_init(conf.concurrency);
+	rpc_set_gate(&session_lifecycle);
+	rpc_register(session_methods);
+	rpc_register(proc_methods);
+	rpc_register(fs_methods);
+	rpc_register(fs_watch_methods);
+	rpc_register(http_methods);
+	proc_rpc_init(&limits, resume_waiting);
+	rpc_on_detach(serve_detached);
+	resume_init(conf.state_dir, conf.resume_ttl_ms, proc_end_session, serve_take_over);
 	http_req_init();
 	if (netproxy_init(conf.proxy_control) == -1)
 		return 1;

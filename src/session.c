@@ -12,10 +12,17 @@
 #include <openssl/rand.h>
 
 #include "log.h"
-#include "execd.h"
 #include "session.h"
 #include "resume.h"
 #include "uri.h"
+
+static const char	*session_gate(const struct rpc_method *);
+static void		 session_connection_reset(void);
+static int		 session_initialized(void);
+
+const struct rpc_gate session_lifecycle = {
+	session_gate, session_connection_reset, session_initialized,
+};
 
 static struct {
 	int	 init_done;		/* initialize answered on this connection */
@@ -36,13 +43,7 @@ const struct rpc_method session_methods[] = {
 	{ NULL, NULL, NULL, 0 },
 };
 
-const char *
-rpc_session_id(void)
-{
-	return sess.id;
-}
-
-const char *
+static const char *
 session_gate(const struct rpc_method *m)
 {
 	static char	msg[256];
@@ -60,14 +61,14 @@ session_gate(const struct rpc_method *m)
 	return msg;
 }
 
-void
+static void
 session_connection_reset(void)
 {
 	sess.init_done = 0;
 	sess.initialized = 0;
 }
 
-int
+static int
 session_initialized(void)
 {
 	/* initialized before a successful initialize is a protocol violation */

@@ -1,0 +1,69 @@
+/* What the process table reports, told to the client as notifications. */
+#include "config.h"
+
+#include "proc.h"
+#include "proc_rpc.h"
+#include "proc_table.h"
+
+static int	(*session_waiting)(void);
+
+static void
+on_output(struct proc *p, uint64_t seq, enum proc_stream s, const void *data, size_t len)
+{
+	json_t	*note;
+
+	if (!rpc_attached())
+		return;
+	note = json_pack("{s:s,s:I,s:s}", "processId", p->id, "seq", (json_int_t)seq,
+	    "stream", out_stream_name(s));
+	if (note != NULL)
+		rpc_notify_b64("process/output", note, "chunk", data, len);
+}
+
+static void
+on_exited(struct proc *p, uint64_t seq)
+{
+	rpc_notify("process/exited", json_pack("{s:s,s:I,s:i,s:b}", "processId", p->id,
+	    "seq", (json_int_t)seq, "exitCode", p->exit_code,
+	    "sandboxDenied", p->sandbox_denied));
+}
+
+static void
+on_closed(struct proc *p, uint64_t seq)
+{
+	rpc_notify("process/closed", json_pack("{s:s,s:I}", "processId", p->id,
+	    "seq", (json_int_t)seq));
+}
+
+static int
+kept(void)
+{
+	return rpc_attached() || session_waiting();
+}
+
+static const struct proc_events events = {
+	.output = on_output,
+	.exited = on_exited,
+	.closed = on_closed,
+	.changed = proc_wake,
+	.discarded = proc_read_discard,
+	.congested = rpc_congested,
+	.attached = rpc_attached,
+	.kept = kept,
+};
+
+/* Reads parked by the gone connection are answered (and dropped) now. */
+static void
+detached(void)
+{
+	proc_each(proc_wake);
+}
+
+void
+proc_rpc_init(const struct proc_limits *lim, int (*waiting)(void))
+{
+	session_waiting = waiting;
+	proc_init(&events, lim);
+	rpc_on_drain(proc_resume_output);
+	rpc_on_detach(detached);
+}

@@ -1,0 +1,165 @@
+/*
+ * The connection's output side: which transport is attached, and what is
+ * sent on it (messages, errors, notifications).  The dispatcher (rpc.c)
+ * sits on top of it.
+ */
+#include "config.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "b64.h"
+#include "buf.h"
+#include "log.h"
+#include "rpc.h"
+#include "rpc_int.h"
+
+static struct {
+	struct rpc_transport	*t;
+	unsigned		 gen;		/* bumped on every attach/detach */
+} tx;
+
+void
+rpc_out_set(struct rpc_transport *t)
+{
+	tx.t = t;
+	tx.gen++;
+}
+
+unsigned
+rpc_out_gen(void)
+{
+	return tx.gen;
+}
+
+struct rpc_transport *
+rpc_transport(void)
+{
+	return tx.t;
+}
+
+int
+rpc_attached(void)
+{
+	return tx.t != NULL;
+}
+
+int
+rpc_congested(void)
+{
+	return tx.t != NULL && tx.t->pending(tx.t->ctx) > RPC_HIGH_WATER;
+}
+
+void
+rpc_send(json_t *msg)
+{
+	struct rpc_transport	*t = rpc_transport();
+	char			*s;
+	size_t			 len;
+
+	if (t == NULL) {
+		json_decref(msg);
+		return;
+	}
+	s = jx_dump(msg, &len);
+	json_decref(msg);
+	if (s == NULL) {
+		log_warnx("cannot serialise a message");
+		return;
+	}
+	if (t->send(t->ctx, s, len) == -1)
+		log_debug("send on a closing connection dropped");
+	free(s);
+}
+
+void
+rpc_send_error(json_t *id, int code, const char *msg)
+{
+	json_t	*err;
+
+	err = json_pack("{s:{s:i,s:s},s:O}", "error", "code", code, "message", msg,
+	    "id", id);
+	if (err == NULL) {
+		log_warnx("cannot build an error response");
+		return;
+	}
+	rpc_send(err);
+}
+
+void
+rpc_notify(const char *method, json_t *params)
+{
+	json_t	*msg;
+
+	if (!rpc_attached()) {
+		json_decref(params);
+		return;
+	}
+	msg = json_pack("{s:s,s:o}", "method", method, "params", params);
+	if (msg == NULL) {
+		log_warnx("cannot build notification %s", method);
+		return;
+	}
+	rpc_send(msg);
+}
+
+/*
+ * The hot path of process output: jansson would check and escape every byte
+ * of a large base64 string, which cannot need escaping.  jansson writes the
+ * message with the field empty and last; the base64 text goes between its
+ * quotes.
+ */
+void
+rpc_notify_b64(const char *method, json_t *params, const char *key, const void *data,
+    size_t len)
+{
+	struct rpc_transport	*t = rpc_transport();
+	json_t			*msg;
+	char			*head, *out;
+	size_t			 hlen, n;
+
+	if (t == NULL || json_object_set_new(params, key, json_string("")) == -1) {
+		json_decref(params);
+		return;
+	}
+	msg = json_pack("{s:s,s:o}", "method", method, "params", params);
+	head = msg != NULL ? jx_dump(msg, &hlen) : NULL;
+	json_decref(msg);
+	/* ...,"key":""}} */
+	if (head == NULL || hlen < 4 || strcmp(head + hlen - 4, "\"\"}}") != 0 ||
+	    (out = malloc(hlen + B64_ENCLEN(len) + 1)) == NULL) {
+		log_warnx("cannot build notification %s", method);
+		free(head);
+		return;
+	}
+	memcpy(out, head, hlen - 3);
+	n = hlen - 3 + b64_encode_to(out + hlen - 3, data, len);
+	memcpy(out + n, "\"}}", 3);
+	n += 3;
+	free(head);
+	if (t->send(t->ctx, out, n) == -1)
+		log_debug("send on a closing connection dropped");
+	free(out);
+}
+
+/* rpc_send_error() for a text that may hold NUL bytes (a method name, a duplicate key) */
+void
+rpc_send_error_text(json_t *id, int code, const char *head, const void *text, size_t len,
+    const char *tail)
+{
+	struct buf	 b = { 0 };
+	json_t		*msg = NULL, *err = NULL;
+
+	if (buf_append(&b, head, strlen(head)) == 0 && buf_append(&b, text, len) == 0 &&
+	    buf_append(&b, tail, strlen(tail)) == 0)
+		msg = json_stringn(b.len > 0 ? (const char *)b.data : "", b.len);
+	if (msg != NULL)
+		err = json_pack("{s:{s:i,s:o},s:O}", "error", "code", code, "message", msg,
+		    "id", id);
+	buf_free(&b);
+	if (err == NULL) {
+		log_warnx("cannot build an error response");
+		return;
+	}
+	rpc_send(err);
+}
