@@ -48,8 +48,17 @@ try:
     proc.stderr.close()		# the audit reader is gone
     import json
     import socket
-    s = socket.socket(socket.AF_UNIX)
-    s.connect(ctl)
+    # bind() makes the file before listen(): retry a refused connect (bounded)
+    while True:
+        s = socket.socket(socket.AF_UNIX)
+        try:
+            s.connect(ctl)
+            break
+        except ConnectionRefusedError:
+            s.close()
+            if time.time() >= end:
+                raise
+            time.sleep(0.02)
     f = s.makefile("rwb")
 
     def call(**req):
@@ -63,8 +72,13 @@ try:
     http = st0["http"]
     cred = "http://%s:%s@%s" % (r["credentials"]["id"], r["credentials"]["secret"], http)
     codes = [curl("-x", cred, url).code for _ in range(3)]
+    end = time.time() + 5
     t.eq(codes, [200, 200, 200], "requests keep working after the stderr reader closed")
+    # the closing records follow the replies: wait for them (bounded)
     st = call(op="status")
+    while st["audit"]["lost"] < 5 and time.time() < end:
+        time.sleep(0.05)
+        st = call(op="status")
     t.ok(st["audit"]["lost"] >= 5, "events to a closed stderr are counted as lost", st)
     t.ok(proc.poll() is None, "proxy still running")
 finally:
@@ -75,7 +89,12 @@ finally:
 P = Proxy("listen http 127.0.0.1:0\nallow 127.0.0.1\n", audit="syslog")
 c = P.register()
 t.eq(curl("-x", c.http_url, url).code, 200, "syslog sink: requests work")
+# the closing record is written when the proxy has seen the client go: wait for it (bounded)
+end = time.time() + 5
 st = P.call("status")
+while st["audit"]["written"] + st["audit"]["lost"] < 2 and time.time() < end:
+    time.sleep(0.05)
+    st = P.call("status")
 t.ok(st["audit"]["written"] + st["audit"]["lost"] >= 2, "syslog sink: events written or counted",
      st)
 t.eq(P.stop(), 0, "proxy exits 0")
