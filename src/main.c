@@ -19,10 +19,10 @@
 #include <openssl/rand.h>
 
 #include "log.h"
-#include "activate.h"
+#include "transport/activate.h"
 #include "execd.h"
-#include "listen.h"
-#include "sandbox.h"
+#include "transport/listen.h"
+#include "sandbox/sandbox.h"
 #include "serve.h"
 
 struct execd_conf conf = {

@@ -21,7 +21,7 @@
 #include <launch.h>
 
 #include "log.h"
-#include "activate.h"
+#include "transport/activate.h"
 
 static const char	*behaviour;
 static int		 given[32];

@@ -2,13 +2,13 @@
 # contrib/launchd on Linux: the plists are well-formed and say what execd
 # expects (inetdCompatibility with --inetd; a "Listeners" socket for
 # launch_activate_socket), execd takes their arguments, and the __APPLE__
-# code of src/activate.c, compiled against a fake launchd, takes its sockets.
+# code of src/transport/activate.c, compiled against a fake launchd, takes its sockets.
 . "$top_srcdir/tests/lib/act.sh"
 
 watchdog 60
 dir="$top_srcdir/contrib/launchd"
 name=$(sed -n 's/^#define ACTIVATE_LAUNCHD_SOCKETS[[:space:]]*"\(.*\)"/\1/p' \
-	"$top_srcdir/src/activate.h")
+	"$top_srcdir/src/transport/activate.h")
 
 # plist FILE: its ProgramArguments, one per line, after checking its shape
 plist() {

@@ -1,5 +1,5 @@
 /*
- * Test driver for src/netproxy.c: one JSON command per line on stdin, one
+ * Test driver for src/netproxy/netproxy.c: one JSON command per line on stdin, one
  * JSON answer per line on stdout, on the same event loop execd uses.
  *   {"cmd":"register","process_id":"p1","params":{...process/start...}}
  *     -> {"rc":0,"env":{...}} or {"rc":-1|-2,"error":"..."}
@@ -20,7 +20,7 @@
 #include "evloop.h"
 #include "jsonx.h"
 #include "log.h"
-#include "netproxy.h"
+#include "netproxy/netproxy.h"
 
 #define MAX_PROCS	64
 

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""execd's side of execd-proxy (src/netproxy.c) through tests/netproxy_helper:
+"""execd's side of execd-proxy (src/netproxy/netproxy.c) through tests/netproxy_helper:
 registration with tags and the networkProxy policy, the child environment,
 the reference's error texts, re-registration after a proxy restart, and a
 clear failure when the proxy is unreachable."""

@@ -19,11 +19,11 @@
 #include <unistd.h>
 
 #include "log.h"
-#include "fs.h"
-#include "fs_int.h"
-#include "rpc_serde.h"
-#include "session.h"
-#include "uri.h"
+#include "fs/fs.h"
+#include "fs/fs_int.h"
+#include "rpc/rpc_serde.h"
+#include "session/session.h"
+#include "util/uri.h"
 
 mode_t	fs_umask = 022;
 

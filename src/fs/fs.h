@@ -2,7 +2,7 @@
 #ifndef EXECD_FS_H
 #define EXECD_FS_H
 
-#include "rpc.h"
+#include "rpc/rpc.h"
 
 extern const struct rpc_method fs_methods[];
 

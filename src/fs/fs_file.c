@@ -23,7 +23,7 @@
 #include "b64.h"
 #include "fdio.h"
 #include "log.h"
-#include "fs_int.h"
+#include "fs/fs_int.h"
 
 #define READ_CHUNK	(3 * 1024 * 1024)	/* a multiple of 3: no padding mid-stream */
 #define LINKS_MAX	40			/* as the kernel's ELOOP limit */

@@ -20,8 +20,8 @@
 
 #include "b64.h"
 #include "log.h"
-#include "fs.h"
-#include "fs_int.h"
+#include "fs/fs.h"
+#include "fs/fs_int.h"
 
 #define HANDLES_MAX	128
 #define HANDLE_ID_MAX	32

@@ -9,9 +9,9 @@
 
 #include <jansson.h>
 
-#include "fs_param.h"
-#include "fs_policy.h"
-#include "rpc.h"
+#include "fs/fs_param.h"
+#include "policy/fs_policy.h"
+#include "rpc/rpc.h"
 
 #define FS_READ_MAX	(512u * 1024 * 1024)	/* fs/readFile, as the reference */
 #define FS_BLOCK_MAX	(1024 * 1024)		/* fs/readBlock, fs/writeBlock */

@@ -6,10 +6,10 @@
 #include <string.h>
 
 #include "log.h"
-#include "fs_param.h"
-#include "rpc.h"
-#include "rpc_serde.h"
-#include "uri.h"
+#include "fs/fs_param.h"
+#include "rpc/rpc.h"
+#include "rpc/rpc_serde.h"
+#include "util/uri.h"
 
 static void
 defer(struct fp_deferred *d, int rank, int code, const char *msg)

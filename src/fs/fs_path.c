@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "fs_int.h"
+#include "fs/fs_int.h"
 
 int
 fs_pathf(char *buf, size_t len, const char *fmt, ...)

@@ -34,7 +34,7 @@
 #include <unistd.h>
 
 #include "log.h"
-#include "fs_int.h"
+#include "fs/fs_int.h"
 
 #define PIN_RETRIES	16	/* EAGAIN from RESOLVE_BENEATH: a rename raced us */
 #define PIN_LINKS_MAX	40	/* as the kernel's ELOOP limit */

@@ -21,8 +21,8 @@
 
 #include "fdio.h"
 #include "log.h"
-#include "fs_int.h"
-#include "fs_tstack.h"
+#include "fs/fs_int.h"
+#include "fs/fs_tstack.h"
 
 #define COPY_BUF	(1024 * 1024)
 

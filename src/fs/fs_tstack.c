@@ -10,7 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "fs_tstack.h"
+#include "fs/fs_tstack.h"
 
 #define TS_WINDOW	16	/* directory descriptors kept open below the root */
 

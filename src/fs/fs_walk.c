@@ -18,9 +18,9 @@
 
 #include "fnv.h"
 #include "log.h"
-#include "errno_text.h"
-#include "fs_int.h"
-#include "uri.h"
+#include "util/errno_text.h"
+#include "fs/fs_int.h"
+#include "util/uri.h"
 
 #define WALK_DEPTH_MAX		64
 #define WALK_DIRS_MAX		10000

@@ -17,9 +17,9 @@
 
 #include "evloop.h"
 #include "log.h"
-#include "session.h"
-#include "fs_watch.h"
-#include "uri.h"
+#include "session/session.h"
+#include "fs/fs_watch.h"
+#include "util/uri.h"
 
 #define WATCH_MAX_PATHS	1024
 

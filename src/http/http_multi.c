@@ -5,7 +5,7 @@
 #include <stdlib.h>
 
 #include "evloop.h"
-#include "http_xfer_int.h"
+#include "http/http_xfer_int.h"
 #include "log.h"
 
 /* A socket libcurl asked us to watch; freed only outside the io dispatch. */

@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "b64.h"
-#include "http_params.h"
+#include "http/http_params.h"
 
 /* Rust's {:?} of a str, as serde quotes strings in its messages. */
 static void

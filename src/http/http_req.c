@@ -10,11 +10,11 @@
 #include <string.h>
 
 #include "b64.h"
-#include "http_params.h"
-#include "http_req.h"
-#include "netproxy.h"
-#include "session.h"
-#include "http_xfer.h"
+#include "http/http_params.h"
+#include "http/http_req.h"
+#include "netproxy/netproxy.h"
+#include "session/session.h"
+#include "http/http_xfer.h"
 #include "log.h"
 
 /* Secrets of the executor itself that a header may never carry (reference's list). */

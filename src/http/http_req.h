@@ -2,7 +2,7 @@
 #ifndef EXECD_HTTP_REQ_H
 #define EXECD_HTTP_REQ_H
 
-#include "rpc.h"
+#include "rpc/rpc.h"
 
 extern const struct rpc_method http_methods[];
 

@@ -7,7 +7,7 @@
 
 #include "b64.h"
 #include "execd.h"
-#include "http_xfer_int.h"
+#include "http/http_xfer_int.h"
 #include "log.h"
 
 #define DEFAULT_MESSAGE	(64 * 1024 * 1024)

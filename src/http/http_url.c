@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "buf.h"
-#include "http_url.h"
+#include "http/http_url.h"
 
 /* Which bytes each URL component percent-encodes (WHATWG "encode sets"). */
 enum enc_set {

@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "evloop.h"
-#include "http_xfer_int.h"
+#include "http/http_xfer_int.h"
 #include "log.h"
 
 #define RECV_BUFSIZE	(256 * 1024)

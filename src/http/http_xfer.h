@@ -11,8 +11,8 @@
 
 #include <jansson.h>
 
-#include "http_url.h"
-#include "rpc.h"
+#include "http/http_url.h"
+#include "rpc/rpc.h"
 
 /* A validated request. */
 struct http_spec {

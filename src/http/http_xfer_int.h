@@ -14,7 +14,7 @@
 #include <curl/curl.h>
 
 #include "buf.h"
-#include "http_xfer.h"
+#include "http/http_xfer.h"
 
 #define DELTA_MAX	(1024 * 1024)	/* decoded bytes per bodyDelta (reference) */
 #define DELTA_GATHER	(256 * 1024)	/* what a delta collects before it goes out */

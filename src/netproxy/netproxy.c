@@ -29,8 +29,8 @@
 #include "evloop.h"
 #include "jsonx.h"
 #include "log.h"
-#include "netproxy.h"
-#include "netproxy_int.h"
+#include "netproxy/netproxy.h"
+#include "netproxy/netproxy_int.h"
 
 #define NP_TIMEOUT_MS		2000
 #define NP_RETRY_MIN_MS		250

@@ -14,8 +14,8 @@
 #include <strings.h>
 
 #include "jsonx.h"
-#include "netproxy.h"
-#include "netproxy_int.h"
+#include "netproxy/netproxy.h"
+#include "netproxy/netproxy_int.h"
 
 #define CONFIG_ERR	"invalid network proxy config: "
 

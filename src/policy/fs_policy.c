@@ -10,8 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "fs_policy_int.h"
-#include "rpc.h"
+#include "policy/fs_policy_int.h"
+#include "rpc/rpc.h"
 
 struct fs_policy {
 	struct fs_rule	*rules;

@@ -5,10 +5,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "fs_policy_int.h"
-#include "rpc.h"
-#include "rpc_serde.h"
-#include "uri.h"
+#include "policy/fs_policy_int.h"
+#include "rpc/rpc.h"
+#include "rpc/rpc_serde.h"
+#include "util/uri.h"
 
 static const char *const profile_types[] = { "managed", "disabled", "external", NULL };
 static const char *const networks[] = { "restricted", "enabled", NULL };

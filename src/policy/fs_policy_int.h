@@ -4,7 +4,7 @@
 
 #include <jansson.h>
 
-#include "fs_policy.h"
+#include "policy/fs_policy.h"
 
 enum fsp_kind { E_PATH, E_GLOB, E_SPECIAL };
 enum fsp_special { S_ROOT, S_MINIMAL, S_CWD, S_PROJECT_ROOTS, S_TMPDIR, S_SLASH_TMP, S_UNKNOWN };

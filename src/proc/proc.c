@@ -13,12 +13,12 @@
 #include <unistd.h>
 
 #include "log.h"
-#include "children.h"
-#include "proc.h"
-#include "proc_table.h"
-#include "spawner.h"
-#include "netproxy.h"
-#include "sandbox.h"
+#include "util/children.h"
+#include "proc/proc.h"
+#include "proc/proc_table.h"
+#include "spawn/spawner.h"
+#include "netproxy/netproxy.h"
+#include "sandbox/sandbox.h"
 
 #define PROC_READ_SIZE	8192	/* bytes per process/output chunk, as the reference */
 

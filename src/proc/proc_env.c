@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "proc_env.h"
+#include "proc/proc_env.h"
 
 extern char **environ;
 

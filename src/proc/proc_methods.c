@@ -8,13 +8,13 @@
 
 #include "b64.h"
 #include "log.h"
-#include "proc_env.h"
-#include "proc_rpc.h"
-#include "proc_spawn.h"
-#include "proc_table.h"
-#include "sandbox.h"
-#include "netproxy.h"
-#include "uri.h"
+#include "proc/proc_env.h"
+#include "proc/proc_rpc.h"
+#include "proc/proc_spawn.h"
+#include "proc/proc_table.h"
+#include "sandbox/sandbox.h"
+#include "netproxy/netproxy.h"
+#include "util/uri.h"
 
 static void	m_start(struct rpc_req *, json_t *);
 static void	m_read(struct rpc_req *, json_t *);

@@ -4,7 +4,7 @@
 #include <string.h>
 
 #include "b64.h"
-#include "proc_out.h"
+#include "proc/proc_out.h"
 
 const char *
 out_stream_name(enum proc_stream s)

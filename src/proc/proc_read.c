@@ -4,8 +4,8 @@
 #include <stdlib.h>
 
 #include "log.h"
-#include "proc_rpc.h"
-#include "proc_table.h"
+#include "proc/proc_rpc.h"
+#include "proc/proc_table.h"
 
 /* A process/read parked until p has what it asks for, or its wait is over. */
 struct proc_waiter {

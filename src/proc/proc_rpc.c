@@ -1,9 +1,9 @@
 /* What the process table reports, told to the client as notifications. */
 #include "config.h"
 
-#include "proc.h"
-#include "proc_rpc.h"
-#include "proc_table.h"
+#include "proc/proc.h"
+#include "proc/proc_rpc.h"
+#include "proc/proc_table.h"
 
 static int	(*session_waiting)(void);
 

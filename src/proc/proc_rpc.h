@@ -8,7 +8,7 @@
 
 #include <stdint.h>
 
-#include "rpc.h"
+#include "rpc/rpc.h"
 
 struct proc;
 struct proc_limits;

@@ -15,9 +15,9 @@
 #include <unistd.h>
 
 #include "log.h"
-#include "errno_text.h"
-#include "proc_spawn.h"
-#include "spawner.h"
+#include "util/errno_text.h"
+#include "proc/proc_spawn.h"
+#include "spawn/spawner.h"
 
 #define DEFAULT_PATH	"/usr/local/bin:/usr/bin:/bin"
 

@@ -7,7 +7,7 @@
 
 #include <sys/types.h>
 
-#include "spawn.h"
+#include "spawn/spawn.h"
 
 struct spawn_res {
 	pid_t	pid;

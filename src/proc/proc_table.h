@@ -12,7 +12,7 @@
 
 #include "buf.h"
 #include "evloop.h"
-#include "proc_out.h"
+#include "proc/proc_out.h"
 
 struct sbx_guard;
 struct proc;

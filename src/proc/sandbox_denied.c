@@ -10,8 +10,8 @@
 #include <signal.h>
 #include <string.h>
 
-#include "proc_out.h"
-#include "sandbox.h"
+#include "proc/proc_out.h"
+#include "sandbox/sandbox.h"
 
 static const char *const denial_words[] = {
 	"operation not permitted", "permission denied", "read-only file system", "seccomp",

@@ -14,10 +14,10 @@
 #include "buf.h"
 #include "evloop.h"
 #include "log.h"
-#include "errno_text.h"
-#include "rpc.h"
-#include "rpc_int.h"
-#include "rpc_parse.h"
+#include "util/errno_text.h"
+#include "rpc/rpc.h"
+#include "rpc/rpc_int.h"
+#include "rpc/rpc_parse.h"
 
 #define RPC_QUEUE_MAX	256	/* parsed requests waiting; then input pauses */
 #define RPC_HOOKS_MAX	8

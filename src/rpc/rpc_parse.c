@@ -18,8 +18,8 @@
 
 #include "log.h"
 #include "jsonx.h"
-#include "rpc_parse.h"
-#include "rpc_scan.h"
+#include "rpc/rpc_parse.h"
+#include "rpc/rpc_scan.h"
 
 static void
 err_printf(struct rpc_msg *m, const char *fmt, ...)

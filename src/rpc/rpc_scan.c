@@ -13,8 +13,8 @@
 
 #include <jansson.h>
 
-#include "rpc_scan.h"
-#include "rpc_scan_int.h"
+#include "rpc/rpc_scan.h"
+#include "rpc/rpc_scan_int.h"
 
 /* serde_json's ErrorCode texts */
 static const char *const scan_msgs[] = {

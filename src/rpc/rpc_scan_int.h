@@ -6,7 +6,7 @@
 #include <stdint.h>
 
 #include "buf.h"
-#include "rpc_scan.h"
+#include "rpc/rpc_scan.h"
 
 /* serde's error(): s->err = e at the read index; returns -1 */
 int	scan_error(struct scan *s, enum scan_err e);

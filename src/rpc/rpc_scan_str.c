@@ -10,8 +10,8 @@
 #include <string.h>
 
 #include "buf.h"
-#include "rpc_scan.h"
-#include "rpc_scan_int.h"
+#include "rpc/rpc_scan.h"
+#include "rpc/rpc_scan_int.h"
 
 /* serde's error(): at the read index */
 int

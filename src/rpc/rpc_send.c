@@ -11,8 +11,8 @@
 #include "b64.h"
 #include "buf.h"
 #include "log.h"
-#include "rpc.h"
-#include "rpc_int.h"
+#include "rpc/rpc.h"
+#include "rpc/rpc_int.h"
 
 static struct {
 	struct rpc_transport	*t;

@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "log.h"
-#include "rpc_serde.h"
+#include "rpc/rpc_serde.h"
 
 /* Rust's Debug form of a string, as serde quotes one. */
 static void

@@ -38,9 +38,9 @@
 #include <unistd.h>
 
 #include "log.h"
-#include "rpc.h"
-#include "sandbox.h"
-#include "sandbox_int.h"
+#include "rpc/rpc.h"
+#include "sandbox/sandbox.h"
+#include "sandbox/sandbox_int.h"
 
 #define REFUSAL		"sandbox intent cannot be enforced on this executor"
 

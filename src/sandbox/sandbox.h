@@ -19,10 +19,10 @@
 
 #include <jansson.h>
 
-#include "sandbox_kernel.h"
-#include "sandbox_plan.h"
-#include "sandbox_request.h"
-#include "sandbox_self.h"
+#include "sandbox/sandbox_kernel.h"
+#include "sandbox/sandbox_plan.h"
+#include "sandbox/sandbox_request.h"
+#include "sandbox/sandbox_self.h"
 
 struct out_ring;
 

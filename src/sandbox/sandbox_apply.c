@@ -17,7 +17,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "sandbox_int.h"
+#include "sandbox/sandbox_int.h"
 
 static int
 write_file(const char *path, const char *s)

@@ -38,7 +38,7 @@
 #include "execd.h"
 #include "fnv.h"
 #include "log.h"
-#include "sandbox_int.h"
+#include "sandbox/sandbox_int.h"
 
 struct sbx_guard {
 	char			*path;

@@ -11,10 +11,10 @@
 
 #include <jansson.h>
 
-#include "fs_policy.h"
+#include "policy/fs_policy.h"
 #include "jsonx.h"
-#include "sandbox_kernel.h"
-#include "sandbox_plan.h"
+#include "sandbox/sandbox_kernel.h"
+#include "sandbox/sandbox_plan.h"
 
 enum sbx_net {
 	SBX_NET_ENABLED,	/* the host network */

@@ -29,7 +29,7 @@
 #include <unistd.h>
 
 #include "log.h"
-#include "sandbox_int.h"
+#include "sandbox/sandbox_int.h"
 
 static struct {
 	int	probed;

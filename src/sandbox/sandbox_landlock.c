@@ -23,7 +23,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "sandbox_int.h"
+#include "sandbox/sandbox_int.h"
 
 /* The kernel's ABI is stable; older headers lack the later rights and the ruleset's tail. */
 #ifndef LANDLOCK_ACCESS_FS_TRUNCATE

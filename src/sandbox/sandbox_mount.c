@@ -33,7 +33,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "sandbox_int.h"
+#include "sandbox/sandbox_int.h"
 
 #define GLOB_WALK_MAX	200000	/* entries looked at to expand the deny globs */
 #define GLOB_MASK_MAX	8192	/* masks they may produce */

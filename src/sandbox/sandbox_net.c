@@ -37,8 +37,8 @@
 
 #include "evloop.h"
 #include "log.h"
-#include "fdpass.h"
-#include "sandbox_int.h"
+#include "util/fdpass.h"
+#include "sandbox/sandbox_int.h"
 
 #define BRIDGE_BUF	16384
 #define BRIDGE_CONNS	256	/* open connections per process */

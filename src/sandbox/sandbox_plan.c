@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-#include "sandbox_int.h"
+#include "sandbox/sandbox_int.h"
 
 struct sandbox_plan *
 sbx_plan_new(void)

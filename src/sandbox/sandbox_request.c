@@ -12,12 +12,12 @@
 #include <string.h>
 #include <strings.h>
 
-#include "fs_policy_int.h"
+#include "policy/fs_policy_int.h"
 #include "log.h"
-#include "rpc.h"
-#include "sandbox_int.h"
-#include "sandbox_request.h"
-#include "uri.h"
+#include "rpc/rpc.h"
+#include "sandbox/sandbox_int.h"
+#include "sandbox/sandbox_request.h"
+#include "util/uri.h"
 
 static json_t *
 fs_entries(json_t *sandbox)

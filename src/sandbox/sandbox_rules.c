@@ -7,7 +7,7 @@
 
 #include <string.h>
 
-#include "sandbox_int.h"
+#include "sandbox/sandbox_int.h"
 
 static const char *const protected_names[] = { ".git", ".codex", ".agents", NULL };
 

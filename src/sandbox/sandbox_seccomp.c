@@ -37,7 +37,7 @@
 #include <seccomp.h>
 
 #include "log.h"
-#include "sandbox_int.h"
+#include "sandbox/sandbox_int.h"
 
 /* What no sandboxed command may do. */
 static const char *const child_denied[] = {

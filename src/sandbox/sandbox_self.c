@@ -38,8 +38,8 @@
 #include <seccomp.h>
 
 #include "log.h"
-#include "sandbox_int.h"
-#include "sandbox_self.h"
+#include "sandbox/sandbox_int.h"
+#include "sandbox/sandbox_self.h"
 
 /* What execd, and so every command it starts, is refused. */
 static const char *const floor_denied[] = {

@@ -12,8 +12,8 @@
 #include <fcntl.h>
 
 #include "log.h"
-#include "sandbox_int.h"
-#include "spawn_wire.h"
+#include "sandbox/sandbox_int.h"
+#include "util/spawn_wire.h"
 
 void
 sandbox_plan_put(const struct sandbox_plan *plan, struct wire_out *w)

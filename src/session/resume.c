@@ -17,12 +17,12 @@
 #include <openssl/evp.h>
 
 #include "evloop.h"
-#include "fdpass.h"
+#include "util/fdpass.h"
 #include "fdio.h"
 #include "log.h"
 #include "jsonx.h"
-#include "resume.h"
-#include "rpc.h"
+#include "session/resume.h"
+#include "rpc/rpc.h"
 
 #define RESUME_MAGIC	0x65786431u	/* "exd1" */
 #define RESUME_MAX	(1024 * 1024)	/* an initialize request is small */

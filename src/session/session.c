@@ -12,9 +12,9 @@
 #include <openssl/rand.h>
 
 #include "log.h"
-#include "session.h"
-#include "resume.h"
-#include "uri.h"
+#include "session/session.h"
+#include "session/resume.h"
+#include "util/uri.h"
 
 static const char	*session_gate(const struct rpc_method *);
 static void		 session_connection_reset(void);

@@ -2,7 +2,7 @@
 #ifndef EXECD_SESSION_H
 #define EXECD_SESSION_H
 
-#include "rpc.h"
+#include "rpc/rpc.h"
 
 extern const struct rpc_method session_methods[];
 

@@ -16,8 +16,8 @@
 #include <unistd.h>
 
 #include "evloop.h"
-#include "sandbox_plan.h"
-#include "spawn.h"
+#include "sandbox/sandbox_plan.h"
+#include "spawn/spawn.h"
 
 void
 spawn_child(const struct spawn_req *rq, const char *prog, const char *slave,

@@ -15,13 +15,13 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "fdpass.h"
+#include "util/fdpass.h"
 #include "fdio.h"
 #include "log.h"
-#include "sandbox_kernel.h"
-#include "sandbox_plan.h"
-#include "spawn_wire.h"
-#include "spawner.h"
+#include "sandbox/sandbox_kernel.h"
+#include "sandbox/sandbox_plan.h"
+#include "util/spawn_wire.h"
+#include "spawn/spawner.h"
 
 #define OP_SPAWN	1
 #define OP_PROBE_NS	2

@@ -15,7 +15,7 @@
 
 #include <sys/types.h>
 
-#include "spawn.h"
+#include "spawn/spawn.h"
 
 struct wire_in;
 

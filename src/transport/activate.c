@@ -20,7 +20,7 @@
 #endif
 
 #include "log.h"
-#include "activate.h"
+#include "transport/activate.h"
 
 #ifdef __APPLE__
 int

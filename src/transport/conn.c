@@ -14,7 +14,7 @@
 #include <unistd.h>
 
 #include "log.h"
-#include "conn.h"
+#include "transport/conn.h"
 
 static void	conn_io(struct ev_io *, uint32_t, void *);
 

@@ -11,7 +11,7 @@
 
 #include "b64.h"
 #include "execd.h"
-#include "http_upgrade.h"
+#include "transport/http_upgrade.h"
 
 #define WS_GUID	"258EAFA5-E914-47DA-95CA-C5AB0DC85B11"
 

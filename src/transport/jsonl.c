@@ -8,8 +8,8 @@
 
 #include "log.h"
 #include "execd.h"
-#include "jsonl.h"
-#include "rpc.h"
+#include "transport/jsonl.h"
+#include "rpc/rpc.h"
 
 #define JSONL_READ	(256 * 1024)
 

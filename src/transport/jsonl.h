@@ -2,7 +2,7 @@
 #ifndef EXECD_JSONL_H
 #define EXECD_JSONL_H
 
-#include "conn.h"
+#include "transport/conn.h"
 
 /* Takes over c (and any bytes already in c->pre). */
 int	jsonl_start(struct conn *c);

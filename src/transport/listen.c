@@ -19,8 +19,8 @@
 #include "evloop.h"
 #include "log.h"
 #include "execd.h"
-#include "listen.h"
-#include "children.h"
+#include "transport/listen.h"
+#include "util/children.h"
 
 #define LISTEN_MAX	16
 

@@ -9,11 +9,11 @@
 #include "fdio.h"
 #include "log.h"
 #include "execd.h"
-#include "conn.h"
-#include "http_upgrade.h"
-#include "jsonl.h"
-#include "sniff.h"
-#include "ws.h"
+#include "transport/conn.h"
+#include "transport/http_upgrade.h"
+#include "transport/jsonl.h"
+#include "transport/sniff.h"
+#include "transport/ws.h"
 
 static struct conn	client;
 static struct ev_timer	head_timer;

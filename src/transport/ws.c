@@ -11,8 +11,8 @@
 
 #include "log.h"
 #include "execd.h"
-#include "rpc.h"
-#include "ws.h"
+#include "rpc/rpc.h"
+#include "transport/ws.h"
 
 #define WS_LINGER_MS	2000
 

@@ -2,7 +2,7 @@
 #ifndef EXECD_WS_H
 #define EXECD_WS_H
 
-#include "conn.h"
+#include "transport/conn.h"
 
 /* Takes over c; bytes after the HTTP head are already in c->pre. */
 int	ws_start(struct conn *c);

@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-#include "children.h"
+#include "util/children.h"
 
 /* PIDs of our direct children, from /proc (they include adopted orphans). */
 size_t

@@ -6,7 +6,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "fdpass.h"
+#include "util/fdpass.h"
 
 union fdpass_cmsg {
 	struct cmsghdr	hdr;

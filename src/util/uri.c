@@ -14,8 +14,8 @@
 #include <string.h>
 #include <strings.h>
 
-#include "rpc.h"
-#include "uri.h"
+#include "rpc/rpc.h"
+#include "util/uri.h"
 
 struct seg {
 	const char	*p;

@@ -12,7 +12,7 @@
 #include <unistd.h>
 
 #include "execd.h"
-#include "http_upgrade.h"
+#include "transport/http_upgrade.h"
 #include "fuzz.h"
 
 struct execd_conf conf = {

@@ -8,7 +8,7 @@
 
 #include "evloop.h"
 #include "execd.h"
-#include "jsonl.h"
+#include "transport/jsonl.h"
 #include "fuzz.h"
 #include "rpc_stub.h"
 #include "transport_feed.h"

@@ -28,11 +28,12 @@
 #include "evloop.h"
 #include "log.h"
 #include "execd.h"
-#include "fs.h"
-#include "http_req.h"
-#include "proc.h"
-#include "rpc.h"
-#include "session.h"
+#include "fs/fs.h"
+#include "http/http_req.h"
+#include "proc/proc.h"
+#include "proc/proc_rpc.h"
+#include "rpc/rpc.h"
+#include "session/session.h"
 #include "fuzz.h"
 
 /* ids of the requests this harness builds: "\u2603" and a number (raw inputs may use any) */
@@ -213,11 +214,22 @@ disconnect_client(void)
 	}
 }
 
+/* no session is ever kept for a resume here */
+static int
+never_waiting(void)
+{
+	return 0;
+}
+
 int
 LLVMFuzzerInitialize(int *argc, char ***argv)
 {
 	const struct rpc_method	*tables[] = { session_methods, proc_methods, fs_methods,
 				    http_methods }, *m;
+	struct proc_limits	 limits = { .max_stdin = 1024 * 1024,
+				    .retention_bytes = 64 * 1024, .retention_chunks = 50000,
+				    .kill_grace_ms = 20,
+				    .closed_keep_ms = 20 };
 	size_t			 i;
 
 	fuzz_sandbox();
@@ -235,8 +247,11 @@ LLVMFuzzerInitialize(int *argc, char ***argv)
 			methods[nmethods++] = m->name;
 	if (ev_init() == -1)
 		return -1;
-	rpc_init();
-	proc_init();
+	rpc_init(conf.concurrency);
+	rpc_set_gate(&session_lifecycle);
+	for (i = 0; i < sizeof(tables) / sizeof(tables[0]); i++)
+		rpc_register(tables[i]);
+	proc_rpc_init(&limits, never_waiting);
 	http_req_init();
 	fz.next_id = 1;
 	connect_client();

@@ -13,8 +13,8 @@
 #include <unistd.h>
 
 #include "log.h"
-#include "spawn_wire.h"
-#include "spawner.h"
+#include "util/spawn_wire.h"
+#include "spawn/spawner.h"
 #include "fuzz.h"
 
 static int	fds[WIRE_MAX_FDS];

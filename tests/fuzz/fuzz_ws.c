@@ -11,7 +11,7 @@
 
 #include "evloop.h"
 #include "execd.h"
-#include "ws.h"
+#include "transport/ws.h"
 #include "fuzz.h"
 #include "rpc_stub.h"
 #include "transport_feed.h"

@@ -10,7 +10,7 @@
 
 #include "evloop.h"
 #include "execd.h"
-#include "rpc.h"
+#include "rpc/rpc.h"
 #include "rpc_stub.h"
 
 struct rpc_stub	stub;

@@ -4,7 +4,7 @@
 
 #include <stddef.h>
 
-#include "rpc.h"
+#include "rpc/rpc.h"
 
 #define STUB_REPLY	0x1	/* answer every message */
 #define STUB_PAUSE	0x2	/* every third message: pause, resume on the next turn */

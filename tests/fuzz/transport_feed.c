@@ -9,7 +9,7 @@
 #include <unistd.h>
 
 #include "buf.h"
-#include "conn.h"
+#include "transport/conn.h"
 #include "evloop.h"
 #include "fuzz.h"
 #include "rpc_stub.h"

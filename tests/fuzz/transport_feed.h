@@ -5,7 +5,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "conn.h"
+#include "transport/conn.h"
 
 /* The transport under test: takes over c, -1 if it refused. */
 typedef int	feed_start_fn(struct conn *c);

@@ -1,5 +1,5 @@
 /*
- * Stand-in for macOS <launch.h>, declaring only what src/activate.c uses, so
+ * Stand-in for macOS <launch.h>, declaring only what src/transport/activate.c uses, so
  * its __APPLE__ code is compiled and run on Linux against a fake launchd
  * (tests/activate_launchd.c).
  */
