@@ -18,7 +18,7 @@
 
 #include "fnv.h"
 #include "log.h"
-#include "util/errno_text.h"
+#include "rpc/errno_text.h"
 #include "fs/fs_int.h"
 #include "util/uri.h"
 

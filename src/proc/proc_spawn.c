@@ -15,7 +15,7 @@
 #include <unistd.h>
 
 #include "log.h"
-#include "util/errno_text.h"
+#include "rpc/errno_text.h"
 #include "proc/proc_spawn.h"
 #include "spawn/spawner.h"
 

@@ -14,7 +14,7 @@
 #include "buf.h"
 #include "evloop.h"
 #include "log.h"
-#include "util/errno_text.h"
+#include "rpc/errno_text.h"
 #include "rpc/rpc.h"
 #include "rpc/rpc_int.h"
 #include "rpc/rpc_parse.h"

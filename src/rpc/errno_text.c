@@ -4,7 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "util/errno_text.h"
+#include "rpc/errno_text.h"
 
 const char *
 errno_text(int errnum, char *buf, size_t len)
