@@ -28,6 +28,7 @@
 #include "fdio.h"
 #include "jsonx.h"
 #include "log.h"
+#include "peerns.h"
 #include "front/front.h"
 #include "relay/relay.h"
 #include "policy/policy.h"
@@ -347,59 +348,6 @@ client_io(struct ev_io *io, uint32_t events, void *arg)
 		client_close(cl, "write error");
 }
 
-/* The levels of pid namespaces a status file lists (NSpid), or -1. */
-static int
-pidns_depth(const char *status)
-{
-	char	*line = NULL, *p;
-	size_t	 cap = 0;
-	FILE	*f;
-	int	 n = -1;
-
-	if ((f = fopen(status, "re")) == NULL)
-		return -1;
-	while (n == -1 && getline(&line, &cap, f) != -1) {
-		if (strncmp(line, "NSpid:", 6) != 0)
-			continue;
-		for (n = 0, p = line + 6; *p != '\0'; n++) {
-			p += strspn(p, " \t\n");
-			if (*p == '\0')
-				break;
-			p += strcspn(p, " \t\n");
-		}
-	}
-	free(line);
-	fclose(f);
-	return n;
-}
-
-/*
- * Is a peer we can see in another pid namespace (a sandbox's)?  The ns
- * links of a non-dumpable process (execd) are hidden from an unprivileged
- * proxy: then a visible pid below ours lists more NSpid levels.  A peer
- * /proc does not show us (hidepid, ProtectProc=) cannot be told: the key
- * is all there is then.
- */
-static int
-peer_other_pidns(pid_t pid)
-{
-	char		path[64];
-	struct stat	peer, self;
-	int		depth;
-
-	if (pid == 0 || stat("/proc/self/ns/pid", &self) == -1)
-		return 0;
-	snprintf(path, sizeof(path), "/proc/%ld/ns/pid", (long)pid);
-	if (stat(path, &peer) == 0)
-		return peer.st_dev != self.st_dev || peer.st_ino != self.st_ino;
-	if (errno != EACCES && errno != EPERM)
-		return 0;
-	snprintf(path, sizeof(path), "/proc/%ld/status", (long)pid);
-	if ((depth = pidns_depth(path)) == -1)
-		return 0;
-	return depth != pidns_depth("/proc/self/status");
-}
-
 static void
 accept_ready(struct ev_io *io, uint32_t events, void *arg)
 {
@@ -420,7 +368,7 @@ accept_ready(struct ev_io *io, uint32_t events, void *arg)
 			close(fd);
 			continue;
 		}
-		if (peer_other_pidns(cred.pid)) {
+		if (cred.pid != 0 && peerns_same_pid(cred.pid) == 0) {
 			log_warnx("control: refusing pid %d of uid %u: another pid namespace",
 			    (int)cred.pid, (unsigned)cred.uid);
 			close(fd);

@@ -20,6 +20,7 @@
 #include "util/fdpass.h"
 #include "fdio.h"
 #include "log.h"
+#include "peerns.h"
 #include "jsonx.h"
 #include "session/resume.h"
 #include "rpc/rpc.h"
@@ -184,53 +185,6 @@ out:
 	close(us);
 }
 
-/* The levels of pid namespaces a status file lists (NSpid), or -1. */
-static int
-pidns_depth(const char *status)
-{
-	char	*line = NULL, *p;
-	size_t	 cap = 0;
-	FILE	*f;
-	int	 n = -1;
-
-	if ((f = fopen(status, "re")) == NULL)
-		return -1;
-	while (n == -1 && getline(&line, &cap, f) != -1) {
-		if (strncmp(line, "NSpid:", 6) != 0)
-			continue;
-		for (n = 0, p = line + 6; *p != '\0'; n++) {
-			p += strspn(p, " \t\n");
-			if (*p == '\0')
-				break;
-			p += strcspn(p, " \t\n");
-		}
-	}
-	free(line);
-	fclose(f);
-	return n;
-}
-
-/*
- * Is the peer in our namespace ns?  1 yes, 0 no, -1 the kernel would not
- * say: it lets us look at any dumpable process of ours and at any process
- * in a user namespace we own (a sandbox's), but not at a non-dumpable one
- * of our own user namespace, which is what another execd instance is.
- */
-static int
-ns_same(pid_t pid, const char *ns)
-{
-	char		path[64];
-	struct stat	peer, self;
-
-	snprintf(path, sizeof(path), "/proc/self/ns/%s", ns);
-	if (stat(path, &self) == -1)
-		return 0;
-	snprintf(path, sizeof(path), "/proc/%ld/ns/%s", (long)pid, ns);
-	if (stat(path, &peer) == -1)
-		return errno == EACCES || errno == EPERM ? -1 : 0;
-	return peer.st_dev == self.st_dev && peer.st_ino == self.st_ino;
-}
-
 /*
  * Only an execd instance outside any sandbox may hand us a client: our uid
  * (or root), a pid we can see, our pid and user namespaces.  NULL, or why not.
@@ -239,8 +193,6 @@ static const char *
 peer_refusal(int us, struct ucred *cred)
 {
 	socklen_t	cl = sizeof(*cred);
-	char		status[64];
-	int		same, depth;
 
 	if (getsockopt(us, SOL_SOCKET, SO_PEERCRED, cred, &cl) == -1)
 		return "no peer credentials";
@@ -248,16 +200,10 @@ peer_refusal(int us, struct ucred *cred)
 		return "another uid";
 	if (cred->pid == 0)
 		return "a pid outside our pid namespace";
-	if ((same = ns_same(cred->pid, "pid")) == -1) {
-		/* visible to us, so ours or below it: below lists more levels */
-		snprintf(status, sizeof(status), "/proc/%ld/status", (long)cred->pid);
-		depth = pidns_depth(status);
-		same = depth != -1 && depth == pidns_depth("/proc/self/status");
-	}
-	if (!same)
+	if (peerns_same_pid(cred->pid) != 1)
 		return "another pid namespace";
-	/* a sandbox's user namespace is one we own: ns_same() can tell */
-	if (ns_same(cred->pid, "user") == 0)
+	/* a sandbox's user namespace is one we own: the kernel tells us */
+	if (peerns_same(cred->pid, "user") == 0)
 		return "another user namespace";
 	return NULL;
 }
