@@ -171,7 +171,7 @@ session_resume_elsewhere(struct rpc_req *req, const char *resume, json_t *params
 	if (fd != -1)
 		r = resume_handoff(resume, fd, rpc_req_id(req), params);
 	if (r == 0) {
-		log_info("connection handed to session %s", resume);
+		log_info("connection handed to session %.8s...", resume);
 		t->abandon(t->ctx);
 		rpc_reply(req, json_null());	/* dropped: the connection is gone */
 	} else if (r == -2)
@@ -181,6 +181,10 @@ session_resume_elsewhere(struct rpc_req *req, const char *resume, json_t *params
 		rpc_fail(req, RPC_INVALID_REQUEST, "unknown session id %s", resume);
 }
 
+/*
+ * The session id is what a resume must name: a bearer secret.  The log
+ * shows its first 8 characters, enough to tell sessions apart.
+ */
 static void
 m_initialize(struct rpc_req *req, json_t *params)
 {
@@ -209,9 +213,9 @@ m_initialize(struct rpc_req *req, json_t *params)
 		/* only a WebSocket client can come back: publish where it can find us */
 		if (t != NULL && t->takeover_fd != NULL && t->takeover_fd(t->ctx) != -1)
 			resume_publish(sess.id);
-		log_info("session %s for client \"%s\"", sess.id, client);
+		log_info("session %.8s... for client \"%s\"", sess.id, client);
 	} else
-		log_info("session %s resumed by client \"%s\"", sess.id, client);
+		log_info("session %.8s... resumed by client \"%s\"", sess.id, client);
 	sess.init_done = 1;
 	rpc_reply(req, json_pack("{s:s,s:o}", "sessionId", sess.id,
 	    "environmentInfo", session_environment_info()));
