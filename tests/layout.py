@@ -1,0 +1,142 @@
+#!/usr/bin/env python3
+"""The tree keeps the layering README's Architecture section describes.
+
+From the calls between the .c files of src/ and proxy/: no circle between
+files, none between folders, and every call from one folder to another
+points down the documented order (upward, only through callbacks the
+upper layer registers).  Also prints
+the module and folder graphs' sizes, so a change that adds an edge shows.
+"""
+import os
+import re
+import sys
+
+TOP = os.environ.get("top_srcdir") or os.path.join(os.path.dirname(__file__), "..")
+# top to bottom, as README's Architecture section lists them
+ORDER = {
+    "src": ["", "proc", "spawn", "fs", "http", "sandbox", "session", "transport",
+            "policy", "util", "netproxy", "rpc"],
+    "proxy": ["", "front", "proto", "relay", "policy"],
+}
+INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
+
+
+DEFN = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)\(", re.M)
+CALL = re.compile(r"\b([A-Za-z_][A-Za-z0-9_]*)\s*\(")
+NOISE = re.compile(r'/\*.*?\*/|//[^\n]*|"(?:\\.|[^"\\\n])*"|\'(?:\\.|[^\'\\\n])*\'', re.S)
+
+
+def modules(daemon):
+    """{module: set(modules it calls)} for the .c files of a daemon.
+
+    A module is a .c file ('folder/name', folder '' on top).  It depends on
+    another when it calls a function the other defines and exports (the
+    OpenBSD style these files keep puts a definition's name at the start of
+    a line, its type and `static` on the line before).
+    """
+    root = os.path.join(TOP, daemon)
+    text, defined = {}, {}
+    for d, _, names in os.walk(root):
+        for n in names:
+            if n.endswith(".c"):
+                rel = os.path.relpath(os.path.join(d, n), root)
+                t = NOISE.sub(" ", open(os.path.join(d, n), encoding="utf-8",
+                                        errors="replace").read())
+                text[rel[:-2]] = t
+    for mod, t in text.items():
+        lines = t.split("\n")
+        for i, line in enumerate(lines):
+            m = DEFN.match(line)
+            if m and i > 0 and "static" not in lines[i - 1].split():
+                defined.setdefault(m.group(1), set()).add(mod)
+    graph = {}
+    for mod, t in text.items():
+        graph[mod] = set()
+        for name in set(CALL.findall(t)):
+            owners = defined.get(name, set())
+            if len(owners) == 1 and mod not in owners:
+                graph[mod] |= owners
+    return graph
+
+
+def cycles(graph):
+    """Strongly connected components of more than one node (Tarjan)."""
+    index, low, stack, on, out = {}, {}, [], set(), []
+    counter = [0]
+    sys.setrecursionlimit(10000)
+
+    def visit(v):
+        index[v] = low[v] = counter[0]
+        counter[0] += 1
+        stack.append(v)
+        on.add(v)
+        for w in graph.get(v, ()):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            comp = []
+            while True:
+                w = stack.pop()
+                on.discard(w)
+                comp.append(w)
+                if w == v:
+                    break
+            if len(comp) > 1:
+                out.append(sorted(comp))
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    return out
+
+
+def folder(mod):
+    return os.path.dirname(mod)
+
+
+n = 0
+failed = False
+
+
+def ok(cond, desc, diag=None):
+    global n, failed
+    n += 1
+    print("%sok %d - %s" % ("" if cond else "not ", n, desc))
+    if not cond:
+        failed = True
+        for line in str(diag).splitlines():
+            print("# " + line)
+
+
+for daemon, order in ORDER.items():
+    g = modules(daemon)
+    edges = sum(len(v) for v in g.values())
+    print("# %s: %d modules, %d call edges" % (daemon, len(g), edges))
+    mc = cycles(g)
+    ok(not mc, "%s: no circle between modules" % daemon, mc)
+    fg = {}
+    for m, deps in g.items():
+        for d in deps:
+            if folder(m) != folder(d):
+                fg.setdefault(folder(m), set()).add(folder(d))
+    fc = cycles(fg)
+    ok(not fc, "%s: no circle between folders" % daemon, fc)
+    unknown = sorted({folder(m) for m in g} - set(order))
+    ok(not unknown, "%s: every folder has its place in the documented order" % daemon, unknown)
+    up = ["%s -> %s (%s)" % (m, d, folder(d) or "top")
+          for m, deps in sorted(g.items()) for d in sorted(deps)
+          if folder(m) in order and folder(d) in order and folder(m) != folder(d)
+          and order.index(folder(d)) < order.index(folder(m))]
+    ok(not up, "%s: calls between folders point down the order" % daemon, "\n".join(up))
+
+libinc = []
+for n_ in sorted(os.listdir(os.path.join(TOP, "lib"))):
+    if n_.endswith((".c", ".h")):
+        text = open(os.path.join(TOP, "lib", n_), encoding="utf-8").read()
+        libinc += ["%s: %s" % (n_, i) for i in INCLUDE.findall(text)
+                   if i != "config.h" and not os.path.exists(os.path.join(TOP, "lib", i))]
+ok(not libinc, "lib/ includes nothing of src/ or proxy/", "\n".join(libinc))
+print("1..%d" % n)
+sys.exit(1 if failed else 0)
