@@ -60,8 +60,9 @@ async def scenario():
 
 sid, pid, files, resumed, text, seqs, r2, r3, live = run(scenario())
 name = hashlib.sha256(b"execd resume v1\0" + sid.encode()).hexdigest()[:32]
-t.ok(files == ["session-%s.sock" % name], "the session is published in the state directory "
-     "under a hash of its id", files)
+t.ok(sorted(files) == ["session-%s.pid" % name, "session-%s.sock" % name],
+     "the session is published in the state directory under a hash of its id (socket and "
+     "owner file)", files)
 t.eq(resumed, sid, "initialize with resumeSessionId reattaches the same session")
 t.ok(b"t1" in text and b"t2" in text and seqs == list(range(1, len(seqs) + 1)),
      "output produced while detached is readable with afterSeq", (text, seqs))
@@ -88,7 +89,7 @@ deadline = time.time() + 6
 while (pid_alive(pid) or os.listdir(state)) and time.time() < deadline:
     time.sleep(0.1)
 t.ok(not pid_alive(pid), "after the TTL the detached session's processes are killed")
-t.eq(os.listdir(state), [], "and its socket is removed")
+t.eq(os.listdir(state), [], "and its socket and owner file are removed")
 
 async def late():
     ws = await websockets.connect(L.url, ping_interval=None)
