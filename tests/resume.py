@@ -24,12 +24,16 @@ async def first():
     await ws_call(ws, 2, "process/start", {"processId": "tick", "argv": ["sh", "-c",
                   "echo $$; i=0; while [ $i -lt 8 ]; do i=$((i+1)); echo t$i; sleep 0.2; done"],
                   "cwd": "file:///tmp", "env": {}, "tty": False})
-    pid = None
-    while pid is None:
+    # what the TTL must kill: a process that would outlive the test by far
+    await ws_call(ws, 3, "process/start", {"processId": "long", "argv": ["sh", "-c",
+                  "echo $$; exec sleep 600"], "cwd": "file:///tmp", "env": {}, "tty": False})
+    pids = {}
+    while len(pids) < 2:
         m = json.loads(await ws.recv())
-        if m.get("method") == "process/output":
-            pid = int(base64.b64decode(m["params"]["chunk"]).split()[0])
-    return ws, sid, pid
+        if m.get("method") == "process/output" and m["params"]["processId"] not in pids:
+            chunk = base64.b64decode(m["params"]["chunk"])
+            pids[m["params"]["processId"]] = int(chunk.split()[0])
+    return ws, sid, pids["long"]
 
 
 async def scenario():
@@ -85,6 +89,7 @@ t.eq(r.get("error"), {"code": -32600, "message":
 t.eq(r4.get("error", {}).get("code"), -32600, "a session id that is not a UUID is unknown")
 
 # after the TTL the processes are killed and the session is gone
+t.ok(pid_alive(pid), "a process of the detached session runs (sleep 600)")
 deadline = time.time() + 6
 while (pid_alive(pid) or os.listdir(state)) and time.time() < deadline:
     time.sleep(0.1)
@@ -99,5 +104,7 @@ async def late():
 r = run(late())
 t.eq(r.get("error", {}).get("message"), "unknown session id %s" % sid, "resume after the TTL fails")
 L.stop()
+if pid_alive(pid):
+    os.kill(pid, 9)
 os.rmdir(state)
 t.done()
