@@ -27,13 +27,12 @@ async def first():
     # what the TTL must kill: a process that would outlive the test by far
     await ws_call(ws, 3, "process/start", {"processId": "long", "argv": ["sh", "-c",
                   "echo $$; exec sleep 600"], "cwd": "file:///tmp", "env": {}, "tty": False})
-    pids = {}
-    while len(pids) < 2:
+    pid = None
+    while pid is None:
         m = json.loads(await ws.recv())
-        if m.get("method") == "process/output" and m["params"]["processId"] not in pids:
-            chunk = base64.b64decode(m["params"]["chunk"])
-            pids[m["params"]["processId"]] = int(chunk.split()[0])
-    return ws, sid, pids["long"]
+        if m.get("method") == "process/output" and m["params"]["processId"] == "long":
+            pid = int(base64.b64decode(m["params"]["chunk"]).split()[0])
+    return ws, sid, pid
 
 
 async def scenario():
