@@ -23,6 +23,7 @@
 #include "execd.h"
 #include "transport/listen.h"
 #include "sandbox/sandbox.h"
+#include "session/resume.h"
 #include "serve.h"
 
 struct execd_conf conf = {
@@ -160,6 +161,27 @@ default_state_dir(void)
 	return dir;
 }
 
+/* An instance of the listener ended: its session socket goes now. */
+static void
+instance_gone(pid_t pid)
+{
+	resume_sweep(conf.state_dir, pid);
+}
+
+/*
+ * Session sockets whose instance died without removing them (SIGKILL, the
+ * OOM killer) go at the next start of any execd sharing the directory.
+ */
+static void
+sweep_state_dir(void)
+{
+	int	n;
+
+	if ((n = resume_sweep(conf.state_dir, -1)) > 0)
+		log_info("removed %d session socket(s) left by dead instances in %s", n,
+		    conf.state_dir);
+}
+
 static int
 is_listening_socket(int fd)
 {
@@ -272,6 +294,7 @@ main(int argc, char *argv[])
 	if (sandbox_self_floor(!allow_setuid) == -1)
 		fatalx("cannot narrow execd's own privileges");
 
+	sweep_state_dir();
 	nfds = listen_inherited(fds, 16);
 	if (nfds == 0 && mode == MODE_AUTO)
 		nfds = activate_launchd(fds, 16);
@@ -284,12 +307,12 @@ main(int argc, char *argv[])
 		printf("%s\n", url);
 		fflush(stdout);
 		activate_ready();
-		return listen_serve(&fd, 1, serve_connection);
+		return listen_serve(&fd, 1, serve_connection, instance_gone);
 	}
 	if (nfds > 0 && mode == MODE_AUTO) {
 		if (is_listening_socket(fds[0])) {
 			activate_ready();
-			return listen_serve(fds, nfds, serve_connection);
+			return listen_serve(fds, nfds, serve_connection, instance_gone);
 		}
 		/* systemd Accept=yes without StandardInput=socket: the connection is fd 3 */
 		return serve_connection(fds[0], fds[0]);

@@ -147,9 +147,18 @@ try:
     before = pd.pids()
     ws.call("process/start", {"processId": "x", "argv": pd.sh_reporting("sleep 60"),
                               "cwd": "file:///tmp", "env": {}, "tty": False})
-    pids = pd.new_since(before, 1)
+    # a daemon in its own session whose parent lives on: it reaches the listener only
+    # once the listener has killed its parent
+    ws.call("process/start", {"processId": "d", "argv": [
+        "sh", "-c", "setsid %s </dev/null >/dev/null 2>&1 & exec %s" % (
+            " ".join("'%s'" % a for a in pd.sh_reporting("sleep 60")),
+            " ".join("'%s'" % a for a in pd.sh_reporting("sleep 60")))],
+        "cwd": "file:///tmp", "env": {"PATH": "/usr/bin:/bin"}, "tty": False})
+    pids = pd.new_since(before, 3)
     os.kill(inst, signal.SIGKILL)
-    t.ok(wait_dead(pids, 3), "the processes of an instance killed by SIGKILL die too")
+    t.ok(len(pids) == 3 and wait_dead(pids, 3), "the processes of an instance killed by "
+         "SIGKILL die too, a daemon with a live parent in its own session included",
+         "pids %s, alive %s" % (pids, [p for p in pids if pid_alive(p)]))
     ws.close()
     L.stop()
 finally:

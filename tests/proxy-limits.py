@@ -68,12 +68,24 @@ for _ in range(4):
     f.connect_ex(("127.0.0.1", bport))
     fillers.append(f)
 time.sleep(0.1)
-t0 = time.time()
-r = curl("-x", c.http_url, "http://127.0.0.1:%d/" % bport, timeout=10)
-if r.code == 504:
-    t.ok(time.time() - t0 < 5, "connect-timeout: 504 Gateway Timeout", r)
+# does the kernel still complete handshakes on this listener?  A probe of our own says so
+# before the proxy is asked: only then is a skip honest, never for the proxy's answer
+probe = socket.socket()
+probe.settimeout(0.3)
+try:
+    probe.connect(("127.0.0.1", bport))
+    full = False
+except (socket.timeout, OSError):
+    full = True
+probe.close()
+if not full:
+    t.skip("connect-timeout: 504 Gateway Timeout", "the kernel completes handshakes on a "
+           "listener with a full backlog here")
 else:
-    t.skip("connect-timeout: 504 Gateway Timeout", "kernel completed the handshake (%r)" % r.code)
+    t0 = time.time()
+    r = curl("-x", c.http_url, "http://127.0.0.1:%d/" % bport, timeout=10)
+    dt = time.time() - t0
+    t.ok(r.code == 504 and dt < 5, "connect-timeout: 504 Gateway Timeout (%.2fs)" % dt, r)
 for f in fillers:
     f.close()
 blackhole.close()

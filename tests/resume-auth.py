@@ -113,10 +113,12 @@ def scenario(label, state, prefix=()):
     try:
         sid = run(detach(o.url))
         time.sleep(0.3)
-        files = os.listdir(state)
-        t.eq(files, [sock_name(sid)], "%s: the socket is named by a hash of the id" % label)
-        t.ok(all(sid not in f and sid.replace("-", "") not in f for f in files),
-             "%s: the socket's name does not reveal the id" % label, files)
+        listed = sorted(os.listdir(state))
+        t.eq(listed, [sock_name(sid)[:-5] + ".pid", sock_name(sid)],
+             "%s: the socket (and its owner file) are named by a hash of the id" % label)
+        files = [f for f in listed if f.endswith(".sock")]
+        t.ok(all(sid not in f and sid.replace("-", "") not in f for f in listed),
+             "%s: the socket's name does not reveal the id" % label, listed)
         path = os.path.join(state, files[0]) if files else ""
 
         said = handover(path, files[0][8:-5] if files else "x", prefix)

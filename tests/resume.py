@@ -24,10 +24,13 @@ async def first():
     await ws_call(ws, 2, "process/start", {"processId": "tick", "argv": ["sh", "-c",
                   "echo $$; i=0; while [ $i -lt 8 ]; do i=$((i+1)); echo t$i; sleep 0.2; done"],
                   "cwd": "file:///tmp", "env": {}, "tty": False})
+    # what the TTL must kill: a process that would outlive the test by far
+    await ws_call(ws, 3, "process/start", {"processId": "long", "argv": ["sh", "-c",
+                  "echo $$; exec sleep 600"], "cwd": "file:///tmp", "env": {}, "tty": False})
     pid = None
     while pid is None:
         m = json.loads(await ws.recv())
-        if m.get("method") == "process/output":
+        if m.get("method") == "process/output" and m["params"]["processId"] == "long":
             pid = int(base64.b64decode(m["params"]["chunk"]).split()[0])
     return ws, sid, pid
 
@@ -60,8 +63,9 @@ async def scenario():
 
 sid, pid, files, resumed, text, seqs, r2, r3, live = run(scenario())
 name = hashlib.sha256(b"execd resume v1\0" + sid.encode()).hexdigest()[:32]
-t.ok(files == ["session-%s.sock" % name], "the session is published in the state directory "
-     "under a hash of its id", files)
+t.ok(sorted(files) == ["session-%s.pid" % name, "session-%s.sock" % name],
+     "the session is published in the state directory under a hash of its id (socket and "
+     "owner file)", files)
 t.eq(resumed, sid, "initialize with resumeSessionId reattaches the same session")
 t.ok(b"t1" in text and b"t2" in text and seqs == list(range(1, len(seqs) + 1)),
      "output produced while detached is readable with afterSeq", (text, seqs))
@@ -84,11 +88,12 @@ t.eq(r.get("error"), {"code": -32600, "message":
 t.eq(r4.get("error", {}).get("code"), -32600, "a session id that is not a UUID is unknown")
 
 # after the TTL the processes are killed and the session is gone
+t.ok(pid_alive(pid), "a process of the detached session runs (sleep 600)")
 deadline = time.time() + 6
 while (pid_alive(pid) or os.listdir(state)) and time.time() < deadline:
     time.sleep(0.1)
 t.ok(not pid_alive(pid), "after the TTL the detached session's processes are killed")
-t.eq(os.listdir(state), [], "and its socket is removed")
+t.eq(os.listdir(state), [], "and its socket and owner file are removed")
 
 async def late():
     ws = await websockets.connect(L.url, ping_interval=None)
@@ -98,5 +103,7 @@ async def late():
 r = run(late())
 t.eq(r.get("error", {}).get("message"), "unknown session id %s" % sid, "resume after the TTL fails")
 L.stop()
+if pid_alive(pid):
+    os.kill(pid, 9)
 os.rmdir(state)
 t.done()

@@ -5,8 +5,11 @@
 #include <sys/un.h>
 
 #include <ctype.h>
+#include <dirent.h>
 #include <errno.h>
+#include <signal.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,6 +33,8 @@
 #define RESUME_NAME_V1	"execd resume v1"	/* hashed with its NUL, then the id */
 #define RESUME_NAME_LEN	16		/* bytes of the hash in the socket's name */
 #define SESSION_ID_LEN	36
+#define SOCK_SUFFIX	".sock"
+#define OWNER_SUFFIX	".pid"		/* beside each socket: its owner's pid */
 
 struct resume_hdr {
 	uint32_t	magic;
@@ -38,6 +43,7 @@ struct resume_hdr {
 
 static struct {
 	char		 path[sizeof(((struct sockaddr_un *)0)->sun_path)];
+	char		 owner[sizeof(((struct sockaddr_un *)0)->sun_path) + sizeof(OWNER_SUFFIX)];
 	struct ev_io	 lio;
 	int		 listening;
 	struct ev_timer	 ttl;
@@ -96,7 +102,7 @@ socket_path(const char *id, char *out, size_t len)
 	}
 	for (i = 0; i < RESUME_NAME_LEN; i++)
 		snprintf(hex + 2 * i, 3, "%02x", md[i]);
-	if ((size_t)snprintf(out, len, "%s/session-%s.sock", rs.state_dir, hex) >= len)
+	if ((size_t)snprintf(out, len, "%s/session-%s" SOCK_SUFFIX, rs.state_dir, hex) >= len)
 		return -1;
 	return 0;
 }
@@ -231,6 +237,43 @@ resume_accept(struct ev_io *io, uint32_t events, void *arg)
 	resume_take(us);
 }
 
+/*
+ * The owner file names our pid, and exists before the socket does: a
+ * clean-up (resume_sweep) never takes a socket being set up for stale.
+ */
+static int
+owner_write(const char *sock)
+{
+	char	buf[32];
+	int	fd, n;
+
+	snprintf(rs.owner, sizeof(rs.owner), "%.*s" OWNER_SUFFIX,
+	    (int)(strlen(sock) - strlen(SOCK_SUFFIX)), sock);
+	n = snprintf(buf, sizeof(buf), "%ld\n", (long)getpid());
+	fd = open(rs.owner, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
+	if (fd == -1 || write(fd, buf, n) != n) {
+		log_warn("owner file %s: sessions cannot be resumed", rs.owner);
+		if (fd != -1) {
+			close(fd);
+			unlink(rs.owner);
+		}
+		rs.owner[0] = '\0';
+		return -1;
+	}
+	close(fd);
+	return 0;
+}
+
+static void
+unpublish(void)
+{
+	if (rs.path[0] != '\0')
+		unlink(rs.path);
+	if (rs.owner[0] != '\0')
+		unlink(rs.owner);
+	rs.path[0] = rs.owner[0] = '\0';
+}
+
 int
 resume_publish(const char *session_id)
 {
@@ -246,23 +289,33 @@ resume_publish(const char *session_id)
 		log_warn("mkdir %s: sessions cannot be resumed", rs.state_dir);
 		return -1;
 	}
+	if (owner_write(rs.path) == -1) {
+		rs.path[0] = '\0';
+		return -1;
+	}
 	memcpy(sun.sun_path, rs.path, strlen(rs.path) + 1);
 	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
 	old = umask(077);
-	if (fd == -1 || bind(fd, (struct sockaddr *)&sun, sizeof(sun)) == -1 ||
-	    listen(fd, 4) == -1) {
+	if (fd == -1 || bind(fd, (struct sockaddr *)&sun, sizeof(sun)) == -1) {
 		umask(old);
 		log_warn("session socket %s: sessions cannot be resumed", rs.path);
 		if (fd != -1)
 			close(fd);
+		/* whatever is at the path is not ours */
 		rs.path[0] = '\0';
+		unpublish();
 		return -1;
 	}
 	umask(old);
+	if (listen(fd, 4) == -1) {
+		log_warn("listen %s: sessions cannot be resumed", rs.path);
+		close(fd);
+		unpublish();
+		return -1;
+	}
 	if (ev_io_add(&rs.lio, fd, EPOLLIN, resume_accept, NULL) == -1) {
 		close(fd);
-		unlink(rs.path);
-		rs.path[0] = '\0';
+		unpublish();
 		return -1;
 	}
 	/* the socket alone must not keep an idle instance alive */
@@ -296,7 +349,7 @@ resume_cleanup(void)
 	ev_hold(1);
 	ev_io_del(&rs.lio);
 	close(rs.lio.fd);
-	unlink(rs.path);
+	unpublish();
 	rs.listening = 0;
 	ev_timer_stop(&rs.ttl);
 }
@@ -335,4 +388,118 @@ resume_handoff(const char *session_id, int fd, json_t *id, json_t *params)
 out:
 	free(msg);
 	return rc;
+}
+
+/* The pid in a socket's owner file; 0 when there is none. */
+static pid_t
+owner_of(const char *owner)
+{
+	char	buf[32];
+	ssize_t	n;
+	long	pid;
+	int	fd;
+
+	if ((fd = open(owner, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)) == -1)
+		return 0;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = '\0';
+	pid = strtol(buf, NULL, 10);
+	return pid > 0 ? (pid_t)pid : 0;
+}
+
+/* gone: a pid known to be dead (the listener has just reaped it). */
+static int
+owner_alive(pid_t pid, pid_t gone)
+{
+	if (pid <= 0 || pid == gone)
+		return 0;
+	return kill(pid, 0) == 0 || errno == EPERM;
+}
+
+/* Does anything listen at path?  Only a refused connect says no. */
+static int
+nobody_listens(const char *path)
+{
+	struct sockaddr_un	sun = { .sun_family = AF_UNIX };
+	int			fd, refused;
+
+	if (strlen(path) >= sizeof(sun.sun_path))
+		return 0;
+	memcpy(sun.sun_path, path, strlen(path) + 1);
+	if ((fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0)) == -1)
+		return 0;
+	refused = connect(fd, (struct sockaddr *)&sun, sizeof(sun)) == -1 &&
+	    (errno == ECONNREFUSED || errno == ENOENT);
+	close(fd);
+	return refused;
+}
+
+/*
+ * name is "session-HASH" plus suffix: the base (without the suffix) into
+ * base, or -1 for any other name (nothing else in the directory is ours).
+ */
+static int
+session_base(const char *name, const char *suffix, char *base, size_t len)
+{
+	size_t	n = strlen(name), s = strlen(suffix), i;
+
+	if (n != strlen("session-") + 2 * RESUME_NAME_LEN + s ||
+	    strncmp(name, "session-", 8) != 0 || strcmp(name + n - s, suffix) != 0)
+		return -1;
+	for (i = 8; i < n - s; i++)
+		if (!isxdigit((unsigned char)name[i]))
+			return -1;
+	return (size_t)snprintf(base, len, "%.*s", (int)(n - s), name) < len ? 0 : -1;
+}
+
+static int
+sweep_one(const char *dir, const char *name, pid_t gone)
+{
+	char	base[64], sock[PATH_MAX], owner[PATH_MAX];
+	pid_t	pid;
+	int	is_sock;
+
+	is_sock = session_base(name, SOCK_SUFFIX, base, sizeof(base)) == 0;
+	if (!is_sock && session_base(name, OWNER_SUFFIX, base, sizeof(base)) == -1)
+		return 0;
+	if ((size_t)snprintf(sock, sizeof(sock), "%s/%s" SOCK_SUFFIX, dir, base) >= sizeof(sock) ||
+	    (size_t)snprintf(owner, sizeof(owner), "%s/%s" OWNER_SUFFIX, dir, base) >= sizeof(owner))
+		return 0;
+	/* a live owner's files are never touched, not even connected to */
+	pid = owner_of(owner);
+	if (owner_alive(pid, gone))
+		return 0;
+	if (is_sock) {
+		if (!nobody_listens(sock))
+			return 0;
+		if (unlink(sock) == -1 && errno != ENOENT) {
+			log_warn("unlink %s", sock);
+			return 0;
+		}
+		unlink(owner);
+		log_info("removed %s: its instance (pid %ld) is gone", sock, (long)pid);
+		return 1;
+	}
+	/* an owner file alone: its socket was never made, or is already gone */
+	if (access(sock, F_OK) == -1 && errno == ENOENT && unlink(owner) == 0)
+		return 1;
+	return 0;
+}
+
+int
+resume_sweep(const char *dir, pid_t gone)
+{
+	struct dirent	*de;
+	DIR		*d;
+	int		 n = 0;
+
+	if (dir == NULL || (d = opendir(dir)) == NULL)
+		return 0;
+	while ((de = readdir(d)) != NULL)
+		n += sweep_one(dir, de->d_name, gone);
+	closedir(d);
+	return n;
 }

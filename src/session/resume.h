@@ -8,6 +8,8 @@
 #ifndef EXECD_RESUME_H
 #define EXECD_RESUME_H
 
+#include <sys/types.h>
+
 #include <jansson.h>
 
 /*
@@ -30,5 +32,11 @@ int	resume_waiting(void);		/* detached and waiting for a client */
 int	resume_handoff(const char *session_id, int fd, json_t *id, json_t *params);
 /* Remove our socket (at exit). */
 void	resume_cleanup(void);
+/*
+ * Remove the session sockets in dir (and their owner files) whose instance
+ * is gone: its pid is dead or is gone (-1: none known), and a connect is
+ * refused.  A live owner's socket is left alone.  The count removed.
+ */
+int	resume_sweep(const char *dir, pid_t gone);
 
 #endif

@@ -29,6 +29,7 @@ static int		nlio;
 static pid_t		*children;
 static size_t		 nchildren, capchildren;
 static int		(*serve_client)(int, int);	/* in each forked instance */
+static void		(*instance_gone)(pid_t);	/* its per-instance state goes */
 
 static void
 child_add(pid_t pid)
@@ -169,9 +170,11 @@ is_instance(pid_t pid)
 }
 
 /*
- * We are the subreaper of the instances: whatever else is our child was
- * left behind by an instance that died without ending its session (SIGKILL,
- * the OOM killer), and goes the way the instance would have sent it.
+ * Each instance is the subreaper of its own processes, so nothing of a live
+ * instance is ever re-parented past it: whatever else is our child was left
+ * by an instance that is gone (SIGKILL, the OOM killer, a crash), and goes
+ * the way the instance would have sent it.  Its own children come to us
+ * when it dies, and are killed at the next reap.
  */
 static void
 listen_kill_orphans(void)
@@ -182,6 +185,8 @@ listen_kill_orphans(void)
 	n = children_list(kids, 1024);
 	for (i = 0; i < n; i++)
 		if (!is_instance(kids[i])) {
+			log_info("killing process %ld, left by a dead instance", (long)kids[i]);
+			/* the group first: a daemon may have made its own */
 			kill(-kids[i], SIGKILL);
 			kill(kids[i], SIGKILL);
 		}
@@ -191,18 +196,20 @@ static void
 listen_reap(int signo, void *arg)
 {
 	pid_t	pid;
-	int	status, orphans = 0;
+	int	status, reaped = 0;
 
 	while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
+		reaped = 1;
 		if (!is_instance(pid))
-			continue;	/* an orphan we killed */
+			continue;	/* something a dead instance left */
 		child_del(pid);
-		if (WIFSIGNALED(status)) {
+		if (WIFSIGNALED(status))
 			log_warnx("instance %ld killed by signal %d", (long)pid, WTERMSIG(status));
-			orphans = 1;
-		}
+		if (instance_gone != NULL)
+			instance_gone(pid);
 	}
-	if (orphans)
+	/* whatever died may have handed us its children */
+	if (reaped)
 		listen_kill_orphans();
 }
 
@@ -251,13 +258,15 @@ listen_accept(struct ev_io *io, uint32_t events, void *arg)
 }
 
 int
-listen_serve(const int *fds, int nfds, int (*serve_fn)(int, int))
+listen_serve(const int *fds, int nfds, int (*serve_fn)(int, int), void (*gone_fn)(pid_t))
 {
 	int	i;
 
 	serve_client = serve_fn;
+	instance_gone = gone_fn;
 	if (ev_init() == -1)
 		return 1;
+	/* what a dead instance leaves comes to us, not to init */
 	if (prctl(PR_SET_CHILD_SUBREAPER, 1) == -1)
 		log_warn("PR_SET_CHILD_SUBREAPER");
 	if (ev_signal(SIGCHLD, listen_reap, NULL) == -1 ||
