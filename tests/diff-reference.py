@@ -859,6 +859,12 @@ seq("stdin EOF with running processes: server exits, process groups killed", [
 ])
 
 
+# ---- an unknown method's name is echoed whole, however long (issue 16)
+seq("-32601 for an unknown method of 5000 bytes echoes all of it", [
+    req(1, "x" * 5000), req(2, "nope/" + "\u00e9" * 3000),
+])
+
+
 # ---- a NUL inside a JSON string: never cut (issue 16)
 NUL = "\u0000"
 seq("NUL in fs paths: refused as the URL parser sees it, never acted on as the prefix", [
