@@ -104,7 +104,88 @@ jx_str(json_t *o, const char *key, enum jx_need need, const char **out, size_t *
 	*out = json_string_value(v);
 	if (len != NULL)
 		*len = json_string_length(v);
+	else if (strlen(*out) != json_string_length(v)) {
+		/* a C string would be cut at the NUL: refuse it rather than act on a prefix */
+		snprintf(e->msg, sizeof(e->msg), "invalid value: string with a NUL byte, "
+		    "expected a string without NUL bytes");
+		return -1;
+	}
 	return 1;
+}
+
+/*
+ * NUL is kept as the two bytes C0 80 ("modified UTF-8"): never valid UTF-8,
+ * so no other identifier a client can send collides with it.
+ */
+int
+jx_id_encode(json_t *v)
+{
+	const char	*s = json_string_value(v);
+	size_t		 i, n, len = json_string_length(v);
+	char		*t;
+	int		 r;
+
+	if (s == NULL || strlen(s) == len)
+		return 0;
+	if ((t = malloc(2 * len + 1)) == NULL)
+		return -1;
+	for (i = n = 0; i < len; i++) {
+		if (s[i] == '\0') {
+			t[n++] = (char)0xc0;
+			t[n++] = (char)0x80;
+		} else
+			t[n++] = s[i];
+	}
+	r = json_string_setn_nocheck(v, t, n);
+	free(t);
+	return r;
+}
+
+json_t *
+jx_id_json(const char *id)
+{
+	json_t	*v;
+	char	*t;
+	size_t	 i, n;
+
+	if (strstr(id, "\xc0\x80") == NULL)
+		return json_string(id);
+	if ((t = strdup(id)) == NULL)
+		return NULL;
+	for (i = n = 0; id[i] != '\0'; i++, n++) {
+		if ((unsigned char)id[i] == 0xc0 && (unsigned char)id[i + 1] == 0x80) {
+			t[n] = '\0';
+			i++;
+		} else
+			t[n] = id[i];
+	}
+	v = json_stringn(t, n);
+	free(t);
+	return v;
+}
+
+int
+jx_id(json_t *o, const char *key, enum jx_need need, const char **out, struct jx_err *e)
+{
+	json_t	*v;
+	int	 r;
+
+	if ((r = jx_field(o, key, need, &v, e)) <= 0)
+		return r;
+	if (!json_is_string(v))
+		return jx_type_error(e, v, "a string");
+	if (jx_id_encode(v) == -1) {
+		snprintf(e->msg, sizeof(e->msg), "out of memory");
+		return -1;
+	}
+	*out = json_string_value(v);
+	return 1;
+}
+
+int
+jx_has_nul(json_t *v)
+{
+	return json_is_string(v) && strlen(json_string_value(v)) != json_string_length(v);
 }
 
 int

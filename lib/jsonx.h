@@ -28,8 +28,24 @@ int	 jx_type_error(struct jx_err *e, json_t *v, const char *expected);
 
 int	 jx_struct(json_t *params, const char *name, struct jx_err *e);
 int	 jx_unit(json_t *params, struct jx_err *e);	/* omitted, null or {} */
+/*
+ * A string.  Without len it is a C string: one holding a NUL byte is
+ * refused (it would be cut).  With len it is the whole string, NULs and all.
+ */
 int	 jx_str(json_t *o, const char *key, enum jx_need need, const char **out,
 	    size_t *len, struct jx_err *e);
+/*
+ * An identifier the client names things by (processId, writeId, ...):
+ * compared, kept and echoed, never given to the system.  A NUL in it is
+ * kept as the bytes C0 80 (rewritten in place), so that it stays a C string
+ * that equals no other identifier; jx_id_json() gives back the client's string.
+ */
+int	 jx_id(json_t *o, const char *key, enum jx_need need, const char **out,
+	    struct jx_err *e);
+int	 jx_id_encode(json_t *str);
+json_t	*jx_id_json(const char *id);
+/* A string holding a NUL byte. */
+int	 jx_has_nul(json_t *v);
 int	 jx_bool(json_t *o, const char *key, enum jx_need need, int *out, struct jx_err *e);
 int	 jx_u64(json_t *o, const char *key, enum jx_need need, uint64_t *out, struct jx_err *e);
 /* the same with the type named in errors ("usize") */

@@ -859,6 +859,71 @@ seq("stdin EOF with running processes: server exits, process groups killed", [
 ])
 
 
+# ---- an unknown method's name is echoed whole, however long (issue 16)
+seq("-32601 for an unknown method of 5000 bytes echoes all of it", [
+    req(1, "x" * 5000), req(2, "nope/" + "\u00e9" * 3000),
+])
+
+
+# ---- a NUL inside a JSON string: never cut (issue 16)
+NUL = "\u0000"
+seq("NUL in fs paths: refused as the URL parser sees it, never acted on as the prefix", [
+    req(1, "fs/readFile", {"path": "file://@ROOT@/afile" + NUL + "x"}),
+    req(2, "fs/getMetadata", {"path": "file://@ROOT@/afile" + NUL + "x"}),
+    req(3, "fs/writeFile", {"path": "file://@ROOT@/afile" + NUL + "x", "dataBase64": "eA=="}),
+    req(4, "fs/remove", {"path": "file://@ROOT@/afile" + NUL + "x"}),
+    req(5, "fs/readFile", {"path": "file://@ROOT@/afile"}),
+    req(6, "fs/readFile", {"path": NUL + "file://@ROOT@/afile" + NUL}),
+    req(7, "fs/readFile", {"path": "file://@ROOT@/sub" + NUL + "/../afile"}),
+    req(8, "fs/readFile", {"path": "file://ho" + NUL + "st/x"}),
+    req(9, "fs/readFile", {"path": "fi" + NUL + "le:///x"}),
+    req(10, "fs/writeFile", {"path": "file://@ROOT@/nul-data", "dataBase64": "aGk=" + NUL + "AAAA"}),
+    req(11, "fs/writeFile", {"path": "file://@ROOT@/nul-data", "dataBase64": "aGkK" + NUL}),
+    req(12, "fs/getMetadata", {"path": "file://@ROOT@/nul-data"}),
+])
+seq("NUL in argv, arg0, env names and values, cwd: the spawn is refused", [
+    start(1, "a", ["echo", "a" + NUL + "b"]),
+    start(2, "b", ["ec" + NUL + "ho"]),
+    start(3, "c", ["echo"], env={"PATH": "/usr/bin:/bin", "A" + NUL + "B": "x"}),
+    start(4, "d", ["echo"], env={"PATH": "/usr/bin:/bin", "A": "x" + NUL + "y"}),
+    start(5, "e", ["echo"], env={"PATH": "/usr/bin:/bin", "A": NUL}, tty=True),
+    start(6, "f", ["echo"], arg0="x" + NUL + "y"),
+    start(7, "g", ["nonexistent-program-xyz", NUL]),
+    start(8, "h", ["echo"], cwd="file:///nonexistent-dir", env={"A": NUL}),
+    start(9, "i", ["echo"], cwd="file://@ROOT@/sub" + NUL + "x"),
+    start(10, "j", ["echo", "hi"], envPolicy={"inherit": "none", "ignoreDefaultExcludes": True,
+                                             "exclude": ["a" + NUL], "set": {"X" + NUL: "1"},
+                                             "includeOnly": []}),
+    start(11, "k", ["echo", "a" + NUL], env={"A": NUL}),
+])
+seq("NUL in processId and writeId: kept whole, answered and notified whole", [
+    start(1, "d" + NUL + "e", ["echo", "hi"]), CLOSED("d" + NUL + "e"),
+    req(2, "process/read", {"processId": "d" + NUL + "e"}),
+    req(3, "process/read", {"processId": "d"}),
+    start(4, "c" + NUL, ["cat"], pipeStdin=True),
+    req(5, "process/write", {"processId": "c" + NUL, "chunk": "aGkK", "writeId": "w" + NUL + "1"}),
+    OUTPUT("c" + NUL, 3),
+    req(6, "process/write", {"processId": "c" + NUL, "chunk": "aGkK", "writeId": "w"}),
+    req(7, "process/write", {"processId": "c" + NUL, "chunk": "aGkK" + NUL, "writeId": "w2"}),
+    OUTPUT("c" + NUL, 6),
+    req(8, "process/terminate", {"processId": "c"}),
+    req(9, "process/terminate", {"processId": "c" + NUL}), CLOSED("c" + NUL),
+    req(10, "process/read", {"processId": "zz" + NUL + "zz"}),
+], loose_read=True)
+seq("NUL in http/request method, url, header names, values and env-var names", [
+    req(1, "http/request", {"method": "GET", "url": "http://127.0.0.1:9/", "requestId": "r1",
+                            "headers": [{"name": "A" + NUL + "B", "value": "x"}]}),
+    req(2, "http/request", {"method": "GET", "url": "http://127.0.0.1:9/", "requestId": "r2",
+                            "headers": [{"name": "A", "value": "x" + NUL + "y"}]}),
+    req(3, "http/request", {"method": "G" + NUL + "ET", "url": "http://127.0.0.1:9/", "requestId": "r3"}),
+    req(4, "http/request", {"method": "GET", "url": "http://12" + NUL + "7.0.0.1:9/", "requestId": "r4"}),
+    req(5, "http/request", {"method": "GET", "url": "http://12%007.0.0.1:9/", "requestId": "r5"}),
+    req(6, "http/request", {"method": "GET", "url": "ht" + NUL + "tp://127.0.0.1:9/", "requestId": "r6"}),
+    req(7, "http/request", {"method": "GET", "url": "http://127.0.0.1:9/", "requestId": "r7",
+                            "headers": [{"name": "A", "value": "x", "valueEnvVar": "HO" + NUL + "ME"}]}),
+])
+
+
 # --------------------------------------------------------------------------
 # comparison / reporting
 

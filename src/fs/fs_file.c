@@ -374,12 +374,12 @@ void
 fs_m_write_file(struct rpc_req *req, json_t *params)
 {
 	char			*path = NULL, target[PATH_MAX], berr[256];
-	const char		*b64 = NULL;
+	json_t			*b64 = NULL;
 	struct fs_policy	*pol = NULL;
 	struct fp_deferred	 d = { 0 };
 	struct fp_field		 f[] = {
 		{ "path", FP_PATH, FP_REQ, &path },
-		{ "dataBase64", FP_STR, FP_REQ, &b64 },
+		{ "dataBase64", FP_JSTR, FP_REQ, &b64 },
 		{ "sandbox", FP_DECODE, FP_SEQ_DEFAULT, &pol, &fs_sandbox_field },
 		{ " options", FP_ANY, 0, NULL },
 	};
@@ -390,7 +390,8 @@ fs_m_write_file(struct rpc_req *req, json_t *params)
 
 	if (fs_begin(req, params, "WireFsWriteFileParams", f, 4, &d, NULL) == -1)
 		goto out;
-	if ((data = b64_decode(b64, strlen(b64), &len, berr, sizeof(berr))) == NULL) {
+	if ((data = b64_decode(json_string_value(b64), json_string_length(b64), &len, berr,
+	    sizeof(berr))) == NULL) {
 		rpc_fail(req, RPC_INVALID_REQUEST,
 		    "fs/writeFile requires valid base64 dataBase64: %s", berr);
 		goto out;

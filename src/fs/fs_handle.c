@@ -208,7 +208,7 @@ fs_m_open(struct rpc_req *req, json_t *params)
 	h->fd = fd;
 	h->idlen = strlen(id);
 	memcpy(h->id, id, h->idlen + 1);
-	rpc_reply(req, json_pack("{s:s}", "handleId", id));
+	rpc_reply(req, json_pack("{s:o}", "handleId", jx_id_json(id)));
 out:
 	fp_release(f, 4);
 }
@@ -303,12 +303,13 @@ write_at(int fd, uint64_t offset, const unsigned char *p, size_t len)
 void
 fs_m_write_block(struct rpc_req *req, json_t *params)
 {
-	const char	*id = NULL, *chunk = NULL;
+	const char	*id = NULL;
+	json_t		*chunk = NULL;
 	uint64_t	 offset = 0;
 	struct fp_field	 f[] = {
 		{ "handleId", FP_STR, FP_REQ, &id },
 		{ "offset", FP_U64, FP_REQ, &offset },
-		{ "chunk", FP_STR, FP_REQ, &chunk },
+		{ "chunk", FP_JSTR, FP_REQ, &chunk },
 	};
 	struct fp_deferred d = { 0 };
 	struct jx_err	 e;
@@ -323,7 +324,8 @@ fs_m_write_block(struct rpc_req *req, json_t *params)
 		return;
 	}
 	/* the chunk is decoded with the params: a bad one is -32602 */
-	if ((data = b64_decode(chunk, strlen(chunk), &len, e.msg, sizeof(e.msg))) == NULL) {
+	if ((data = b64_decode(json_string_value(chunk), json_string_length(chunk), &len,
+	    e.msg, sizeof(e.msg))) == NULL) {
 		rpc_fail_params(req, &e);
 		return;
 	}

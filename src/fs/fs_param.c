@@ -30,7 +30,7 @@ get_path(json_t *v, char **out, int rank, struct fp_deferred *d, struct jx_err *
 	if (!json_is_string(v))
 		return serde_type_error(e, v, "a string", 0);
 	free(*out);
-	if ((*out = uri_to_path_code(json_string_value(v), &ue, &code)) != NULL)
+	if ((*out = uri_json_to_path(v, &ue, &code)) != NULL)
 		return 0;
 	if (code == RPC_INVALID_REQUEST) {
 		defer(d, rank + 100, code, ue.msg);
@@ -109,7 +109,16 @@ get_field(const struct fp_field *f, size_t idx, json_t *v, struct fp_deferred *d
 	case FP_STR:
 		if (!json_is_string(v))
 			return serde_type_error(e, v, "a string", 0);
+		if (jx_id_encode(v) == -1) {
+			snprintf(e->msg, sizeof(e->msg), "out of memory");
+			return -1;
+		}
 		*(const char **)f->out = json_string_value(v);
+		return 0;
+	case FP_JSTR:
+		if (!json_is_string(v))
+			return serde_type_error(e, v, "a string", 0);
+		*(json_t **)f->out = v;
 		return 0;
 	case FP_BOOL:
 		if (!json_is_boolean(v))

@@ -18,7 +18,8 @@
 
 enum fp_type {
 	FP_PATH,	/* PathUri -> char * (malloc'd) */
-	FP_STR,		/* string -> const char * (borrowed) */
+	FP_STR,		/* identifier string -> const char * (borrowed; a NUL kept as jx_id() keeps it) */
+	FP_JSTR,	/* string -> json_t * (borrowed): data that may hold NULs */
 	FP_BOOL,	/* bool -> int */
 	FP_U64,		/* u64 -> uint64_t */
 	FP_USIZE,	/* usize -> uint64_t */

@@ -154,7 +154,7 @@ m_watch_missing(struct rpc_req *req, json_t *params)
 	uint64_t	 id;
 	char		**paths;
 	size_t		 i, n;
-	int		 ok = 1;
+	int		 ok = 1, code;
 
 	if (jx_struct(params, "FsWatchMissingParams", &e) == -1 ||
 	    jx_u64(params, "watchId", JX_REQ, &id, &e) == -1 ||
@@ -168,7 +168,7 @@ m_watch_missing(struct rpc_req *req, json_t *params)
 		return;
 	}
 	json_array_foreach(missing, i, v)
-		if ((paths[i] = uri_to_path(json_string_value(v), &e)) == NULL) {
+		if ((paths[i] = uri_json_to_path(v, &e, &code)) == NULL) {
 			rpc_fail_params(req, &e);
 			goto out;
 		}

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "b64.h"
+#include "buf.h"
 #include "http/http_params.h"
 
 /* Rust's {:?} of a str, as serde quotes strings in its messages. */
@@ -190,15 +191,62 @@ decode_policy(json_t *v, struct http_params *p, struct jx_err *e)
 	return -1;
 }
 
+/*
+ * A NUL inside the URL is what the URL parser makes of it, %00 (one at
+ * either end goes with the C0 controls the parser trims): rewritten in
+ * place so that the URL is never cut at it.
+ */
+static int
+want_url(json_t *v, const char **out, struct jx_err *e)
+{
+	const char	*s;
+	size_t		 len, b, end, i;
+	struct buf	 t = { 0 };
+	int		 r = 0;
+
+	if (want_string(v, out, e) == -1)
+		return -1;
+	if (!jx_has_nul(v))
+		return 0;
+	s = json_string_value(v);
+	len = json_string_length(v);
+	for (b = 0; b < len && (unsigned char)s[b] <= 0x20; b++)
+		;
+	for (end = len; end > b && (unsigned char)s[end - 1] <= 0x20; end--)
+		;
+	for (i = b; i < end && r == 0; i++)
+		r = s[i] == '\0' ? buf_append(&t, "%00", 3) : buf_append(&t, s + i, 1);
+	if (r == 0)
+		r = json_string_setn(v, t.len > 0 ? (const char *)t.data : "", t.len);
+	buf_free(&t);
+	if (r == -1) {
+		snprintf(e->msg, sizeof(e->msg), "out of memory");
+		return -1;
+	}
+	*out = json_string_value(v);
+	return 0;
+}
+
 static int
 decode_field(const char *key, json_t *v, struct http_params *p, struct jx_err *e)
 {
-	if (strcmp(key, "method") == 0)
+	if (strcmp(key, "method") == 0) {
+		p->method_len = json_string_length(v);
 		return want_string(v, &p->method, e);
+	}
 	if (strcmp(key, "url") == 0)
-		return want_string(v, &p->url, e);
-	if (strcmp(key, "requestId") == 0)
-		return want_string(v, &p->request_id, e);
+		return want_url(v, &p->url, e);
+	if (strcmp(key, "requestId") == 0) {
+		/* a name for the stream, echoed in its notifications */
+		if (want_string(v, &p->request_id, e) == -1)
+			return -1;
+		if (jx_id_encode(v) == -1) {
+			snprintf(e->msg, sizeof(e->msg), "out of memory");
+			return -1;
+		}
+		p->request_id = json_string_value(v);
+		return 0;
+	}
 	if (strcmp(key, "headers") == 0)
 		return decode_headers(v, p, e);
 	if (strcmp(key, "bodyBase64") == 0)

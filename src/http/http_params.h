@@ -15,6 +15,7 @@
 
 struct http_params {
 	const char	*method;
+	size_t		 method_len;	/* a NUL in it makes it invalid */
 	const char	*url;
 	const char	*request_id;
 	json_t		*headers;	/* borrowed array */

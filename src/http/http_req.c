@@ -73,12 +73,22 @@ static int
 header_value(struct rpc_req *req, json_t *h, const char *name, char **out)
 {
 	const char	*value, *var = NULL, *env;
+	json_t		*v;
 	size_t		 i;
 
-	value = json_string_value(json_is_array(h) ? json_array_get(h, 1) :
-	    json_object_get(h, "value"));
-	var = json_string_value(json_is_array(h) ? json_array_get(h, 2) :
-	    json_object_get(h, "valueEnvVar"));
+	v = json_is_array(h) ? json_array_get(h, 1) : json_object_get(h, "value");
+	value = json_string_value(v);
+	if (jx_has_nul(v)) {
+		/* no header value holds a NUL: refused as one that cannot be parsed */
+		rpc_fail(req, RPC_INVALID_PARAMS, "http/request header value is "
+		    "invalid for %s: failed to parse header value", name);
+		return -2;
+	}
+	v = json_is_array(h) ? json_array_get(h, 2) : json_object_get(h, "valueEnvVar");
+	/* a name with a NUL names no variable, and is echoed whole */
+	if (jx_id_encode(v) == -1)
+		return -1;
+	var = json_string_value(v);
 	if (var == NULL)
 		return (*out = strdup(value)) == NULL ? -1 : 0;
 	for (i = 0; i < sizeof(env_denylist) / sizeof(env_denylist[0]); i++) {
@@ -121,7 +131,7 @@ basic_auth(json_t *map, const struct http_url *u)
 static int
 headers_build(struct rpc_req *req, json_t *list, struct http_spec *spec)
 {
-	json_t		*h, *seen;
+	json_t		*h, *hv, *seen;
 	const char	*name;
 	char		*lname, *value;
 	size_t		 i, j;
@@ -133,9 +143,9 @@ headers_build(struct rpc_req *req, json_t *list, struct http_spec *spec)
 	json_array_foreach(list, i, h) {
 		if (rc != 0)
 			break;
-		name = json_string_value(json_is_array(h) ? json_array_get(h, 0) :
-		    json_object_get(h, "name"));
-		if (!is_token(name)) {
+		hv = json_is_array(h) ? json_array_get(h, 0) : json_object_get(h, "name");
+		name = json_string_value(hv);
+		if (!is_token(name) || jx_has_nul(hv)) {
 			rpc_fail(req, RPC_INVALID_PARAMS,
 			    "http/request header name is invalid: invalid HTTP header name");
 			rc = -2;
@@ -183,7 +193,7 @@ spec_build(struct rpc_req *req, struct http_params *p, struct http_spec *spec)
 		    "`%s` is already active", p->request_id);
 		return -1;
 	}
-	if (!is_token(p->method)) {
+	if (!is_token(p->method) || strlen(p->method) != p->method_len) {
 		rpc_fail(req, RPC_INVALID_PARAMS,
 		    "http/request method is invalid: invalid HTTP method");
 		return -1;

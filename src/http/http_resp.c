@@ -85,7 +85,7 @@ http_resp_delta(struct xfer *x, const void *p, size_t n, int done, const char *e
 	json_t	*params;
 
 	/* deltaBase64 goes last: rpc_notify_b64 writes it without jansson's escaping */
-	params = json_pack("{s:s,s:I,s:b,s:o}", "requestId", x->spec->request_id,
+	params = json_pack("{s:o,s:I,s:b,s:o}", "requestId", jx_id_json(x->spec->request_id),
 	    "seq", (json_int_t)x->seq++, "done", done,
 	    "error", error ? json_string(error) : json_null());
 	if (params == NULL)

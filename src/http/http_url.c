@@ -69,9 +69,12 @@ hexval(int c)
 	return -1;
 }
 
-/* Percent-decode n bytes into a new string; undecodable escapes stay. */
+/*
+ * Percent-decode n bytes into a new string; undecodable escapes stay.
+ * *len, when not NULL, gets the decoded length (%00 decodes to a NUL).
+ */
 static char *
-pct_decode(const char *s, size_t n)
+pct_decode(const char *s, size_t n, size_t *len)
 {
 	char	*out, *o;
 	size_t	 i;
@@ -87,6 +90,8 @@ pct_decode(const char *s, size_t n)
 			*o++ = s[i];
 	}
 	*o = '\0';
+	if (len != NULL)
+		*len = (size_t)(o - out);
 	return out;
 }
 
@@ -218,7 +223,7 @@ static int
 host_parse(const char *s, size_t n, char *out, size_t outlen, char *err, size_t errlen)
 {
 	char	*h;
-	size_t	 i;
+	size_t	 i, hlen;
 
 	if (n > 0 && s[0] == '[') {
 		if (n < 2 || s[n - 1] != ']' || ipv6_parse(s + 1, n - 2, out, outlen) == -1) {
@@ -231,9 +236,9 @@ host_parse(const char *s, size_t n, char *out, size_t outlen, char *err, size_t 
 		snprintf(err, errlen, "empty host");
 		return -1;
 	}
-	if ((h = pct_decode(s, n)) == NULL)
+	if ((h = pct_decode(s, n, &hlen)) == NULL)
 		return -2;
-	for (i = 0; h[i] != '\0'; i++) {
+	for (i = 0; i < hlen; i++) {
 		unsigned char c = (unsigned char)h[i];
 
 		if (c <= 0x20 || c == 0x7f || strchr("#%/:<>?@[\\]^|", c) != NULL) {
@@ -421,9 +426,9 @@ parse_authority(const char *a, size_t n, struct http_url *u, struct buf *hostpor
 		const char *pc = memchr(a, ':', (size_t)(at - a));
 		size_t ulen = pc ? (size_t)(pc - a) : (size_t)(at - a);
 
-		if ((u->user = pct_decode(a, ulen)) == NULL ||
+		if ((u->user = pct_decode(a, ulen, NULL)) == NULL ||
 		    (pc && (u->password = pct_decode(pc + 1,
-		    (size_t)(at - pc - 1))) == NULL))
+		    (size_t)(at - pc - 1), NULL)) == NULL))
 			return HTTP_URL_NOMEM;
 		if (u->user[0] == '\0' && u->password == NULL) {
 			free(u->user);

@@ -124,7 +124,9 @@ decode_entry_path(json_t *v, struct fsp_entry *en, struct fsp_ctx *c, struct jx_
 	case E_PATH:
 		if (want_str(v, "path", 1, &s, e) == -1)
 			return -1;
-		if ((en->path = uri_to_path_code(s, &ue, &code)) != NULL)
+		/* the whole string: a NUL must not cut the path short */
+		if ((en->path = uri_json_to_path(json_object_get(v, "path"), &ue,
+		    &code)) != NULL)
 			return 0;
 		if (code != RPC_INVALID_REQUEST) {
 			*e = ue;
@@ -234,7 +236,7 @@ ctx_path(json_t *v, char **out, struct jx_err *e)
 	if (!json_is_string(v))
 		return serde_type_error(e, v, "a string", 0);
 	free(*out);
-	if ((*out = uri_to_path_code(json_string_value(v), &ue, &code)) != NULL ||
+	if ((*out = uri_json_to_path(v, &ue, &code)) != NULL ||
 	    code == RPC_INVALID_REQUEST)
 		return 0;	/* a URI for another host is only an error where it is used */
 	*e = ue;

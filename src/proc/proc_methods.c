@@ -35,10 +35,12 @@ struct start_params {
 	const char	*id;
 	json_t		*argv;
 	const char	*cwd_uri;
+	size_t		 cwd_len;
 	json_t		*env;
 	int		 tty;
 	int		 pipe_stdin;
 	const char	*arg0;
+	size_t		 arg0_len;
 	json_t		*env_policy;
 	json_t		*sandbox;
 	json_t		*network_proxy;
@@ -51,13 +53,13 @@ start_parse(json_t *params, struct start_params *sp, struct jx_err *e)
 {
 	memset(sp, 0, sizeof(*sp));
 	if (jx_struct(params, "WireExecParams", e) == -1 ||
-	    jx_str(params, "processId", JX_REQ, &sp->id, NULL, e) == -1 ||
+	    jx_id(params, "processId", JX_REQ, &sp->id, e) == -1 ||
 	    jx_strarray(params, "argv", JX_REQ, &sp->argv, e) == -1 ||
-	    jx_str(params, "cwd", JX_REQ, &sp->cwd_uri, NULL, e) == -1 ||
+	    jx_str(params, "cwd", JX_REQ, &sp->cwd_uri, &sp->cwd_len, e) == -1 ||
 	    jx_strmap(params, "env", JX_REQ, &sp->env, e) == -1 ||
 	    jx_bool(params, "tty", JX_REQ, &sp->tty, e) == -1 ||
 	    jx_bool(params, "pipeStdin", JX_DEFAULT, &sp->pipe_stdin, e) == -1 ||
-	    jx_str(params, "arg0", JX_OPT, &sp->arg0, NULL, e) == -1 ||
+	    jx_str(params, "arg0", JX_OPT, &sp->arg0, &sp->arg0_len, e) == -1 ||
 	    jx_obj(params, "envPolicy", JX_OPT, &sp->env_policy, e) == -1 ||
 	    jx_obj(params, "sandbox", JX_OPT, &sp->sandbox, e) == -1 ||
 	    jx_obj(params, "networkProxy", JX_OPT, &sp->network_proxy, e) == -1 ||
@@ -65,6 +67,51 @@ start_parse(json_t *params, struct start_params *sp, struct jx_err *e)
 	    jx_bool(params, "enforceManagedNetwork", JX_DEFAULT, &sp->enforce_managed, e) == -1)
 		return -1;
 	return 0;
+}
+
+/*
+ * No argument or variable may reach exec cut at a NUL: refuse the spawn as
+ * the reference's process library does, with its words (a pty spawn says
+ * the same of its environment as of its arguments).
+ */
+/*
+ * A NUL in a variable's name or value.  Names are checked where the client
+ * wrote them too: jansson's copies of a map cut its keys at a NUL.
+ */
+static int
+env_has_nul(json_t *map)
+{
+	const char	*k;
+	json_t		*v;
+	size_t		 klen;
+
+	json_object_keylen_foreach(map, k, klen, v)
+		if (strlen(k) != klen || jx_has_nul(v))
+			return 1;
+	return 0;
+}
+
+/*
+ * No argument or variable may reach exec cut at a NUL: refuse the spawn as
+ * the reference's process library does, with its words (a pty spawn says
+ * the same of its environment as of its arguments).
+ */
+static const char *
+start_nul(const struct start_params *sp, json_t *env)
+{
+	json_t	*v;
+	size_t	 i;
+
+	json_array_foreach(sp->argv, i, v)
+		if (jx_has_nul(v))
+			return "nul byte found in provided data";
+	if (sp->arg0 != NULL && strlen(sp->arg0) != sp->arg0_len)
+		return "nul byte found in provided data";
+	if (env_has_nul(sp->env) || env_has_nul(env) ||
+	    env_has_nul(json_object_get(sp->env_policy, "set")))
+		return sp->tty ? "nul byte found in provided data" :
+		    "data provided contains a nul byte";
+	return NULL;
 }
 
 static char **
@@ -119,6 +166,7 @@ m_start(struct rpc_req *req, json_t *params)
 	struct sandbox_plan	*sbx = NULL;
 	json_t			*env = NULL;
 	char			**av = NULL, **envp = NULL, *cwd = NULL, msg[512];
+	const char		*nul;
 	int			 err, code;
 
 	if (start_parse(params, &sp, &e) == -1) {
@@ -145,7 +193,7 @@ m_start(struct rpc_req *req, json_t *params)
 		rpc_fail(req, code, "%s", msg);
 		return;
 	}
-	if ((cwd = uri_to_path_code(sp.cwd_uri, &e, &code)) == NULL) {
+	if ((cwd = uri_to_path_n(sp.cwd_uri, sp.cwd_len, &e, &code)) == NULL) {
 		/* a well-formed URI naming no local path: the reference's cwd wording */
 		if (code == RPC_INVALID_REQUEST)
 			rpc_fail(req, RPC_INVALID_PARAMS, "cwd URI `%s` is not valid on this "
@@ -169,6 +217,10 @@ m_start(struct rpc_req *req, json_t *params)
 	}
 	if ((env = proc_env_build(sp.env, sp.env_policy, &e)) == NULL) {
 		rpc_fail_params(req, &e);
+		goto done;
+	}
+	if ((nul = start_nul(&sp, env)) != NULL) {
+		rpc_fail(req, RPC_INTERNAL_ERROR, "%s", nul);
 		goto done;
 	}
 	/* with a sidecar configured, every process reaches the network through it */
@@ -211,7 +263,7 @@ m_start(struct rpc_req *req, json_t *params)
 	p->writable = sp.tty || sp.pipe_stdin;
 	log_info("process %s started: pid %ld, %s", p->id, (long)p->pid, av[0]);
 	/* the response goes first, then the output notifications */
-	rpc_reply(req, json_pack("{s:s,s:s}", "processId", sp.id, "sandboxType",
+	rpc_reply(req, json_pack("{s:o,s:s}", "processId", jx_id_json(sp.id), "sandboxType",
 	    sandbox_type(sbx)));
 	proc_start_io(p, res.out_fd, res.err_fd, res.in_fd);
 done:
@@ -233,7 +285,7 @@ m_read(struct rpc_req *req, json_t *params)
 	struct proc	*p;
 
 	if (jx_struct(params, "ReadParams", &e) == -1 ||
-	    jx_str(params, "processId", JX_REQ, &id, NULL, &e) == -1 ||
+	    jx_id(params, "processId", JX_REQ, &id, &e) == -1 ||
 	    jx_u64(params, "afterSeq", JX_OPT, &after, &e) == -1 ||
 	    (has_max = jx_uint(params, "maxBytes", JX_OPT, &max, "usize", &e)) == -1 ||
 	    jx_u64(params, "waitMs", JX_OPT, &wait, &e) == -1) {
@@ -266,9 +318,9 @@ m_write(struct rpc_req *req, json_t *params)
 	void		*data;
 
 	if (jx_struct(params, "WriteParams", &e) == -1 ||
-	    jx_str(params, "processId", JX_REQ, &id, NULL, &e) == -1 ||
+	    jx_id(params, "processId", JX_REQ, &id, &e) == -1 ||
 	    jx_str(params, "chunk", JX_REQ, &chunk, &clen, &e) == -1 ||
-	    jx_str(params, "writeId", JX_REQ, &wid, NULL, &e) == -1) {
+	    jx_id(params, "writeId", JX_REQ, &wid, &e) == -1) {
 		rpc_fail_params(req, &e);
 		return;
 	}
@@ -303,7 +355,7 @@ m_signal(struct rpc_req *req, json_t *params)
 	struct proc	*p;
 
 	if (jx_struct(params, "SignalParams", &e) == -1 ||
-	    jx_str(params, "processId", JX_REQ, &id, NULL, &e) == -1 ||
+	    jx_id(params, "processId", JX_REQ, &id, &e) == -1 ||
 	    jx_enum(params, "signal", &sig, &e) == -1) {
 		rpc_fail_params(req, &e);
 		return;
@@ -328,7 +380,7 @@ m_terminate(struct rpc_req *req, json_t *params)
 	int		 running;
 
 	if (jx_struct(params, "TerminateParams", &e) == -1 ||
-	    jx_str(params, "processId", JX_REQ, &id, NULL, &e) == -1) {
+	    jx_id(params, "processId", JX_REQ, &id, &e) == -1) {
 		rpc_fail_params(req, &e);
 		return;
 	}

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "b64.h"
+#include "jsonx.h"
 #include "proc/proc_out.h"
 
 const char *
@@ -115,7 +116,7 @@ out_chunk_json(const struct out_chunk *c, const char *pid)
 	if ((b = b64_encode(c->data, c->len, NULL)) == NULL)
 		return NULL;
 	if (pid != NULL)
-		j = json_pack("{s:s,s:I,s:s,s:s}", "processId", pid, "seq", (json_int_t)c->seq,
+		j = json_pack("{s:o,s:I,s:s,s:s}", "processId", jx_id_json(pid), "seq", (json_int_t)c->seq,
 		    "stream", out_stream_name(c->stream), "chunk", b);
 	else
 		j = json_pack("{s:I,s:s,s:s}", "seq", (json_int_t)c->seq,

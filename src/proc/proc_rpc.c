@@ -14,7 +14,7 @@ on_output(struct proc *p, uint64_t seq, enum proc_stream s, const void *data, si
 
 	if (!rpc_attached())
 		return;
-	note = json_pack("{s:s,s:I,s:s}", "processId", p->id, "seq", (json_int_t)seq,
+	note = json_pack("{s:o,s:I,s:s}", "processId", jx_id_json(p->id), "seq", (json_int_t)seq,
 	    "stream", out_stream_name(s));
 	if (note != NULL)
 		rpc_notify_b64("process/output", note, "chunk", data, len);
@@ -23,7 +23,7 @@ on_output(struct proc *p, uint64_t seq, enum proc_stream s, const void *data, si
 static void
 on_exited(struct proc *p, uint64_t seq)
 {
-	rpc_notify("process/exited", json_pack("{s:s,s:I,s:i,s:b}", "processId", p->id,
+	rpc_notify("process/exited", json_pack("{s:o,s:I,s:i,s:b}", "processId", jx_id_json(p->id),
 	    "seq", (json_int_t)seq, "exitCode", p->exit_code,
 	    "sandboxDenied", p->sandbox_denied));
 }
@@ -31,7 +31,7 @@ on_exited(struct proc *p, uint64_t seq)
 static void
 on_closed(struct proc *p, uint64_t seq)
 {
-	rpc_notify("process/closed", json_pack("{s:s,s:I}", "processId", p->id,
+	rpc_notify("process/closed", json_pack("{s:o,s:I}", "processId", jx_id_json(p->id),
 	    "seq", (json_int_t)seq));
 }
 

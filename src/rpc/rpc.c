@@ -50,14 +50,19 @@ static struct {
 
 static void	rpc_dispatch(void);
 static void	rpc_not_found(struct rpc_req *, json_t *);
+static void	rpc_req_done(struct rpc_req *);
 
 static const struct rpc_method rpc_unknown = { "", NULL, rpc_not_found };
 
 static void
 rpc_not_found(struct rpc_req *req, json_t *method)
 {
-	rpc_fail(req, RPC_METHOD_NOT_FOUND, "exec-server stub does not implement `%s` yet",
-	    json_string_value(method));
+	/* the whole name, however long */
+	if (rpc_req_alive(req))
+		rpc_send_error_text(req->id, RPC_METHOD_NOT_FOUND,
+		    "exec-server stub does not implement `", json_string_value(method),
+		    json_string_length(method), "` yet");
+	rpc_req_done(req);
 }
 
 static void
@@ -202,14 +207,20 @@ rpc_reply_json(struct rpc_req *req, char *result, size_t len)
 void
 rpc_fail(struct rpc_req *req, int code, const char *fmt, ...)
 {
-	char	 msg[4096];
+	char	*msg;
 	va_list	 ap;
+	int	 n;
 
 	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
+	n = vasprintf(&msg, fmt, ap);
 	va_end(ap);
+	if (n == -1) {
+		log_warnx("out of memory for an error message");
+		msg = NULL;
+	}
 	if (rpc_req_alive(req))
-		rpc_send_error(req->id, code, msg);
+		rpc_send_error(req->id, code, msg != NULL ? msg : "out of memory");
+	free(msg);
 	rpc_req_done(req);
 }
 

@@ -303,6 +303,72 @@ classify(struct rpc_msg *m, const struct scan *s)
 	return kind;
 }
 
+/*
+ * A key with a NUL in it, read by jansson with U+FFFF in the NUL's place:
+ * the key as the client wrote it.  (A key that really holds U+FFFF, in a
+ * message where another key holds a NUL, gets a NUL too: refused as NUL
+ * rather than taken for a different name.)
+ */
+static int
+key_unfix(const char *key, size_t len, struct buf *out)
+{
+	size_t	i;
+
+	buf_reset(out);
+	for (i = 0; i < len; i++) {
+		if (i + 2 < len && memcmp(key + i, "\xef\xbf\xbf", 3) == 0) {
+			if (buf_append(out, "", 1) == -1)
+				return -1;
+			i += 2;
+		} else if (buf_append(out, key + i, 1) == -1)
+			return -1;
+	}
+	return 0;
+}
+
+/* Put back the NULs of keys, keeping every object's key order. */
+static int
+restore_nul_keys(json_t *v, struct buf *tmp)
+{
+	json_t		*copy, *item;
+	const char	*key;
+	size_t		 klen, i;
+
+	if (json_is_array(v)) {
+		json_array_foreach(v, i, item)
+			if (restore_nul_keys(item, tmp) == -1)
+				return -1;
+		return 0;
+	}
+	if (!json_is_object(v))
+		return 0;
+	if ((copy = json_copy(v)) == NULL)
+		return -1;
+	json_object_clear(v);
+	json_object_keylen_foreach(copy, key, klen, item) {
+		if (restore_nul_keys(item, tmp) == -1 || key_unfix(key, klen, tmp) == -1 ||
+		    json_object_setn_nocheck(v, tmp->len > 0 ? (const char *)tmp->data : "",
+		    tmp->len, item) == -1) {
+			json_decref(copy);
+			return -1;
+		}
+	}
+	json_decref(copy);
+	return 0;
+}
+
+static int
+restore_keys(struct rpc_msg *m)
+{
+	struct buf	tmp = { 0 };
+	int		r;
+
+	if ((r = restore_nul_keys(m->root, &tmp)) == -1)
+		err_printf(m, "out of memory");
+	buf_free(&tmp);
+	return r;
+}
+
 static enum rpc_msg_kind
 rpc_parse_value(const char *data, size_t len, struct rpc_msg *m, struct scan *s)
 {
@@ -318,6 +384,8 @@ rpc_parse_value(const char *data, size_t len, struct rpc_msg *m, struct scan *s)
 		err_printf(m, "%s", je.text);
 		return RPC_MSG_MALFORMED;
 	}
+	if (s->key_nul && restore_keys(m) == -1)
+		return RPC_MSG_MALFORMED;
 	if ((kind = classify(m, s)) == RPC_MSG_MALFORMED)
 		return kind;
 	if (scan_trailing(s) == -1)

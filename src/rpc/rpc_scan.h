@@ -41,6 +41,7 @@ struct scan {
 	 * jansson's range +-1e308, \u0000 in keys \uffff.
 	 */
 	char		*fixed;
+	int		 key_nul;	/* a key held \u0000 (written \uffff in fixed) */
 	/* the numbers written as root.id and root.error.code */
 	enum scan_num	 id_kind, code_kind;
 	/* the first 128-bit integer within root.id */

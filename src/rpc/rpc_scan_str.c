@@ -172,9 +172,15 @@ scan_unicode_escape(struct scan *s, struct buf *key)
 	}
 	if (key == NULL)
 		return 0;
-	/* jansson refuses NUL in keys; U+FFFF stands in (no field has either) */
-	if (cp == 0 && scan_fix(s, hex, 4, "ffff") == -1)
-		return -1;
+	/*
+	 * jansson's reader refuses NUL in keys: U+FFFF stands in, and
+	 * rpc_parse() puts the NULs back once the tree is built.
+	 */
+	if (cp == 0) {
+		if (scan_fix(s, hex, 4, "ffff") == -1)
+			return -1;
+		s->key_nul = 1;
+	}
 	return utf8_put(key, cp) == -1 ? scan_error(s, SE_NOMEM) : 0;
 }
 

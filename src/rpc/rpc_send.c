@@ -77,7 +77,8 @@ rpc_send_error(json_t *id, int code, const char *msg)
 {
 	json_t	*err;
 
-	err = json_pack("{s:{s:i,s:s},s:O}", "error", "code", code, "message", msg,
+	/* a client's identifier in msg may hold a NUL, kept as jx_id() keeps it */
+	err = json_pack("{s:{s:i,s:o},s:O}", "error", "code", code, "message", jx_id_json(msg),
 	    "id", id);
 	if (err == NULL) {
 		log_warnx("cannot build an error response");

@@ -143,7 +143,7 @@ sbx_context(json_t *sandbox, json_t *params, int for_decode)
 		return NULL;
 	v = json_object_get(ctx, "cwd");
 	if ((v == NULL || json_is_null(v)) && json_is_string(cwd)) {
-		path = uri_to_path_code(json_string_value(cwd), &e, &code);
+		path = uri_json_to_path(cwd, &e, &code);
 		free(path);
 		if (path != NULL || code == RPC_INVALID_REQUEST)
 			json_object_set(ctx, "cwd", cwd);
@@ -153,14 +153,14 @@ sbx_context(json_t *sandbox, json_t *params, int for_decode)
 	/* URIs that decode but name no local path fail later, when the sandbox is prepared */
 	v = json_object_get(ctx, "cwd");
 	path = NULL;
-	if (json_is_string(v) && (path = uri_to_path_code(json_string_value(v), &e, &code)) == NULL &&
+	if (json_is_string(v) && (path = uri_json_to_path(v, &e, &code)) == NULL &&
 	    code == RPC_INVALID_REQUEST)
 		json_object_set_new(ctx, "cwd", json_string("file:///"));
 	free(path);
 	roots = json_object_get(ctx, "workspaceRoots");
 	if (json_is_array(roots) && (keep = json_array()) != NULL) {
 		json_array_foreach(roots, i, v) {
-			path = json_is_string(v) ? uri_to_path_code(json_string_value(v), &e,
+			path = json_is_string(v) ? uri_json_to_path(v, &e,
 			    &code) : NULL;
 			if (path != NULL || !json_is_string(v) || code != RPC_INVALID_REQUEST)
 				json_array_append(keep, v);
@@ -183,7 +183,7 @@ sbx_context_error(json_t *ctx, char *msg, size_t msglen)
 
 	v = json_object_get(ctx, "cwd");
 	if (json_is_string(v)) {
-		if ((path = uri_to_path_code(json_string_value(v), &e, &code)) == NULL &&
+		if ((path = uri_json_to_path(v, &e, &code)) == NULL &&
 		    code == RPC_INVALID_REQUEST) {
 			snprintf(msg, msglen, "failed to prepare process sandbox: invalid sandbox "
 			    "policy cwd: %s", e.msg);
@@ -194,7 +194,7 @@ sbx_context_error(json_t *ctx, char *msg, size_t msglen)
 	json_array_foreach(roots, i, v) {
 		if (!json_is_string(v))
 			continue;
-		if ((path = uri_to_path_code(json_string_value(v), &e, &code)) == NULL &&
+		if ((path = uri_json_to_path(v, &e, &code)) == NULL &&
 		    code == RPC_INVALID_REQUEST) {
 			snprintf(msg, msglen, "failed to prepare process sandbox: invalid sandbox "
 			    "workspace root: %s", e.msg);

@@ -71,22 +71,30 @@ escape_bytes(char *o, const char *p, size_t len, int keep_percent)
 	return o;
 }
 
-/* Strip leading and trailing C0 controls and spaces; drop every tab, CR and LF. */
+/*
+ * Strip leading and trailing C0 controls and spaces; drop every tab, CR and
+ * LF.  A NUL left inside becomes %00, as the URL parser percent-encodes it
+ * (in a host, the parser refuses both alike).
+ */
 static char *
-clean_input(const char *in)
+clean_input(const char *in, size_t len)
 {
-	const char	*b = in, *e = in + strlen(in);
+	const char	*b = in, *e = in + len;
 	char		*out, *o;
 
 	while (b < e && (unsigned char)*b <= 0x20)
 		b++;
 	while (e > b && (unsigned char)e[-1] <= 0x20)
 		e--;
-	if ((out = malloc((size_t)(e - b) + 1)) == NULL)
+	if ((out = malloc(3 * (size_t)(e - b) + 1)) == NULL)
 		return NULL;
-	for (o = out; b < e; b++)
-		if (*b != '\t' && *b != '\n' && *b != '\r')
+	for (o = out; b < e; b++) {
+		if (*b == '\0') {
+			memcpy(o, "%00", 3);
+			o += 3;
+		} else if (*b != '\t' && *b != '\n' && *b != '\r')
 			*o++ = *b;
+	}
 	*o = '\0';
 	return out;
 }
@@ -402,11 +410,23 @@ parse(struct url *u, struct jx_err *e, int *code)
 char *
 uri_to_path_code(const char *uri, struct jx_err *e, int *code)
 {
+	return uri_to_path_n(uri, strlen(uri), e, code);
+}
+
+char *
+uri_json_to_path(json_t *str, struct jx_err *e, int *code)
+{
+	return uri_to_path_n(json_string_value(str), json_string_length(str), e, code);
+}
+
+char *
+uri_to_path_n(const char *uri, size_t len, struct jx_err *e, int *code)
+{
 	struct url	*u;
 	char		*path;
 
 	*code = RPC_INTERNAL_ERROR;
-	if ((u = calloc(1, sizeof(*u))) == NULL || (u->clean = clean_input(uri)) == NULL ||
+	if ((u = calloc(1, sizeof(*u))) == NULL || (u->clean = clean_input(uri, len)) == NULL ||
 	    (u->segs = calloc(strlen(u->clean) + 2, sizeof(*u->segs))) == NULL) {
 		if (u != NULL)
 			free(u->clean);

@@ -16,6 +16,13 @@ char	*uri_to_path(const char *uri, struct jx_err *e);
  * that names no local path (a host, a drive letter; it fails when used).
  */
 char	*uri_to_path_code(const char *uri, struct jx_err *e, int *code);
+/*
+ * The same for a URI of len bytes that may hold NULs (a JSON string): the
+ * parser sees each NUL as the URL parser does, so no path is ever cut at one.
+ */
+char	*uri_to_path_n(const char *uri, size_t len, struct jx_err *e, int *code);
+/* uri_to_path_n() of a JSON string */
+char	*uri_json_to_path(json_t *str, struct jx_err *e, int *code);
 /* "file:///abs/path" with the bytes that need it percent-encoded; malloc'd. */
 char	*path_to_uri(const char *path);
 /* Percent-encode one path segment (file name) as path_to_uri does; malloc'd. */
