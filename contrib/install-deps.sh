@@ -7,16 +7,20 @@ pkgs="build-essential autoconf automake pkg-config libwslay-dev libjansson-dev \
 libc-ares-dev libcurl4-openssl-dev libseccomp-dev libssl-dev \
 python3 python3-websockets socat curl mandoc procps iproute2 \
 systemd xinetd openssh-server openssh-client dnsmasq-base tinyproxy clang libclang-rt-14-dev \
-libbsd0 libevent-2.1-7 libtirpc3 libwrap0"
+libbsd0 libevent-2.1-7 libtirpc3 libwrap0 podman runc catatonit"
+# podman, runc (crun fails on hybrid cgroups) and catatonit (a pod's pause
+# process) run the Pod of contrib/kubernetes in tests/activation-pod.sh.
 # Packages are installed without starting their daemons (sshd, xinetd,
 # tinyproxy are only run by the tests, on private ports and configuration
-# files): Debian's maintainer scripts ask policy-rc.d, and 101 means "not now".
+# files; podman runs a Pod without its API service): Debian's maintainer
+# scripts ask policy-rc.d, and 101 means "not now".
 # A policy-rc.d the administrator already has is left as it is, and no
 # service that was running before is stopped, restarted or reconfigured.
 if ! dpkg -s $pkgs >/dev/null 2>&1; then
 	# the daemons this script brings in itself are not enabled at boot either
 	new_units=
-	for p in openssh-server:ssh xinetd:xinetd tinyproxy:tinyproxy; do
+	for p in openssh-server:ssh xinetd:xinetd tinyproxy:tinyproxy \
+	    podman:podman.socket podman:podman.service podman:podman-restart.service; do
 		dpkg -s "${p%%:*}" >/dev/null 2>&1 || new_units="$new_units ${p#*:}"
 	done
 	own_policy=
