@@ -78,9 +78,10 @@ pm run --rm "$image" --version >"$tmp/out" 2>&1 &&
 	pm run --rm --entrypoint /usr/sbin/execd-proxy "$image" -n >>"$tmp/out" 2>&1
 ok $? "the image runs execd and execd-proxy as uid 10001 on their own libraries" "$tmp/out"
 
-# --- the Deployment's Pod and ConfigMap are the Pod's (but for the hostPort)
+# --- the Deployment's Pod and ConfigMap are the Pod's (but for the hostPort
+# and the lines about it)
 dep="$top_srcdir/contrib/kubernetes/execd-deployment.yaml"
-sed -n '/^spec:$/,$p' "$manifest" | sed -e 1d -e '/hostPort:/d' -e 's/^\(.\)/    \1/' >"$tmp/pod.spec"
+sed -n '/^spec:$/,$p' "$manifest" | sed -e 1d -e '/hostPort\|hostIP/d' -e 's/^\(.\)/    \1/' >"$tmp/pod.spec"
 sed -n '/^    spec:$/,/^---$/p' "$dep" | sed -e 1d -e '$d' >"$tmp/dep.spec"
 sed -n '/^kind: ConfigMap$/,/^---$/p' "$manifest" >"$tmp/pod.cm"
 sed -n '/^kind: ConfigMap$/,/^---$/p' "$dep" >"$tmp/dep.cm"
@@ -269,6 +270,43 @@ ok $? "podman logs execd-execd-proxy: the allow and the deny, as JSON lines" "$t
 pm logs execd-execd >"$tmp/execd.log" 2>&1
 ! grep -q "$token" "$tmp/execd.log" && grep -q 'confined by .*netns' "$tmp/execd.log"
 ok $? "execd's log shows the sandbox and never the token" "$tmp/execd.log"
+
+# --- without user namespaces: podman's seccomp profile less unshare(2), as
+# a stricter runtime default would have it; plain commands run, a managed
+# network is refused with the reference's -32600, and environment/info
+# says nothing about it
+"$PYTHON3" - /usr/share/containers/seccomp.json >"$tmp/nouserns.json" <<'EOF2'
+import json, sys
+prof = json.load(open(sys.argv[1]))
+for rule in prof["syscalls"]:
+    rule["names"] = [n for n in rule["names"] if n != "unshare"]
+print(json.dumps(prof))
+EOF2
+rc=$?
+printf '%s\n' "$token" >"$tmp/token"
+chmod 644 "$tmp/token"
+port2=$(free_port 127.0.0.1)
+[ $rc -eq 0 ] && pm run -d --name execd-nouserns --security-opt seccomp="$tmp/nouserns.json" \
+	--read-only --cap-drop all --security-opt no-new-privileges --network podman \
+	-p "127.0.0.1:$port2:7681" -v "$tmp/token:/etc/execd/token:ro" "$image" \
+	--listen ws://0.0.0.0:7681 --allow-remote --token-file /etc/execd/token \
+	--state-dir /tmp >"$tmp/nouserns.out" 2>&1 && client wait-port 127.0.0.1 "$port2" 30
+ok $? "execd in a container whose seccomp profile refuses unshare(2)" "$tmp/nouserns.out"
+runs="[[\"plain\", {\"argv\": [\"sh\", \"-c\", \"echo \$((6*7))\"]}],
+ [\"managed\", {\"argv\": [\"true\"], \"enforceManagedNetwork\": true}]]"
+timeout -k 5 90 "$PYTHON3" "$tmp/pod_client.py" "ws://127.0.0.1:$port2/" "$token" "$runs" \
+	>"$tmp/session.json" 2>"$tmp/session.err"
+[ "$(field 's["plain"]["stdout"]')" = 42 ]
+ok $? "without user namespaces a plain command still runs" "$tmp/session.json"
+[ "$(field 's["managed"]["start"]["error"]')" = \
+	"{'code': -32600, 'message': 'sandbox intent cannot be enforced on this executor'}" ]
+ok $? "and a managed network is refused: -32600, sandbox intent cannot be enforced" "$tmp/session.json"
+echo "# environment/info then: $(field 'sorted(s["info"]["result"]["capabilities"].items())')"
+pm logs execd-nouserns >"$tmp/nouserns.log" 2>&1
+grep -q 'cannot enforce' "$tmp/nouserns.log"
+ok $? "execd logs the reason" "$tmp/nouserns.log"
+grep -m1 'cannot enforce' "$tmp/nouserns.log" | sed 's/^/# /'
+pm rm -f -t 2 execd-nouserns >/dev/null 2>&1
 
 # --- down, and nothing left
 pm kube down "$tmp/pod.yaml" >"$tmp/down" 2>&1
