@@ -54,7 +54,11 @@ fi
 
 # Everything made in the store goes at the end, even after a failure or the
 # watchdog: the Pod, its volumes, the secret, the images; then the store's
-# own mounts, so that rm -rf "$tmp" can take it.
+# own mounts, so that rm -rf "$tmp" can take it.  podman import keeps a blob
+# cache in /var/lib/containers/cache whatever the store: gone too, if this
+# test made it.
+varlib=/var/lib/containers
+[ -e "$varlib" ] && varlib=
 pod_cleanup() {
 	[ -f "$tmp/pod.yaml" ] && pm kube down "$tmp/pod.yaml" >/dev/null 2>&1
 	pm pod rm -a -f >/dev/null 2>&1
@@ -65,6 +69,9 @@ pod_cleanup() {
 	findmnt -rn -o TARGET | grep "^$tmp/" | sort -r | while read -r m; do
 		umount "$m" 2>/dev/null || umount -l "$m" 2>/dev/null
 	done
+	if [ -n "$varlib" ] && [ "$(ls -A "$varlib" 2>/dev/null)" = cache ]; then
+		rm -rf "$varlib"
+	fi
 }
 on_cleanup=pod_cleanup
 
@@ -320,8 +327,9 @@ on_cleanup=
 	pm secret ls --noheading
 	pm images -q
 	findmnt -rn -o TARGET | grep "^$tmp/"
+	[ -n "$varlib" ] && [ -e "$varlib" ] && echo "$varlib"
 } >"$tmp/left" 2>&1
 [ ! -s "$tmp/left" ]
-ok $? "no container, pod, volume, secret, image or mount left" "$tmp/left"
+ok $? "no container, pod, volume, secret, image, mount or cache left" "$tmp/left"
 
 finish
