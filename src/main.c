@@ -220,6 +220,7 @@ main(int argc, char *argv[])
 	enum mode	 mode = MODE_AUTO;
 	enum log_dest	 dest = LOG_DEST_STDERR;
 	const char	*listen_url = NULL, *token_file = NULL;
+	char		*cut;
 	char		 url[512];
 	int		 ch, allow_remote = 0, dest_given = 0, level = LOG_NOTICE;
 	int		 allow_setuid = 0;
@@ -303,7 +304,13 @@ main(int argc, char *argv[])
 			conf.token = new_token();
 		if ((fd = listen_open(listen_url, allow_remote, url, sizeof(url))) == -1)
 			return 1;
-		/* the one line on stdout: where a client connects */
+		/*
+		 * The one line on stdout: where a client connects.  A token read
+		 * from a file stays out of it (stdout often goes to a log: the
+		 * journal, kubectl logs); a generated one has no other way out.
+		 */
+		if (token_file != NULL && (cut = strrchr(url, '/')) != NULL)
+			cut[1] = '\0';
 		printf("%s\n", url);
 		fflush(stdout);
 		activate_ready();

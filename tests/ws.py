@@ -197,6 +197,7 @@ with open(tokfile, "w") as f:
     f.write("s3cr3t-token\n")
 L2 = Listener(["--token-file", tokfile])
 os.unlink(tokfile)
+t.eq(L2.printed_token, "", "--token-file: the printed URL names no token")
 t.eq(L2.token, "s3cr3t-token", "--token-file sets the token")
 L2.stop()
 
