@@ -40,12 +40,31 @@ enum proxy_mode {
 	MODE_LIMITED,		/* GET/HEAD/OPTIONS over plain HTTP only */
 };
 
+/* What host_parse() made of a host. */
+#define HOST_NAME	0
+#define HOST_ADDR	1
+
+/* An address or a network of the policy: "192.0.2.0/24", "2001:db8::1". */
+struct addr_net {
+	int		family;		/* AF_INET, AF_INET6 */
+	uint8_t		a[16];		/* network byte order */
+	unsigned	bits;
+};
+
+/* One allow or deny entry: a name or glob (text), or an address network. */
+struct pattern {
+	char		*text;		/* normalised; canonical for an address */
+	int		 is_net;
+	struct addr_net	 net;
+};
+
 /* One policy: the global one from the file, or a process's narrower one. */
 struct policy {
-	char		**allow;	/* normalised patterns */
+	struct pattern	 *allow;
 	size_t		  nallow;
 	int		  has_allowlist;	/* 0: no allowlist, nothing to match */
-	char		**deny;
+	int		  deny_nets;	/* deny has address entries: resolve to check */
+	struct pattern	 *deny;
 	size_t		  ndeny;
 	struct portrange *ports;	/* NULL: every port */
 	size_t		  nports;
@@ -216,9 +235,12 @@ struct conn {
 
 	/* the request */
 	char			 method[16];
-	char			 host[PROXY_HOST_MAX + 1];
+	char			 host[PROXY_HOST_MAX + 1];	/* canonical */
 	uint16_t		 port;
-	int			 is_literal;
+	int			 is_literal;	/* host is the address lit */
+	struct sockaddr_storage	 lit;
+	char			 rawhost[256];	/* a host refused as invalid, for audit */
+	size_t			 rawhostlen;
 	int			 socks_step;
 	struct buf		 uhead;		/* rewritten request head */
 	int			 want_upgrade;

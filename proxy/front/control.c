@@ -215,7 +215,8 @@ op_unregister(struct ctl_client *cl, json_t *req, json_t *id)
 
 	if (rid == NULL)
 		return send_error(cl, id, "credential must be a string");
-	if ((r = reg_find(rid)) == NULL)
+	/* only a credential this control connection registered, or restored */
+	if ((r = reg_find(rid)) == NULL || r->owner != cl)
 		return send_error(cl, id, "unknown credential");
 	TAILQ_REMOVE(&r->owner->regs, r, owner_entry);
 	drop_reg(r);

@@ -78,6 +78,19 @@ reply_denied(struct conn *c)
 	free(json);
 }
 
+/* 400, recorded: a host that is no host is "invalid_host", anything else "bad_request". */
+static void
+bad_request(struct conn *c, const char *body)
+{
+	struct verdict	v = { 0, "bad_request", "request" };
+
+	if (c->rawhostlen > 0)
+		v.reason = "invalid_host";
+	c->result = "bad_request";
+	audit_decision(c, &v);
+	http_fail_reply(c, 400, "Bad Request", body);
+}
+
 static void
 reply_auth_required(struct conn *c, const char *why)
 {
@@ -134,14 +147,17 @@ set_method(struct conn *c, const struct reqline *rl)
 static int
 start_connect_request(struct conn *c, const struct reqline *rl)
 {
-	int	had_port;
+	int	had_port, kind;
 
 	c->proto = PROTO_HTTP_CONNECT;
-	if (parse_authority(rl->target, rl->tlen, c->host, sizeof(c->host), &c->port, 0,
-	    &had_port) == -1) {
+	kind = parse_authority(rl->target, rl->tlen, c->host, sizeof(c->host), &c->lit,
+	    &c->port, 0, &had_port);
+	if (kind == -1) {
 		c->host[0] = '\0';
+		conn_raw_host(c, rl->target, rl->tlen);
 		return -1;
 	}
+	c->is_literal = kind == HOST_ADDR;
 	return 0;
 }
 
@@ -166,7 +182,7 @@ http_input(struct conn *c)
 	p = (const char *)buf_head(&c->in);
 	end = p + hl;
 	if (head_request_line(&p, end, &rl) == -1) {
-		http_fail_reply(c, 400, "Bad Request", "malformed request\n");
+		bad_request(c, "malformed request\n");
 		return;
 	}
 	set_method(c, &rl);
@@ -176,7 +192,7 @@ http_input(struct conn *c)
 			r = basic_auth(h.val, h.vlen);
 		}
 	if (rv == -1) {
-		http_fail_reply(c, 400, "Bad Request", "malformed header\n");
+		bad_request(c, "malformed header\n");
 		return;
 	}
 	if (strcmp(c->method, "CONNECT") == 0)
@@ -200,7 +216,7 @@ http_input(struct conn *c)
 		return;
 	}
 	if (rv == -1) {
-		http_fail_reply(c, 400, "Bad Request", strcmp(c->method, "CONNECT") == 0 ?
+		bad_request(c, strcmp(c->method, "CONNECT") == 0 ?
 		    "invalid CONNECT target\n" : err);
 		return;
 	}

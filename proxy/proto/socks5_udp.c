@@ -158,13 +158,12 @@ resolved(void *arg, int status, const struct sockaddr_storage *addrs, size_t n)
 }
 
 static struct udp_dest *
-dest_get(struct udp_assoc *a, const char *host, uint16_t port)
+dest_get(struct udp_assoc *a, const char *host, const struct sockaddr_storage *lit,
+    uint16_t port)
 {
 	struct conn		*c = a->c;
 	struct udp_dest		*d;
-	struct sockaddr_storage	 lit;
 	struct verdict		 v;
-	int			 literal;
 
 	LIST_FOREACH(d, &a->dests, entry)
 		if (d->port == port && strcmp(d->host, host) == 0)
@@ -177,15 +176,14 @@ dest_get(struct udp_assoc *a, const char *host, uint16_t port)
 	d->state = DS_RESOLVING;
 	LIST_INSERT_HEAD(&a->dests, d, entry);
 	a->ndests++;
-	literal = host_literal(host, &lit);
-	policy_check_host(&c->conf->policy, "baseline_policy", host, literal, &lit, port,
+	policy_check_host(&c->conf->policy, "baseline_policy", host, lit, port,
 	    "UDP", PROTO_SOCKS5_UDP, &v);
 	if (v.allow && c->reg->policy != NULL)
-		policy_check_host(c->reg->policy, "process_policy", host, literal, &lit, port,
+		policy_check_host(c->reg->policy, "process_policy", host, lit, port,
 		    "UDP", PROTO_SOCKS5_UDP, &v);
-	if (!v.allow || literal) {
-		if (literal)
-			d->addr = lit;
+	if (!v.allow || lit != NULL) {
+		if (lit != NULL)
+			d->addr = *lit;
 		if (d->addr.ss_family == AF_INET)
 			((struct sockaddr_in *)&d->addr)->sin_port = htons(port);
 		else if (d->addr.ss_family == AF_INET6)
@@ -202,27 +200,28 @@ dest_get(struct udp_assoc *a, const char *host, uint16_t port)
 	return d;
 }
 
-/* RSV RSV FRAG ATYP DST.ADDR DST.PORT DATA; -1 for anything malformed or fragmented. */
+/*
+ * RSV RSV FRAG ATYP DST.ADDR DST.PORT DATA, read as a SOCKS5 request is:
+ * HOST_NAME or HOST_ADDR (*lit filled), -1 for anything malformed,
+ * fragmented or an invalid name.
+ */
 static int
-parse_header(const uint8_t *p, size_t n, char *host, uint16_t *port, size_t *hl)
+parse_header(const uint8_t *p, size_t n, char *host, struct sockaddr_storage *lit,
+    uint16_t *port, size_t *hl)
 {
 	size_t	alen;
-	char	name[256];
+	int	kind = HOST_ADDR;
 
 	if (n < 4 || p[0] != 0 || p[1] != 0 || p[2] != 0)
 		return -1;
 	switch (p[3]) {
 	case 1:
-		alen = 4;
-		if (n < 4 + alen + 2)
-			return -1;
-		inet_ntop(AF_INET, p + 4, host, PROXY_HOST_MAX + 1);
-		break;
 	case 4:
-		alen = 16;
+		alen = p[3] == 1 ? 4 : 16;
 		if (n < 4 + alen + 2)
 			return -1;
-		inet_ntop(AF_INET6, p + 4, host, PROXY_HOST_MAX + 1);
+		addr_from_bytes(alen == 4 ? AF_INET : AF_INET6, p + 4, lit, host,
+		    PROXY_HOST_MAX + 1);
 		break;
 	case 3:
 		if (n < 5 || p[4] == 0)
@@ -230,10 +229,8 @@ parse_header(const uint8_t *p, size_t n, char *host, uint16_t *port, size_t *hl)
 		alen = 1 + (size_t)p[4];
 		if (n < 4 + alen + 2)
 			return -1;
-		memcpy(name, p + 5, alen - 1);
-		name[alen - 1] = '\0';
-		if (memchr(name, '\0', alen - 1) != NULL ||
-		    host_normalize(name, alen - 1, host, PROXY_HOST_MAX + 1) == -1)
+		kind = host_parse((const char *)p + 5, alen - 1, host, PROXY_HOST_MAX + 1, lit);
+		if (kind == -1)
 			return -1;
 		break;
 	default:
@@ -241,7 +238,7 @@ parse_header(const uint8_t *p, size_t n, char *host, uint16_t *port, size_t *hl)
 	}
 	*port = (uint16_t)(p[4 + alen] << 8 | p[5 + alen]);
 	*hl = 4 + alen + 2;
-	return *port == 0 ? -1 : 0;
+	return *port == 0 ? -1 : kind;
 }
 
 static void
@@ -251,10 +248,12 @@ from_client(struct ev_io *io, uint32_t events, void *arg)
 	struct sockaddr_storage	 src;
 	socklen_t		 slen = sizeof(src);
 	char			 host[PROXY_HOST_MAX + 1];
+	struct sockaddr_storage	 lit;
 	uint16_t		 port;
 	struct udp_dest		*d;
 	ssize_t			 n;
 	size_t			 hl;
+	int			 kind;
 
 	n = recvfrom(a->cfd, dgram, sizeof(dgram), MSG_DONTWAIT, (struct sockaddr *)&src, &slen);
 	if (n <= 0)
@@ -267,9 +266,9 @@ from_client(struct ev_io *io, uint32_t events, void *arg)
 		a->have_client = 1;
 	} else if (!same_host(&src, &a->client) || port_of(&src) != port_of(&a->client))
 		return;
-	if (parse_header(dgram, (size_t)n, host, &port, &hl) == -1)
+	if ((kind = parse_header(dgram, (size_t)n, host, &lit, &port, &hl)) == -1)
 		return;
-	if ((d = dest_get(a, host, port)) == NULL)
+	if ((d = dest_get(a, host, kind == HOST_ADDR ? &lit : NULL, port)) == NULL)
 		return;
 	if (d->state == DS_ALLOWED)
 		send_out(d, dgram + hl, (size_t)n - hl);

@@ -348,6 +348,16 @@ conn_reply_close(struct conn *c, const void *msg, size_t len)
 	client_io(&c->cio, EPOLLOUT, c);
 }
 
+/* Keep a host that was refused as invalid, for the audit record only. */
+void
+conn_raw_host(struct conn *c, const void *p, size_t n)
+{
+	if (n == 0)
+		n = 1, p = "?";
+	c->rawhostlen = n < sizeof(c->rawhost) ? n : sizeof(c->rawhost);
+	memcpy(c->rawhost, p, c->rawhostlen);
+}
+
 int
 conn_attach_reg(struct conn *c, struct reg *r)
 {

@@ -17,6 +17,7 @@ struct conn *conn_new(const struct proto_handler *, struct proxy_conf *, int fd,
 	    const struct sockaddr_storage *peer);
 void	 conn_close(struct conn *, const char *why);
 int	 conn_attach_reg(struct conn *, struct reg *);
+void	 conn_raw_host(struct conn *, const void *, size_t);
 void	 conn_want(struct conn *);
 void	 conn_reply_close(struct conn *, const void *msg, size_t len);
 int	 conn_flush(struct conn *);
