@@ -98,6 +98,11 @@ enum audit_dest {
 	AUDIT_SYSLOG,
 };
 
+enum audit_overflow {
+	AUDIT_BLOCK,		/* stop taking new work until the sink catches up */
+	AUDIT_DROP,		/* count and report what does not fit */
+};
+
 struct upstream {
 	char		 host[PROXY_HOST_MAX + 1];
 	uint16_t	 port;
@@ -126,6 +131,7 @@ struct proxy_conf {
 	int			 splice;	/* 0: relays copy with read/write */
 	enum audit_dest		 audit;
 	char			*audit_path;
+	enum audit_overflow	 audit_overflow;
 };
 
 /* ------------------------------------------------------------ registrations */

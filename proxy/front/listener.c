@@ -53,6 +53,12 @@ accept_ready(struct ev_io *io, uint32_t events, void *arg)
 	int			 fd, i;
 
 	for (i = 0; i < ACCEPT_BATCH; i++) {
+		if (audit_blocked()) {
+			/* nothing new until the audit sink has caught up */
+			ev_io_del(&l->io);
+			ev_timer_start(&l->retry, ACCEPT_PAUSE_MS);
+			return;
+		}
 		len = sizeof(peer);
 		fd = accept4(l->fd, (struct sockaddr *)&peer, &len,
 		    SOCK_NONBLOCK | SOCK_CLOEXEC);

@@ -366,6 +366,15 @@ parse_line(struct parse *p, char *line)
 		p->conf->upstream = NULL;
 		return parse_upstream(p, w[1]);
 	}
+	if (strcmp(w[0], "audit-overflow") == 0) {
+		if (strcmp(w[1], "block") == 0)
+			p->conf->audit_overflow = AUDIT_BLOCK;
+		else if (strcmp(w[1], "drop") == 0)
+			p->conf->audit_overflow = AUDIT_DROP;
+		else
+			return perr(p, "audit-overflow takes block or drop");
+		return 0;
+	}
 	if (strcmp(w[0], "splice") == 0) {
 		if (parse_bool(w[1], &p->conf->splice) == -1)
 			return perr(p, "splice takes yes or no");

@@ -180,7 +180,8 @@ conn_want(struct conn *c)
 
 	switch (c->state) {
 	case CS_GREETING:
-		cev = EPOLLIN | (buf_avail(&c->out) ? EPOLLOUT : 0);
+		/* the audit sink is behind: no new request is read until it catches up */
+		cev = (audit_blocked() ? 0 : EPOLLIN) | (buf_avail(&c->out) ? EPOLLOUT : 0);
 		break;
 	case CS_DIALING:
 		uev = c->uwant;
@@ -435,6 +436,22 @@ conn_close_all(void)
 	reap(NULL, NULL);
 	if (reaper_ready)
 		ev_timer_stop(&reaper);
+}
+
+/* The audit sink caught up: read the requests that waited. */
+void
+conn_resume_all(void)
+{
+	struct conn	*c, *next;
+
+	for (c = TAILQ_FIRST(&live); c != NULL; c = next) {
+		next = TAILQ_NEXT(c, entry);
+		if (c->state == CS_GREETING) {
+			conn_want(c);
+			if (buf_avail(&c->in) > 0 && c->state == CS_GREETING)
+				c->pp->input(c);
+		}
+	}
 }
 
 unsigned
