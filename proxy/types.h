@@ -40,6 +40,10 @@ enum proxy_mode {
 	MODE_LIMITED,		/* GET/HEAD/OPTIONS over plain HTTP only */
 };
 
+/* What a request carries besides its method (limited mode allows neither). */
+#define REQ_BODY	0x01
+#define REQ_UPGRADE	0x02
+
 /* What host_parse() made of a host. */
 #define HOST_NAME	0
 #define HOST_ADDR	1
@@ -164,6 +168,8 @@ struct half {
 	int		 eof;		/* src said EOF */
 	int		 shut;		/* dst got shutdown(SHUT_WR) */
 	uint64_t	 bytes;
+	int		 bounded;	/* src may send only left more bytes ... */
+	uint64_t	 left;		/* ... and is not read after them */
 	/* while set, bytes from src collect in acc and this decides */
 	int		(*filter)(struct conn *, struct buf *acc, struct buf *out);
 	struct buf	 acc;
@@ -250,6 +256,7 @@ struct conn {
 	int			 socks_step;
 	struct buf		 uhead;		/* rewritten request head */
 	int			 want_upgrade;
+	int			 req_shape;	/* REQ_BODY, REQ_UPGRADE */
 
 	/* dialing */
 	int			 dial_phase;

@@ -124,10 +124,16 @@ method_is_safe(const char *m)
 	return strcmp(m, "GET") == 0 || strcmp(m, "HEAD") == 0 || strcmp(m, "OPTIONS") == 0;
 }
 
+int
+policy_limited(const struct policy *pol)
+{
+	return pol->mode == MODE_LIMITED;
+}
+
 void
 policy_check_host(const struct policy *pol, const char *source, const char *host,
     const struct sockaddr_storage *lit, uint16_t port,
-    const char *method, enum proxy_proto proto, struct verdict *v)
+    const char *method, int shape, enum proxy_proto proto, struct verdict *v)
 {
 	if (!pol->enabled)
 		DENY(v, 0, "proxy_disabled", "proxy_state");
@@ -143,7 +149,8 @@ policy_check_host(const struct policy *pol, const char *source, const char *host
 		DENY(v, 0, "port_not_allowed", source);
 	switch (proto) {
 	case PROTO_HTTP:
-		if (pol->mode == MODE_LIMITED && !method_is_safe(method))
+		/* read-only: a safe method, and nothing sent or switched with it */
+		if (pol->mode == MODE_LIMITED && (!method_is_safe(method) || shape != 0))
 			DENY(v, 0, "method_not_allowed", "mode_guard");
 		break;
 	case PROTO_HTTP_CONNECT:

@@ -44,7 +44,8 @@ int	 addr_is_public(const struct sockaddr *sa);
 int	 pattern_matches(const char *pat, const char *host);
 void	 policy_check_host(const struct policy *, const char *source, const char *host,
 	    const struct sockaddr_storage *lit, uint16_t port,
-	    const char *method, enum proxy_proto proto, struct verdict *v);
+	    const char *method, int shape, enum proxy_proto proto, struct verdict *v);
+int	 policy_limited(const struct policy *);
 int	 policy_wants_local_check(const struct policy *, const char *host,
 	    const struct sockaddr_storage *lit);
 int	 policy_wants_addr_check(const struct policy *, const char *host,

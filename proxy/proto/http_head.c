@@ -119,6 +119,52 @@ head_next(const char **p, const char *end, struct hdr *h)
 	return 1;
 }
 
+/*
+ * One field of a request head into *f; -1 for what the reference answers
+ * with 400: CR, NUL or another control byte inside a value, a
+ * Content-Length that is not a plain number, a Transfer-Encoding other
+ * than "chunked".
+ */
+int
+head_note(struct head_facts *f, const struct hdr *h)
+{
+	size_t		i;
+	uint64_t	v = 0;
+
+	for (i = 0; i < h->vlen; i++)
+		if (((unsigned char)h->val[i] < ' ' && h->val[i] != '\t') || h->val[i] == 0x7f)
+			return -1;
+	if (hdr_is(h, "Host"))
+		f->hosts++;
+	else if (hdr_is(h, "Upgrade"))
+		f->upgrades++;
+	else if (hdr_is(h, "Transfer-Encoding")) {
+		f->encodings++;
+		if (h->vlen != 7 || strncasecmp(h->val, "chunked", 7) != 0)
+			return -1;
+		f->chunked = 1;
+	} else if (hdr_is(h, "Content-Length")) {
+		f->lengths++;
+		if (h->vlen == 0 || h->vlen > 15)
+			return -1;
+		for (i = 0; i < h->vlen; i++) {
+			if (!isdigit((unsigned char)h->val[i]))
+				return -1;
+			v = v * 10 + (uint64_t)(h->val[i] - '0');
+		}
+		f->length = v;
+	}
+	return 0;
+}
+
+/* One Host, one Content-Length, one Transfer-Encoding, never the last two together. */
+int
+head_facts_ok(const struct head_facts *f)
+{
+	return f->hosts <= 1 && f->lengths <= 1 && f->encodings <= 1 &&
+	    !(f->lengths && f->encodings);
+}
+
 int
 hdr_is(const struct hdr *h, const char *name)
 {

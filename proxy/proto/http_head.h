@@ -17,7 +17,16 @@ struct hdr {
 	size_t		 linelen, nlen, vlen;
 };
 
+/* What the fields of a request head say about its framing (head_note()). */
+struct head_facts {
+	unsigned	 hosts, lengths, encodings, upgrades;
+	uint64_t	 length;	/* Content-Length */
+	int		 chunked;	/* Transfer-Encoding: chunked */
+};
+
 size_t	head_end(const struct buf *);
+int	head_note(struct head_facts *, const struct hdr *);
+int	head_facts_ok(const struct head_facts *);
 int	head_request_line(const char **p, const char *end, struct reqline *);
 int	head_next(const char **p, const char *end, struct hdr *);
 int	hdr_is(const struct hdr *, const char *name);

@@ -177,10 +177,10 @@ dest_get(struct udp_assoc *a, const char *host, const struct sockaddr_storage *l
 	LIST_INSERT_HEAD(&a->dests, d, entry);
 	a->ndests++;
 	policy_check_host(&c->conf->policy, "baseline_policy", host, lit, port,
-	    "UDP", PROTO_SOCKS5_UDP, &v);
+	    "UDP", 0, PROTO_SOCKS5_UDP, &v);
 	if (v.allow && c->reg->policy != NULL)
 		policy_check_host(c->reg->policy, "process_policy", host, lit, port,
-		    "UDP", PROTO_SOCKS5_UDP, &v);
+		    "UDP", 0, PROTO_SOCKS5_UDP, &v);
 	if (!v.allow || lit != NULL) {
 		if (lit != NULL)
 			d->addr = *lit;

@@ -174,10 +174,10 @@ host_checks(struct conn *c)
 	struct verdict			 v;
 
 	policy_check_host(&c->conf->policy, "baseline_policy", c->host, lit, c->port,
-	    c->method, c->proto, &v);
+	    c->method, c->req_shape, c->proto, &v);
 	if (v.allow && c->reg != NULL && c->reg->policy != NULL)
 		policy_check_host(c->reg->policy, "process_policy", c->host, lit, c->port,
-		    c->method, c->proto, &v);
+		    c->method, c->req_shape, c->proto, &v);
 	if (!v.allow) {
 		deny(c, &v);
 		return -1;
