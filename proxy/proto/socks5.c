@@ -275,16 +275,19 @@ udp_permitted(const struct policy *pol, const char *source, struct verdict *v)
 static void
 udp_associate(struct conn *c)
 {
-	struct sockaddr_storage	 bnd;
+	struct sockaddr_storage	 bnd, from = c->lit;
 	struct verdict		 v;
 	uint8_t			 r[22] = { SOCKS_VER, REP_OK, 0 };
 	size_t			 n;
+	uint16_t		 from_port = c->port;
+	int			 from_addr = c->is_literal;
 
 	c->proto = PROTO_SOCKS5_UDP;
 	snprintf(c->method, sizeof(c->method), "UDP_ASSOCIATE");
 	/* DST is where the client will send from, not a destination: keep it out */
 	c->host[0] = '\0';
 	c->port = 0;
+	c->is_literal = 0;
 	if (udp_permitted(&c->conf->policy, "baseline_policy", &v) &&
 	    c->reg->policy != NULL)
 		udp_permitted(c->reg->policy, "process_policy", &v);
@@ -293,7 +296,7 @@ udp_associate(struct conn *c)
 		reply_close(c, REP_NOT_ALLOWED);
 		return;
 	}
-	if (udp_assoc_open(c, &bnd) == -1) {
+	if (udp_assoc_open(c, &bnd, from_addr ? &from : NULL, from_port) == -1) {
 		log_warn("%s: UDP association", c->client);
 		reply_close(c, REP_FAILURE);
 		return;

@@ -46,8 +46,8 @@ struct udp_assoc {
 	struct conn		*c;
 	int			 cfd, ofd4, ofd6;
 	struct ev_io		 cio, oio4, oio6;
-	struct sockaddr_storage	 client;
-	int			 have_client;
+	struct sockaddr_storage	 client;	/* the one source served */
+	int			 have_client;	/* its port is known */
 	LIST_HEAD(, udp_dest)	 dests;
 	unsigned		 ndests;
 };
@@ -258,13 +258,17 @@ from_client(struct ev_io *io, uint32_t events, void *arg)
 	n = recvfrom(a->cfd, dgram, sizeof(dgram), MSG_DONTWAIT, (struct sockaddr *)&src, &slen);
 	if (n <= 0)
 		return;
-	/* only the TCP client's host may use the association, and one port of it */
+	/*
+	 * One source only: the address and port the client gave at ASSOCIATE,
+	 * the TCP client's own address where it gave none, and the port of
+	 * the first datagram from there where it gave no port.
+	 */
+	if (!same_host(&src, &a->client))
+		return;
 	if (!a->have_client) {
-		if (!same_host(&src, &a->client))
-			return;
 		a->client = src;
 		a->have_client = 1;
-	} else if (!same_host(&src, &a->client) || port_of(&src) != port_of(&a->client))
+	} else if (port_of(&src) != port_of(&a->client))
 		return;
 	if ((kind = parse_header(dgram, (size_t)n, host, &lit, &port, &hl)) == -1)
 		return;
@@ -330,9 +334,35 @@ udp_socket(int family, const struct sockaddr_storage *bind_to, struct ev_io *io,
 	return fd;
 }
 
-/* Set up the relay; fills bnd with the client-facing address.  -1 on failure. */
+static int
+unspecified(const struct sockaddr_storage *ss)
+{
+	static const uint8_t	zero[16];
+
+	if (ss->ss_family == AF_INET)
+		return ((const struct sockaddr_in *)ss)->sin_addr.s_addr == 0;
+	if (ss->ss_family == AF_INET6)
+		return memcmp(&((const struct sockaddr_in6 *)ss)->sin6_addr, zero, 16) == 0;
+	return 1;
+}
+
+static void
+set_port(struct sockaddr_storage *ss, uint16_t port)
+{
+	if (ss->ss_family == AF_INET)
+		((struct sockaddr_in *)ss)->sin_port = htons(port);
+	else
+		((struct sockaddr_in6 *)ss)->sin6_port = htons(port);
+}
+
+/*
+ * Set up the relay; fills bnd with the client-facing address.  from: the
+ * address the client said it will send from (NULL or unspecified: the TCP
+ * client's), from_port its port (0: the first datagram's).  -1 on failure.
+ */
 int
-udp_assoc_open(struct conn *c, struct sockaddr_storage *bnd)
+udp_assoc_open(struct conn *c, struct sockaddr_storage *bnd,
+    const struct sockaddr_storage *from, uint16_t from_port)
 {
 	struct udp_assoc	*a;
 	socklen_t		 len = sizeof(*bnd);
@@ -348,10 +378,11 @@ udp_assoc_open(struct conn *c, struct sockaddr_storage *bnd)
 	    getpeername(c->cfd, (struct sockaddr *)&a->client, &(socklen_t){ sizeof(a->client) })
 	    == -1)
 		return -1;
-	if (bnd->ss_family == AF_INET)
-		((struct sockaddr_in *)bnd)->sin_port = 0;
-	else
-		((struct sockaddr_in6 *)bnd)->sin6_port = 0;
+	if (from != NULL && !unspecified(from))
+		a->client = *from;
+	set_port(&a->client, from_port);
+	a->have_client = from_port != 0;
+	set_port(bnd, 0);
 	if ((a->cfd = udp_socket(bnd->ss_family, bnd, &a->cio, from_client, a)) == -1)
 		return -1;
 	len = sizeof(*bnd);
