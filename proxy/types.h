@@ -128,6 +128,7 @@ struct proxy_conf {
 	unsigned		 max_conns;
 	unsigned		 max_conns_client;
 	unsigned		 max_pending;	/* connections not yet authenticated */
+	unsigned		 max_pending_source;	/* ... per source address */
 	unsigned		 idle_ms;
 	unsigned		 connect_ms;
 	unsigned		 header_ms;
@@ -227,9 +228,13 @@ struct proto_handler {
 	void		(*release)(struct conn *);	/* its memory goes, at reap; may be NULL */
 };
 
+struct src_count;
+
 struct conn {
 	TAILQ_ENTRY(conn)	 entry;
 	TAILQ_ENTRY(conn)	 reg_entry;
+	TAILQ_ENTRY(conn)	 pend_entry;	/* oldest first, while counted_pending */
+	struct src_count	*src;		/* its source's count, while pending */
 	const struct proto_handler *pp;
 	const struct conn_stage	*stage;		/* NULL while greeting */
 	enum conn_state		 state;

@@ -1,7 +1,8 @@
 /*
  * The loopback listeners (HTTP proxy and SOCKS5).  Accepting stops for a
- * moment when descriptors run out instead of spinning, and connections
- * over the global limits are closed at once.
+ * moment when descriptors run out instead of spinning; a new connection
+ * over the bounds on unauthenticated ones displaces the oldest of them
+ * (conn_admit()), and one over max-connections is closed at once.
  */
 #include "config.h"
 
@@ -73,8 +74,7 @@ accept_ready(struct ev_io *io, uint32_t events, void *arg)
 			}
 			return;
 		}
-		if (conn_count() >= l->env->conf->max_conns ||
-		    conn_pending() >= l->env->conf->max_pending) {
+		if (conn_admit(l->env->conf, &peer) == -1) {
 			over_limit(l, fd);
 			continue;
 		}
