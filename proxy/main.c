@@ -100,7 +100,7 @@ reload(int signo, void *arg)
 			log_warnx("reload: resolver setup failed; lookups fail until fixed");
 	}
 	/* reopened every time: this is also how a rotated audit file is picked up */
-	audit_open(nc->audit, nc->audit_path);
+	audit_open(nc->audit, nc->audit_path, nc->audit_overflow);
 	nc->generation = ++env.generation;
 	env.conf = nc;
 	conf_unref(oc);
@@ -125,7 +125,8 @@ start(const char *control_override)
 	}
 	if (ev_init() == -1 || resolve_init(env.conf->dns_servers, env.conf->dns_ms) == -1)
 		return -1;
-	audit_open(env.conf->audit, env.conf->audit_path);
+	audit_set_resume(conn_resume_all);
+	audit_open(env.conf->audit, env.conf->audit_path, env.conf->audit_overflow);
 	if (env.conf->has_http &&
 	    listener_open(&http_listener, &http_proto, &env.conf->http_addr, &env) == -1)
 		return -1;

@@ -40,12 +40,35 @@ enum proxy_mode {
 	MODE_LIMITED,		/* GET/HEAD/OPTIONS over plain HTTP only */
 };
 
+/* What a request carries besides its method (limited mode allows neither). */
+#define REQ_BODY	0x01
+#define REQ_UPGRADE	0x02
+
+/* What host_parse() made of a host. */
+#define HOST_NAME	0
+#define HOST_ADDR	1
+
+/* An address or a network of the policy: "192.0.2.0/24", "2001:db8::1". */
+struct addr_net {
+	int		family;		/* AF_INET, AF_INET6 */
+	uint8_t		a[16];		/* network byte order */
+	unsigned	bits;
+};
+
+/* One allow or deny entry: a name or glob (text), or an address network. */
+struct pattern {
+	char		*text;		/* normalised; canonical for an address */
+	int		 is_net;
+	struct addr_net	 net;
+};
+
 /* One policy: the global one from the file, or a process's narrower one. */
 struct policy {
-	char		**allow;	/* normalised patterns */
+	struct pattern	 *allow;
 	size_t		  nallow;
 	int		  has_allowlist;	/* 0: no allowlist, nothing to match */
-	char		**deny;
+	int		  deny_nets;	/* deny has address entries: resolve to check */
+	struct pattern	 *deny;
 	size_t		  ndeny;
 	struct portrange *ports;	/* NULL: every port */
 	size_t		  nports;
@@ -79,6 +102,11 @@ enum audit_dest {
 	AUDIT_SYSLOG,
 };
 
+enum audit_overflow {
+	AUDIT_BLOCK,		/* stop taking new work until the sink catches up */
+	AUDIT_DROP,		/* count and report what does not fit */
+};
+
 struct upstream {
 	char		 host[PROXY_HOST_MAX + 1];
 	uint16_t	 port;
@@ -100,6 +128,7 @@ struct proxy_conf {
 	unsigned		 max_conns;
 	unsigned		 max_conns_client;
 	unsigned		 max_pending;	/* connections not yet authenticated */
+	unsigned		 max_pending_source;	/* ... per source address */
 	unsigned		 idle_ms;
 	unsigned		 connect_ms;
 	unsigned		 header_ms;
@@ -107,6 +136,7 @@ struct proxy_conf {
 	int			 splice;	/* 0: relays copy with read/write */
 	enum audit_dest		 audit;
 	char			*audit_path;
+	enum audit_overflow	 audit_overflow;
 };
 
 /* ------------------------------------------------------------ registrations */
@@ -139,6 +169,8 @@ struct half {
 	int		 eof;		/* src said EOF */
 	int		 shut;		/* dst got shutdown(SHUT_WR) */
 	uint64_t	 bytes;
+	int		 bounded;	/* src may send only left more bytes ... */
+	uint64_t	 left;		/* ... and is not read after them */
 	/* while set, bytes from src collect in acc and this decides */
 	int		(*filter)(struct conn *, struct buf *acc, struct buf *out);
 	struct buf	 acc;
@@ -196,9 +228,13 @@ struct proto_handler {
 	void		(*release)(struct conn *);	/* its memory goes, at reap; may be NULL */
 };
 
+struct src_count;
+
 struct conn {
 	TAILQ_ENTRY(conn)	 entry;
 	TAILQ_ENTRY(conn)	 reg_entry;
+	TAILQ_ENTRY(conn)	 pend_entry;	/* oldest first, while counted_pending */
+	struct src_count	*src;		/* its source's count, while pending */
 	const struct proto_handler *pp;
 	const struct conn_stage	*stage;		/* NULL while greeting */
 	enum conn_state		 state;
@@ -216,12 +252,16 @@ struct conn {
 
 	/* the request */
 	char			 method[16];
-	char			 host[PROXY_HOST_MAX + 1];
+	char			 host[PROXY_HOST_MAX + 1];	/* canonical */
 	uint16_t		 port;
-	int			 is_literal;
+	int			 is_literal;	/* host is the address lit */
+	struct sockaddr_storage	 lit;
+	char			 rawhost[256];	/* a host refused as invalid, for audit */
+	size_t			 rawhostlen;
 	int			 socks_step;
 	struct buf		 uhead;		/* rewritten request head */
 	int			 want_upgrade;
+	int			 req_shape;	/* REQ_BODY, REQ_UPGRADE */
 
 	/* dialing */
 	int			 dial_phase;

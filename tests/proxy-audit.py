@@ -1,6 +1,8 @@
 #!/usr/bin/python3
-"""execd-proxy audit sinks: a full disk (/dev/full) and a closed stderr never
-stop the proxy; lost events are counted, logged and reported by status."""
+"""execd-proxy audit sinks: with "audit-overflow drop" a full disk (/dev/full)
+and a closed stderr never stop the proxy; lost events are counted, logged and
+reported by status.  With "block" (the default) a failing sink keeps its
+records queued and loses none."""
 
 import os
 import signal
@@ -15,7 +17,8 @@ origin = Origin()
 url = "http://127.0.0.1:%d/" % origin.port
 
 # a full disk
-P = Proxy("listen http 127.0.0.1:0\nallow 127.0.0.1\n", audit="file /dev/full")
+P = Proxy("listen http 127.0.0.1:0\nallow 127.0.0.1\naudit-overflow drop\n",
+          audit="file /dev/full")
 c = P.register()
 codes = [curl("-x", c.http_url, url).code for _ in range(3)]
 t.eq(codes, [200, 200, 200], "requests keep working with a full audit disk")
@@ -36,7 +39,8 @@ d = tmpdir()
 ctl = os.path.join(d, "c.sock")
 conf = os.path.join(d, "p.conf")
 with open(conf, "w") as f:
-    f.write("listen http 127.0.0.1:0\nallow 127.0.0.1\naudit stderr\ncontrol %s\n" % ctl)
+    f.write("listen http 127.0.0.1:0\nallow 127.0.0.1\naudit stderr\ncontrol %s\n"
+            "audit-overflow drop\n" % ctl)
 proc = subprocess.Popen([PROXY_BIN, "-f", conf], stdout=subprocess.DEVNULL,
                         stderr=subprocess.PIPE, env=clean_env())
 try:
@@ -85,18 +89,34 @@ finally:
     proc.send_signal(signal.SIGTERM)
     proc.wait(timeout=5)
 
-# syslog sink without a syslog daemon: counted, never fatal
+# a full disk under "block": kept, not lost, below the bound requests go on
+P = Proxy("listen http 127.0.0.1:0\nallow 127.0.0.1\n", audit="file /dev/full")
+c = P.register()
+codes = [curl("-x", c.http_url, url).code for _ in range(3)]
+t.eq(codes, [200, 200, 200], "block: requests work with a full disk below the bound")
+end = time.time() + 5
+while True:
+    st = P.call("status")
+    if st["audit"]["queued"] >= 6 or time.time() > end:
+        break
+    time.sleep(0.05)
+t.ok(st["audit"]["lost"] == 0 and st["audit"]["queued"] >= 6,
+     "block: the records wait in the queue, none lost", st)
+t.eq(P.stop(), 0, "proxy exits 0")
+
+# syslog sink without a syslog daemon: counted or kept, never fatal
 P = Proxy("listen http 127.0.0.1:0\nallow 127.0.0.1\n", audit="syslog")
 c = P.register()
 t.eq(curl("-x", c.http_url, url).code, 200, "syslog sink: requests work")
 # the closing record is written when the proxy has seen the client go: wait for it (bounded)
 end = time.time() + 5
 st = P.call("status")
-while st["audit"]["written"] + st["audit"]["lost"] < 2 and time.time() < end:
+while st["audit"]["written"] + st["audit"]["lost"] + st["audit"]["queued"] < 2 and \
+        time.time() < end:
     time.sleep(0.05)
     st = P.call("status")
-t.ok(st["audit"]["written"] + st["audit"]["lost"] >= 2, "syslog sink: events written or counted",
-     st)
+t.ok(st["audit"]["written"] + st["audit"]["lost"] + st["audit"]["queued"] >= 2,
+     "syslog sink: events written, kept or counted", st)
 t.eq(P.stop(), 0, "proxy exits 0")
 
 # SIGHUP reopens a rotated audit file

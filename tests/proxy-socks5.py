@@ -155,7 +155,7 @@ socks5-udp yes
 allow 127.0.0.1 rebind.test
 """ % dns.server)
 u = P.register(tags={"process_id": "p-udp"})
-ctl, _, auth, rep = socks_connect("0.0.0.0", 0 + 1, u.id, u.secret, atyp=1, cmd=3)
+ctl, _, auth, rep = socks_connect("0.0.0.0", 0, u.id, u.secret, atyp=1, cmd=3)
 t.ok(rep is not None and rep[:2] == b"\x05\x00" and rep[3] == 1, "UDP ASSOCIATE granted", rep)
 relay = (socket.inet_ntoa(rep[4:8]), struct.unpack(">H", rep[8:10])[0])
 t.eq(relay[0], "127.0.0.1", "relay address is loopback")
@@ -222,6 +222,57 @@ t.eq(data, None, "the association ends with its TCP connection")
 n = P.register(policy={"allow": ["127.0.0.1"], "socks5_udp": False})
 ctl, _, _, rep = socks_connect("0.0.0.0", 1, n.id, n.secret, atyp=1, cmd=3)
 t.ok(rep and rep[1] == 2, "process policy without UDP: REP 02", rep)
+ctl.close()
+
+
+def udp_probe(sock, relay, payload):
+    """Send one datagram through the association; the echoed reply or None."""
+    sock.settimeout(0.5)
+    sock.sendto(udp_hdr_v4("127.0.0.1", UE) + payload, relay)
+    try:
+        return sock.recvfrom(65535)[0]
+    except socket.timeout:
+        return None
+
+
+def udp_socket(addr="127.0.0.1"):
+    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    s.bind((addr, 0))
+    return s
+
+
+def associate(addr, port):
+    ctl, _, _, rep = socks_connect(addr, port, u.id, u.secret, atyp=1, cmd=3)
+    return ctl, (socket.inet_ntoa(rep[4:8]), struct.unpack(">H", rep[8:10])[0])
+
+
+# the client said where it sends from: only that address and port
+mine, thief = udp_socket(), udp_socket()
+ctl, relay = associate("127.0.0.1", mine.getsockname()[1])
+t.eq(udp_probe(thief, relay, b"hijack"), None,
+     "UDP: a datagram from another port before the client's is dropped")
+t.ok(udp_probe(mine, relay, b"mine") == udp_hdr_v4("127.0.0.1", UE) + b"echo:mine",
+     "UDP: the port given at ASSOCIATE is served")
+t.eq(udp_probe(thief, relay, b"hijack2"), None, "UDP: and stays the only one")
+ctl.close()
+
+# zeros: the first datagram from the TCP client's own address binds it
+mine, thief, elsewhere = udp_socket(), udp_socket(), udp_socket("127.0.0.2")
+ctl, relay = associate("0.0.0.0", 0)
+t.eq(udp_probe(elsewhere, relay, b"other host"), None,
+     "UDP (zeros): a datagram from another address is dropped")
+t.ok(udp_probe(mine, relay, b"first") == udp_hdr_v4("127.0.0.1", UE) + b"echo:first",
+     "UDP (zeros): the first datagram from the client's address binds the association")
+t.eq(udp_probe(thief, relay, b"second port"), None,
+     "UDP (zeros): then another port of that address is dropped")
+ctl.close()
+
+# the port alone: the TCP client's address with that port
+mine, thief = udp_socket(), udp_socket()
+ctl, relay = associate("0.0.0.0", mine.getsockname()[1])
+t.eq(udp_probe(thief, relay, b"hijack"), None, "UDP (port only): another port dropped")
+t.ok(udp_probe(mine, relay, b"port") == udp_hdr_v4("127.0.0.1", UE) + b"echo:port",
+     "UDP (port only): the given port served")
 ctl.close()
 t.eq(P.stop(), 0, "proxy exits 0")
 t.done()

@@ -215,7 +215,8 @@ op_unregister(struct ctl_client *cl, json_t *req, json_t *id)
 
 	if (rid == NULL)
 		return send_error(cl, id, "credential must be a string");
-	if ((r = reg_find(rid)) == NULL)
+	/* only a credential this control connection registered, or restored */
+	if ((r = reg_find(rid)) == NULL || r->owner != cl)
 		return send_error(cl, id, "unknown credential");
 	TAILQ_REMOVE(&r->owner->regs, r, owner_entry);
 	drop_reg(r);
@@ -228,12 +229,14 @@ static void
 op_status(struct ctl_client *cl, json_t *id)
 {
 	send_json(cl, json_pack("{s:O?, s:b, s:s, s:i, s:I, s:I, s:I, s:I, s:o, s:o,"
-	    " s:{s:I, s:I}}", "id", id, "ok", 1, "version", PACKAGE_VERSION,
+	    " s:{s:I, s:I, s:I, s:I}}", "id", id, "ok", 1, "version", PACKAGE_VERSION,
 	    "pid", (int)getpid(), "generation", (json_int_t)env->generation,
 	    "registrations", (json_int_t)reg_count(), "connections", (json_int_t)conn_count(),
 	    "pending", (json_int_t)conn_pending(),
 	    "http", listener_addr(env->http), "socks5", listener_addr(env->socks),
-	    "audit", "written", (json_int_t)audit_written(), "lost", (json_int_t)audit_lost()));
+	    "audit", "written", (json_int_t)audit_written(), "lost", (json_int_t)audit_lost(),
+	    "suppressed", (json_int_t)audit_suppressed(),
+	    "queued", (json_int_t)audit_queued()));
 }
 
 /* A refused client hears why, as far as the socket takes it, and is gone. */

@@ -1,7 +1,8 @@
 /*
  * The loopback listeners (HTTP proxy and SOCKS5).  Accepting stops for a
- * moment when descriptors run out instead of spinning, and connections
- * over the global limits are closed at once.
+ * moment when descriptors run out instead of spinning; a new connection
+ * over the bounds on unauthenticated ones displaces the oldest of them
+ * (conn_admit()), and one over max-connections is closed at once.
  */
 #include "config.h"
 
@@ -53,6 +54,12 @@ accept_ready(struct ev_io *io, uint32_t events, void *arg)
 	int			 fd, i;
 
 	for (i = 0; i < ACCEPT_BATCH; i++) {
+		if (audit_blocked()) {
+			/* nothing new until the audit sink has caught up */
+			ev_io_del(&l->io);
+			ev_timer_start(&l->retry, ACCEPT_PAUSE_MS);
+			return;
+		}
 		len = sizeof(peer);
 		fd = accept4(l->fd, (struct sockaddr *)&peer, &len,
 		    SOCK_NONBLOCK | SOCK_CLOEXEC);
@@ -67,8 +74,7 @@ accept_ready(struct ev_io *io, uint32_t events, void *arg)
 			}
 			return;
 		}
-		if (conn_count() >= l->env->conf->max_conns ||
-		    conn_pending() >= l->env->conf->max_pending) {
+		if (conn_admit(l->env->conf, &peer) == -1) {
 			over_limit(l, fd);
 			continue;
 		}

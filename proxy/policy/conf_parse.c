@@ -302,6 +302,8 @@ kw_limit(struct parse *p, char **w, int n)
 		{ "max-connections-per-client",
 		    offsetof(struct proxy_conf, max_conns_client), 0 },
 		{ "max-pending", offsetof(struct proxy_conf, max_pending), 0 },
+		{ "max-pending-per-source",
+		    offsetof(struct proxy_conf, max_pending_source), 0 },
 		{ "idle-timeout", offsetof(struct proxy_conf, idle_ms), 1 },
 		{ "connect-timeout", offsetof(struct proxy_conf, connect_ms), 1 },
 		{ "header-timeout", offsetof(struct proxy_conf, header_ms), 1 },
@@ -366,6 +368,15 @@ parse_line(struct parse *p, char *line)
 		p->conf->upstream = NULL;
 		return parse_upstream(p, w[1]);
 	}
+	if (strcmp(w[0], "audit-overflow") == 0) {
+		if (strcmp(w[1], "block") == 0)
+			p->conf->audit_overflow = AUDIT_BLOCK;
+		else if (strcmp(w[1], "drop") == 0)
+			p->conf->audit_overflow = AUDIT_DROP;
+		else
+			return perr(p, "audit-overflow takes block or drop");
+		return 0;
+	}
 	if (strcmp(w[0], "splice") == 0) {
 		if (parse_bool(w[1], &p->conf->splice) == -1)
 			return perr(p, "splice takes yes or no");
@@ -391,9 +402,10 @@ conf_new(void)
 	c->max_conns = 16384;
 	c->max_conns_client = 1024;
 	c->max_pending = 4096;
+	c->max_pending_source = 1024;
 	c->idle_ms = 300 * 1000;
 	c->connect_ms = 10 * 1000;
-	c->header_ms = 30 * 1000;
+	c->header_ms = 10 * 1000;
 	c->dns_ms = 2000;
 	c->splice = 1;
 	c->audit = AUDIT_STDERR;

@@ -30,16 +30,26 @@ int	 parse_hostport(const char *s, struct sockaddr_storage *ss, uint16_t defport
 /* policy_json.c */
 struct policy *policy_from_json(json_t *o, char *err, size_t errlen);
 
-/* policy.c */
-int	 host_normalize(const char *in, size_t len, char *out, size_t outlen);
-int	 host_literal(const char *host, struct sockaddr_storage *ss);
-int	 addr_is_public(const struct sockaddr *sa);
+/* addr.c */
+int	 host_parse(const char *in, size_t len, char *out, size_t outlen,
+	    struct sockaddr_storage *ss);
+void	 addr_from_bytes(int family, const uint8_t *b, struct sockaddr_storage *ss,
+	    char *out, size_t outlen);
 void	 addr_ntop(const struct sockaddr_storage *, char *out, size_t len);
+int	 addr_net_parse(const char *s, struct addr_net *);
+int	 addr_net_match(const struct addr_net *, const struct sockaddr *, int loose);
+int	 addr_is_public(const struct sockaddr *sa);
+
+/* policy.c (lit: the host's address, or NULL for a name) */
 int	 pattern_matches(const char *pat, const char *host);
 void	 policy_check_host(const struct policy *, const char *source, const char *host,
-	    int is_literal, const struct sockaddr_storage *lit, uint16_t port,
-	    const char *method, enum proxy_proto proto, struct verdict *v);
-int	 policy_wants_addr_check(const struct policy *, const char *host);
+	    const struct sockaddr_storage *lit, uint16_t port,
+	    const char *method, int shape, enum proxy_proto proto, struct verdict *v);
+int	 policy_limited(const struct policy *);
+int	 policy_wants_local_check(const struct policy *, const char *host,
+	    const struct sockaddr_storage *lit);
+int	 policy_wants_addr_check(const struct policy *, const char *host,
+	    const struct sockaddr_storage *lit);
 void	 policy_check_addrs(const struct policy *, const char *source, const char *host,
 	    const struct sockaddr_storage *addrs, size_t n, struct verdict *v);
 const char *verdict_header(const struct verdict *);

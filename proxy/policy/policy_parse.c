@@ -22,9 +22,9 @@ policy_clear(struct policy *pol)
 	size_t	i;
 
 	for (i = 0; i < pol->nallow; i++)
-		free(pol->allow[i]);
+		free(pol->allow[i].text);
 	for (i = 0; i < pol->ndeny; i++)
-		free(pol->deny[i]);
+		free(pol->deny[i].text);
 	free(pol->allow);
 	free(pol->deny);
 	free(pol->ports);
@@ -50,55 +50,128 @@ policy_defaults(struct policy *pol)
 	pol->mode = MODE_FULL;
 }
 
+/* "[a-z]", "[!0-9]": a bracket of name characters, ranges between them. */
+static size_t
+glob_bracket(const char *s)
+{
+	size_t	i = 1;
+
+	if (s[i] == '!' || s[i] == '^')
+		i++;
+	if (s[i] == ']')
+		return 0;
+	for (; s[i] != ']'; i++)
+		if (s[i] == '\0' || (!isalnum((unsigned char)s[i]) &&
+		    strchr("-_.", s[i]) == NULL))
+			return 0;
+	return i + 1;
+}
+
 /*
- * Patterns are stored normalised (lower case, no brackets, no trailing dot).
- * Only name characters and the two glob characters are accepted, which
- * keeps fnmatch(3) from ever seeing a bracket expression.
+ * A glob over host names: name characters, '.', '*', '?' and simple
+ * bracket expressions, at least one of the three; lower-cased into out.
  */
 static int
-pattern_valid(const char *pat)
+glob_parse(const char *in, char *out, size_t outlen)
 {
-	const char	*s;
+	size_t	i, n, o = 0;
+	int	wild = 0;
 
-	if (*pat == '\0')
-		return 0;
-	for (s = pat; *s != '\0'; s++)
-		if (!isalnum((unsigned char)*s) && strchr("-._*?:%", *s) == NULL)
-			return 0;
-	return 1;
+	n = strlen(in);
+	if (n > 1 && in[n - 1] == '.')
+		n--;
+	if (n == 0 || n >= outlen)
+		return -1;
+	for (i = 0; i < n; i++) {
+		if (in[i] == '[') {
+			size_t b = glob_bracket(in + i);
+
+			if (b == 0 || i + b > n)
+				return -1;
+			for (; b > 0; b--, i++)
+				out[o++] = (char)tolower((unsigned char)in[i]);
+			i--;
+			wild = 1;
+			continue;
+		}
+		if (in[i] == '*' || in[i] == '?')
+			wild = 1;
+		else if (!isascii((unsigned char)in[i]) || (!isalnum((unsigned char)in[i]) &&
+		    strchr("-_.", in[i]) == NULL))
+			return -1;
+		out[o++] = (char)tolower((unsigned char)in[i]);
+	}
+	out[o] = '\0';
+	return wild ? 0 : -1;
+}
+
+/*
+ * An entry: an address or network ("8.8.8.8", "[2001:db8::1]",
+ * "10.0.0.0/8"), a host name, or a glob.  Brackets are an IPv6 literal
+ * only when what they hold is one; otherwise they belong to the glob.
+ */
+static int
+pattern_parse(const char *pat, struct pattern *p)
+{
+	struct sockaddr_storage	ss;
+	char			norm[PROXY_HOST_MAX + 8];
+	int			k;
+
+	memset(p, 0, sizeof(*p));
+	if (strchr(pat, '/') != NULL || (k = host_parse(pat, strlen(pat), norm,
+	    sizeof(norm), &ss)) == HOST_ADDR) {
+		if (addr_net_parse(pat, &p->net) == -1)
+			return -1;
+		p->is_net = 1;
+		if (p->net.family == AF_INET)
+			inet_ntop(AF_INET, p->net.a, norm, sizeof(norm));
+		else
+			inet_ntop(AF_INET6, p->net.a, norm, sizeof(norm));
+		snprintf(norm + strlen(norm), sizeof(norm) - strlen(norm), "/%u", p->net.bits);
+	} else if (k != HOST_NAME && glob_parse(pat, norm, sizeof(norm)) == -1)
+		return -1;
+	return (p->text = strdup(norm)) == NULL ? -1 : 0;
+}
+
+static int
+same_entry(const struct pattern *a, const struct pattern *b)
+{
+	return strcmp(a->text, b->text) == 0;
 }
 
 int
 policy_add_pattern(struct policy *pol, int deny, const char *pat, char *err, size_t errlen)
 {
-	char	  norm[PROXY_HOST_MAX + 8];
-	char	***list = deny ? &pol->deny : &pol->allow;
-	size_t	 *n = deny ? &pol->ndeny : &pol->nallow;
-	char	**nl, *dup;
-	size_t	  i;
+	struct pattern	**list = deny ? &pol->deny : &pol->allow;
+	size_t		 *n = deny ? &pol->ndeny : &pol->nallow;
+	struct pattern	  p, *nl;
+	size_t		  i;
 
-	if (host_normalize(pat, strlen(pat), norm, sizeof(norm)) == -1 ||
-	    !pattern_valid(norm)) {
+	if (pattern_parse(pat, &p) == -1) {
 		snprintf(err, errlen, "invalid domain pattern \"%s\"", pat);
 		return -1;
 	}
-	if (deny && (strcmp(norm, "*") == 0 || strcmp(norm, "**") == 0 ||
-	    strcmp(norm, "**.*") == 0 || strcmp(norm, "*.*") == 0)) {
+	if (deny && !p.is_net && (strcmp(p.text, "*") == 0 || strcmp(p.text, "**") == 0 ||
+	    strcmp(p.text, "**.*") == 0 || strcmp(p.text, "*.*") == 0)) {
+		free(p.text);
 		snprintf(err, errlen, "unsupported global wildcard domain pattern "
 		    "\"%s\" in a deny list", pat);
 		return -1;
 	}
 	for (i = 0; i < *n; i++)
-		if (strcmp((*list)[i], norm) == 0)
+		if (same_entry(&(*list)[i], &p)) {
+			free(p.text);
 			return 0;
-	if ((dup = strdup(norm)) == NULL ||
-	    (nl = reallocarray(*list, *n + 1, sizeof(*nl))) == NULL) {
-		free(dup);
+		}
+	if ((nl = reallocarray(*list, *n + 1, sizeof(*nl))) == NULL) {
+		free(p.text);
 		snprintf(err, errlen, "out of memory");
 		return -1;
 	}
-	nl[(*n)++] = dup;
+	nl[(*n)++] = p;
 	*list = nl;
+	if (deny && p.is_net)
+		pol->deny_nets = 1;
 	return 0;
 }
 

@@ -14,6 +14,7 @@
 
 #include "proto/proto.h"
 #include "proto/http_head.h"
+#include "relay/relay.h"
 
 static const char *const hop_by_hop[] = {
 	"Connection", "Keep-Alive", "Proxy-Connection", "Proxy-Authorization",
@@ -103,11 +104,14 @@ split_target(const struct reqline *rl, const char **auth, size_t *alen,
 static int
 host_matches(struct conn *c, const struct hdr *host, char *err, size_t errlen)
 {
-	char		hh[PROXY_HOST_MAX + 1];
-	uint16_t	hp;
-	int		had;
+	char			hh[PROXY_HOST_MAX + 1];
+	struct sockaddr_storage	ss;
+	uint16_t		hp;
+	int			had;
 
-	if (parse_authority(host->val, host->vlen, hh, sizeof(hh), &hp, 80, &had) == -1) {
+	/* both canonical: equal text is the same name or the same address */
+	if (parse_authority(host->val, host->vlen, hh, sizeof(hh), &ss, &hp, 80, &had) == -1) {
+		conn_raw_host(c, host->val, host->vlen);
 		snprintf(err, errlen, "invalid Host header\n");
 		return -1;
 	}
@@ -171,7 +175,7 @@ http_forward_prepare(struct conn *c, const struct reqline *rl, const char *head,
 	size_t		 alen, plen;
 	struct reqline	 skip;
 	struct hdr	 h, host = { 0 }, upgrade = { 0 };
-	int		 have_host = 0, conn_upgrade = 0, had;
+	int		 have_host = 0, conn_upgrade = 0, had, kind;
 
 	c->proto = PROTO_HTTP;
 	if (split_target(rl, &auth, &alen, &path, &plen, err, errlen) == -1)
@@ -194,11 +198,15 @@ http_forward_prepare(struct conn *c, const struct reqline *rl, const char *head,
 		auth = host.val;
 		alen = host.vlen;
 	}
-	if (parse_authority(auth, alen, c->host, sizeof(c->host), &c->port, 80, &had) == -1) {
+	kind = parse_authority(auth, alen, c->host, sizeof(c->host), &c->lit, &c->port, 80,
+	    &had);
+	if (kind == -1) {
 		c->host[0] = '\0';
+		conn_raw_host(c, auth, alen);
 		snprintf(err, errlen, "invalid host in request target\n");
 		return -1;
 	}
+	c->is_literal = kind == HOST_ADDR;
 	if (have_host && host_matches(c, &host, err, errlen) == -1)
 		return -1;
 	c->want_upgrade = conn_upgrade && upgrade.name != NULL;

@@ -119,6 +119,52 @@ head_next(const char **p, const char *end, struct hdr *h)
 	return 1;
 }
 
+/*
+ * One field of a request head into *f; -1 for what the reference answers
+ * with 400: CR, NUL or another control byte inside a value, a
+ * Content-Length that is not a plain number, a Transfer-Encoding other
+ * than "chunked".
+ */
+int
+head_note(struct head_facts *f, const struct hdr *h)
+{
+	size_t		i;
+	uint64_t	v = 0;
+
+	for (i = 0; i < h->vlen; i++)
+		if (((unsigned char)h->val[i] < ' ' && h->val[i] != '\t') || h->val[i] == 0x7f)
+			return -1;
+	if (hdr_is(h, "Host"))
+		f->hosts++;
+	else if (hdr_is(h, "Upgrade"))
+		f->upgrades++;
+	else if (hdr_is(h, "Transfer-Encoding")) {
+		f->encodings++;
+		if (h->vlen != 7 || strncasecmp(h->val, "chunked", 7) != 0)
+			return -1;
+		f->chunked = 1;
+	} else if (hdr_is(h, "Content-Length")) {
+		f->lengths++;
+		if (h->vlen == 0 || h->vlen > 15)
+			return -1;
+		for (i = 0; i < h->vlen; i++) {
+			if (!isdigit((unsigned char)h->val[i]))
+				return -1;
+			v = v * 10 + (uint64_t)(h->val[i] - '0');
+		}
+		f->length = v;
+	}
+	return 0;
+}
+
+/* One Host, one Content-Length, one Transfer-Encoding, never the last two together. */
+int
+head_facts_ok(const struct head_facts *f)
+{
+	return f->hosts <= 1 && f->lengths <= 1 && f->encodings <= 1 &&
+	    !(f->lengths && f->encodings);
+}
+
 int
 hdr_is(const struct hdr *h, const char *name)
 {
@@ -147,46 +193,21 @@ token_in(const char *v, size_t vlen, const char *tok, size_t toklen)
 	return 0;
 }
 
-/* A DNS name of letters, digits, '-', '_' and non-empty labels, or an IP literal. */
-static int
-host_valid(const char *host)
-{
-	struct sockaddr_storage	ss;
-	const char		*s;
-	size_t			 label = 0;
-
-	if (host_literal(host, &ss))
-		return 1;
-	if (strlen(host) > PROXY_HOST_MAX)
-		return 0;
-	for (s = host; *s != '\0'; s++) {
-		if (*s == '.') {
-			if (label == 0)
-				return 0;
-			label = 0;
-			continue;
-		}
-		if (!isalnum((unsigned char)*s) && *s != '-' && *s != '_')
-			return 0;
-		if (++label > 63)
-			return 0;
-	}
-	return label > 0;
-}
-
 /*
  * "host:port", "[v6]:port" or, with defport, a bare host.  The host comes
- * out normalised.  *had_port tells whether a port was written.
+ * out canonical (host_parse()), an address in *lit; HOST_NAME, HOST_ADDR
+ * or -1.  *had_port tells whether a port was written.
  */
 int
-parse_authority(const char *s, size_t len, char *host, size_t hostlen, uint16_t *port,
-    uint16_t defport, int *had_port)
+parse_authority(const char *s, size_t len, char *host, size_t hostlen,
+    struct sockaddr_storage *lit, uint16_t *port, uint16_t defport, int *had_port)
 {
 	const char	*colon = NULL, *rb, *h = s, *e = s + len;
 	char		 num[8];
 	unsigned long	 v;
 	char		*endp;
 	size_t		 hl, nl;
+	int		 kind;
 
 	*had_port = 0;
 	if (len == 0)
@@ -204,20 +225,20 @@ parse_authority(const char *s, size_t len, char *host, size_t hostlen, uint16_t 
 			return -1;	/* an unbracketed IPv6 literal is ambiguous */
 		hl = colon ? (size_t)(colon - s) : len;
 	}
-	if (host_normalize(h, hl, host, hostlen) == -1 || !host_valid(host))
+	if ((kind = host_parse(h, hl, host, hostlen, lit)) == -1)
 		return -1;
 	if (colon == NULL) {
 		if (defport == 0)
 			return -1;
 		*port = defport;
-		return 0;
+		return kind;
 	}
 	nl = (size_t)(e - colon - 1);
 	if (nl == 0 || nl >= sizeof(num))
 		return -1;
 	memcpy(num, colon + 1, nl);
 	num[nl] = '\0';
-	if (!isdigit((unsigned char)num[0]))
+	if (!isdigit((unsigned char)num[0]) || num[0] == '0')
 		return -1;
 	errno = 0;
 	v = strtoul(num, &endp, 10);
@@ -225,5 +246,5 @@ parse_authority(const char *s, size_t len, char *host, size_t hostlen, uint16_t 
 		return -1;
 	*port = (uint16_t)v;
 	*had_port = 1;
-	return 0;
+	return kind;
 }

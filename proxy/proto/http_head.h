@@ -17,12 +17,22 @@ struct hdr {
 	size_t		 linelen, nlen, vlen;
 };
 
+/* What the fields of a request head say about its framing (head_note()). */
+struct head_facts {
+	unsigned	 hosts, lengths, encodings, upgrades;
+	uint64_t	 length;	/* Content-Length */
+	int		 chunked;	/* Transfer-Encoding: chunked */
+};
+
 size_t	head_end(const struct buf *);
+int	head_note(struct head_facts *, const struct hdr *);
+int	head_facts_ok(const struct head_facts *);
 int	head_request_line(const char **p, const char *end, struct reqline *);
 int	head_next(const char **p, const char *end, struct hdr *);
 int	hdr_is(const struct hdr *, const char *name);
 int	token_in(const char *v, size_t vlen, const char *tok, size_t toklen);
+struct sockaddr_storage;
 int	parse_authority(const char *s, size_t len, char *host, size_t hostlen,
-	    uint16_t *port, uint16_t defport, int *had_port);
+	    struct sockaddr_storage *lit, uint16_t *port, uint16_t defport, int *had_port);
 
 #endif

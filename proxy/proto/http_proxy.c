@@ -78,6 +78,19 @@ reply_denied(struct conn *c)
 	free(json);
 }
 
+/* 400, recorded: a host that is no host is "invalid_host", anything else "bad_request". */
+static void
+bad_request(struct conn *c, const char *body)
+{
+	struct verdict	v = { 0, "bad_request", "request" };
+
+	if (c->rawhostlen > 0)
+		v.reason = "invalid_host";
+	c->result = "bad_request";
+	audit_decision(c, &v);
+	http_fail_reply(c, 400, "Bad Request", body);
+}
+
 static void
 reply_auth_required(struct conn *c, const char *why)
 {
@@ -134,14 +147,86 @@ set_method(struct conn *c, const struct reqline *rl)
 static int
 start_connect_request(struct conn *c, const struct reqline *rl)
 {
-	int	had_port;
+	int	had_port, kind;
 
 	c->proto = PROTO_HTTP_CONNECT;
-	if (parse_authority(rl->target, rl->tlen, c->host, sizeof(c->host), &c->port, 0,
-	    &had_port) == -1) {
+	kind = parse_authority(rl->target, rl->tlen, c->host, sizeof(c->host), &c->lit,
+	    &c->port, 0, &had_port);
+	if (kind == -1) {
 		c->host[0] = '\0';
+		conn_raw_host(c, rl->target, rl->tlen);
 		return -1;
 	}
+	c->is_literal = kind == HOST_ADDR;
+	return 0;
+}
+
+static int
+limited(const struct conn *c)
+{
+	return policy_limited(&c->conf->policy) ||
+	    (c->reg->policy != NULL && policy_limited(c->reg->policy));
+}
+
+/*
+ * Requests pipelined behind this one (limited mode): each is decided as
+ * the first, and one that would be refused refuses the connection.  None
+ * is forwarded: the upstream is told "Connection: close".
+ */
+static int
+pipelined_refused(struct conn *c, const char *p, size_t n)
+{
+	struct verdict	 v = { 0, "method_not_allowed", "mode_guard" };
+	struct reqline	 rl;
+	const char	*end = p + n, *e;
+
+	while (p < end && (e = memmem(p, (size_t)(end - p), "\r\n\r\n", 4)) != NULL) {
+		if (head_request_line(&p, e + 4, &rl) == -1 || rl.mlen >= sizeof(c->method))
+			return 0;
+		p = e + 4;
+		if ((rl.mlen == 3 && memcmp(rl.method, "GET", 3) == 0) ||
+		    (rl.mlen == 4 && memcmp(rl.method, "HEAD", 4) == 0) ||
+		    (rl.mlen == 7 && memcmp(rl.method, "OPTIONS", 7) == 0))
+			continue;
+		set_method(c, &rl);
+		c->verdict = v;
+		c->result = "denied";
+		audit_decision(c, &v);
+		reply_denied(c);
+		return 1;
+	}
+	return 0;
+}
+
+/*
+ * The request's body is all the client may send upstream: Content-Length
+ * bytes, or the chunks; after it (or at once, without one) the client is
+ * not read again.  Limited mode refuses what would be pipelined.
+ */
+static int
+frame_request(struct conn *c, const struct head_facts *f)
+{
+	size_t	n = buf_avail(&c->in);
+
+	c->req_shape = (f->length > 0 || f->chunked ? REQ_BODY : 0) |
+	    (f->upgrades > 0 ? REQ_UPGRADE : 0);
+	if (buf_append(&c->c2u.pend, buf_head(&c->uhead), buf_avail(&c->uhead)) == -1) {
+		conn_close(c, "internal_error");
+		return -1;
+	}
+	if (f->chunked || c->want_upgrade)
+		return 0;
+	c->c2u.bounded = 1;
+	c->c2u.left = f->length;
+	if (n <= f->length) {
+		c->c2u.left -= n;
+		return 0;
+	}
+	c->c2u.left = 0;
+	if (limited(c) && pipelined_refused(c, (const char *)buf_head(&c->in) + f->length,
+	    n - (size_t)f->length))
+		return -1;
+	c->in.len -= n - (size_t)f->length;	/* the rest is never forwarded */
 	return 0;
 }
 
@@ -150,10 +235,11 @@ http_input(struct conn *c)
 {
 	struct reqline	 rl;
 	struct hdr	 h;
+	struct head_facts f = { 0 };
 	const char	*p, *end;
 	size_t		 hl;
 	struct reg	*r = NULL;
-	int		 saw_auth = 0, rv;
+	int		 saw_auth = 0, rv, bad = 0;
 	char		 err[256];
 
 	if ((hl = head_end(&c->in)) == 0) {
@@ -166,17 +252,20 @@ http_input(struct conn *c)
 	p = (const char *)buf_head(&c->in);
 	end = p + hl;
 	if (head_request_line(&p, end, &rl) == -1) {
-		http_fail_reply(c, 400, "Bad Request", "malformed request\n");
+		bad_request(c, "malformed request\n");
 		return;
 	}
 	set_method(c, &rl);
-	while ((rv = head_next(&p, end, &h)) == 1)
+	while ((rv = head_next(&p, end, &h)) == 1) {
+		if (head_note(&f, &h) == -1)
+			bad = 1;
 		if (hdr_is(&h, "Proxy-Authorization")) {
 			saw_auth = 1;
 			r = basic_auth(h.val, h.vlen);
 		}
+	}
 	if (rv == -1) {
-		http_fail_reply(c, 400, "Bad Request", "malformed header\n");
+		bad_request(c, "malformed header\n");
 		return;
 	}
 	if (strcmp(c->method, "CONNECT") == 0)
@@ -200,17 +289,18 @@ http_input(struct conn *c)
 		return;
 	}
 	if (rv == -1) {
-		http_fail_reply(c, 400, "Bad Request", strcmp(c->method, "CONNECT") == 0 ?
+		bad_request(c, strcmp(c->method, "CONNECT") == 0 ?
 		    "invalid CONNECT target\n" : err);
 		return;
 	}
-	/* bytes after the head (a body, early TLS) go upstream after what we send */
-	buf_consume(&c->in, hl);
-	if (c->proto == PROTO_HTTP &&
-	    buf_append(&c->c2u.pend, buf_head(&c->uhead), buf_avail(&c->uhead)) == -1) {
-		conn_close(c, "internal_error");
+	if (bad || !head_facts_ok(&f)) {
+		bad_request(c, "malformed header\n");
 		return;
 	}
+	buf_consume(&c->in, hl);
+	if (c->proto == PROTO_HTTP && frame_request(c, &f) == -1)
+		return;
+	/* bytes after the head (a body, early TLS) go upstream after what we send */
 	if (buf_avail(&c->in) > 0 &&
 	    buf_append(&c->c2u.pend, buf_head(&c->in), buf_avail(&c->in)) == -1) {
 		conn_close(c, "internal_error");

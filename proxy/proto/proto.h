@@ -26,7 +26,8 @@ extern const struct proto_handler socks5_proto;
 
 /* socks5_udp.c */
 struct udp_assoc;
-int	 udp_assoc_open(struct conn *, struct sockaddr_storage *bnd);
+int	 udp_assoc_open(struct conn *, struct sockaddr_storage *bnd,
+	    const struct sockaddr_storage *from, uint16_t from_port);
 void	 udp_assoc_close(struct udp_assoc *);
 void	 udp_assoc_free(struct udp_assoc *);
 

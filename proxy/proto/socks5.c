@@ -148,25 +148,22 @@ authenticate(struct conn *c)
 	return 0;
 }
 
-/* VER CMD RSV ATYP DST.ADDR DST.PORT into c->host / c->port. */
+/* VER CMD RSV ATYP DST.ADDR DST.PORT into c->host, c->lit, c->port. */
 static int
 request_target(struct conn *c, const uint8_t *b, size_t n, size_t *used)
 {
-	char	name[256];
 	size_t	alen;
+	int	kind;
 
 	switch (b[3]) {
 	case SOCKS_ATYP_V4:
-		alen = 4;
-		if (n < 4 + alen + 2)
-			return 1;
-		inet_ntop(AF_INET, b + 4, c->host, sizeof(c->host));
-		break;
 	case SOCKS_ATYP_V6:
-		alen = 16;
+		alen = b[3] == SOCKS_ATYP_V4 ? 4 : 16;
 		if (n < 4 + alen + 2)
 			return 1;
-		inet_ntop(AF_INET6, b + 4, c->host, sizeof(c->host));
+		addr_from_bytes(alen == 4 ? AF_INET : AF_INET6, b + 4, &c->lit, c->host,
+		    sizeof(c->host));
+		c->is_literal = 1;
 		break;
 	case SOCKS_ATYP_NAME:
 		if (n < 5)
@@ -174,11 +171,16 @@ request_target(struct conn *c, const uint8_t *b, size_t n, size_t *used)
 		alen = 1 + (size_t)b[4];
 		if (n < 4 + alen + 2)
 			return 1;
-		memcpy(name, b + 5, alen - 1);
-		name[alen - 1] = '\0';
-		if (alen == 1 || memchr(name, '\0', alen - 1) != NULL ||
-		    host_normalize(name, alen - 1, c->host, sizeof(c->host)) == -1)
+		/* the same reading as an HTTP host: no escapes, no bytes c-ares would bend */
+		kind = host_parse((const char *)b + 5, alen - 1, c->host, sizeof(c->host),
+		    &c->lit);
+		if (kind == -1) {
+			c->host[0] = '\0';
+			conn_raw_host(c, b + 5, alen - 1);
+			c->port = (uint16_t)(b[4 + alen] << 8 | b[5 + alen]);
 			return -1;
+		}
+		c->is_literal = kind == HOST_ADDR;
 		break;
 	default:
 		return -2;
@@ -188,11 +190,22 @@ request_target(struct conn *c, const uint8_t *b, size_t n, size_t *used)
 	return 0;
 }
 
+/* A request refused before any policy: recorded, then the reply. */
+static void
+refuse_request(struct conn *c, const char *reason, enum socks_rep rep)
+{
+	struct verdict	v = { 0, reason, "request" };
+
+	c->result = reason;
+	audit_decision(c, &v);
+	reply_close(c, rep);
+}
+
 static int
 request(struct conn *c)
 {
 	const uint8_t	*b = buf_head(&c->in);
-	size_t		 n = buf_avail(&c->in), used;
+	size_t		 n = buf_avail(&c->in), used = 0;
 	int		 r;
 
 	if (n < 4)
@@ -203,25 +216,30 @@ request(struct conn *c)
 	}
 	if ((r = request_target(c, b, n, &used)) == 1)
 		return 1;
+	snprintf(c->method, sizeof(c->method), "%s", b[1] == SOCKS_CMD_CONNECT ? "CONNECT" :
+	    b[1] == SOCKS_CMD_UDP ? "UDP_ASSOCIATE" : b[1] == SOCKS_CMD_BIND ? "BIND" :
+	    "UNKNOWN");
 	if (r == -2) {
-		reply_close(c, REP_ATYP_UNSUPPORTED);
+		refuse_request(c, "bad_request", REP_ATYP_UNSUPPORTED);
 		return -1;
 	}
-	if (r == -1 || (c->port == 0 && b[1] == SOCKS_CMD_CONNECT)) {
-		reply_close(c, REP_FAILURE);
+	if (r == -1) {
+		refuse_request(c, "invalid_host", REP_FAILURE);
+		return -1;
+	}
+	if (c->port == 0 && b[1] == SOCKS_CMD_CONNECT) {
+		refuse_request(c, "bad_request", REP_FAILURE);
 		return -1;
 	}
 	switch (b[1]) {
 	case SOCKS_CMD_CONNECT:
-		snprintf(c->method, sizeof(c->method), "CONNECT");
 		break;
 	case SOCKS_CMD_UDP:
 		buf_consume(&c->in, used);
 		udp_associate(c);
 		return -1;
 	default:
-		snprintf(c->method, sizeof(c->method), "BIND");
-		reply_close(c, REP_CMD_UNSUPPORTED);
+		refuse_request(c, "command_not_supported", REP_CMD_UNSUPPORTED);
 		return -1;
 	}
 	buf_consume(&c->in, used);
@@ -257,16 +275,19 @@ udp_permitted(const struct policy *pol, const char *source, struct verdict *v)
 static void
 udp_associate(struct conn *c)
 {
-	struct sockaddr_storage	 bnd;
+	struct sockaddr_storage	 bnd, from = c->lit;
 	struct verdict		 v;
 	uint8_t			 r[22] = { SOCKS_VER, REP_OK, 0 };
 	size_t			 n;
+	uint16_t		 from_port = c->port;
+	int			 from_addr = c->is_literal;
 
 	c->proto = PROTO_SOCKS5_UDP;
 	snprintf(c->method, sizeof(c->method), "UDP_ASSOCIATE");
 	/* DST is where the client will send from, not a destination: keep it out */
 	c->host[0] = '\0';
 	c->port = 0;
+	c->is_literal = 0;
 	if (udp_permitted(&c->conf->policy, "baseline_policy", &v) &&
 	    c->reg->policy != NULL)
 		udp_permitted(c->reg->policy, "process_policy", &v);
@@ -275,7 +296,7 @@ udp_associate(struct conn *c)
 		reply_close(c, REP_NOT_ALLOWED);
 		return;
 	}
-	if (udp_assoc_open(c, &bnd) == -1) {
+	if (udp_assoc_open(c, &bnd, from_addr ? &from : NULL, from_port) == -1) {
 		log_warn("%s: UDP association", c->client);
 		reply_close(c, REP_FAILURE);
 		return;

@@ -46,8 +46,8 @@ struct udp_assoc {
 	struct conn		*c;
 	int			 cfd, ofd4, ofd6;
 	struct ev_io		 cio, oio4, oio6;
-	struct sockaddr_storage	 client;
-	int			 have_client;
+	struct sockaddr_storage	 client;	/* the one source served */
+	int			 have_client;	/* its port is known */
 	LIST_HEAD(, udp_dest)	 dests;
 	unsigned		 ndests;
 };
@@ -158,13 +158,12 @@ resolved(void *arg, int status, const struct sockaddr_storage *addrs, size_t n)
 }
 
 static struct udp_dest *
-dest_get(struct udp_assoc *a, const char *host, uint16_t port)
+dest_get(struct udp_assoc *a, const char *host, const struct sockaddr_storage *lit,
+    uint16_t port)
 {
 	struct conn		*c = a->c;
 	struct udp_dest		*d;
-	struct sockaddr_storage	 lit;
 	struct verdict		 v;
-	int			 literal;
 
 	LIST_FOREACH(d, &a->dests, entry)
 		if (d->port == port && strcmp(d->host, host) == 0)
@@ -177,15 +176,14 @@ dest_get(struct udp_assoc *a, const char *host, uint16_t port)
 	d->state = DS_RESOLVING;
 	LIST_INSERT_HEAD(&a->dests, d, entry);
 	a->ndests++;
-	literal = host_literal(host, &lit);
-	policy_check_host(&c->conf->policy, "baseline_policy", host, literal, &lit, port,
-	    "UDP", PROTO_SOCKS5_UDP, &v);
+	policy_check_host(&c->conf->policy, "baseline_policy", host, lit, port,
+	    "UDP", 0, PROTO_SOCKS5_UDP, &v);
 	if (v.allow && c->reg->policy != NULL)
-		policy_check_host(c->reg->policy, "process_policy", host, literal, &lit, port,
-		    "UDP", PROTO_SOCKS5_UDP, &v);
-	if (!v.allow || literal) {
-		if (literal)
-			d->addr = lit;
+		policy_check_host(c->reg->policy, "process_policy", host, lit, port,
+		    "UDP", 0, PROTO_SOCKS5_UDP, &v);
+	if (!v.allow || lit != NULL) {
+		if (lit != NULL)
+			d->addr = *lit;
 		if (d->addr.ss_family == AF_INET)
 			((struct sockaddr_in *)&d->addr)->sin_port = htons(port);
 		else if (d->addr.ss_family == AF_INET6)
@@ -202,27 +200,28 @@ dest_get(struct udp_assoc *a, const char *host, uint16_t port)
 	return d;
 }
 
-/* RSV RSV FRAG ATYP DST.ADDR DST.PORT DATA; -1 for anything malformed or fragmented. */
+/*
+ * RSV RSV FRAG ATYP DST.ADDR DST.PORT DATA, read as a SOCKS5 request is:
+ * HOST_NAME or HOST_ADDR (*lit filled), -1 for anything malformed,
+ * fragmented or an invalid name.
+ */
 static int
-parse_header(const uint8_t *p, size_t n, char *host, uint16_t *port, size_t *hl)
+parse_header(const uint8_t *p, size_t n, char *host, struct sockaddr_storage *lit,
+    uint16_t *port, size_t *hl)
 {
 	size_t	alen;
-	char	name[256];
+	int	kind = HOST_ADDR;
 
 	if (n < 4 || p[0] != 0 || p[1] != 0 || p[2] != 0)
 		return -1;
 	switch (p[3]) {
 	case 1:
-		alen = 4;
-		if (n < 4 + alen + 2)
-			return -1;
-		inet_ntop(AF_INET, p + 4, host, PROXY_HOST_MAX + 1);
-		break;
 	case 4:
-		alen = 16;
+		alen = p[3] == 1 ? 4 : 16;
 		if (n < 4 + alen + 2)
 			return -1;
-		inet_ntop(AF_INET6, p + 4, host, PROXY_HOST_MAX + 1);
+		addr_from_bytes(alen == 4 ? AF_INET : AF_INET6, p + 4, lit, host,
+		    PROXY_HOST_MAX + 1);
 		break;
 	case 3:
 		if (n < 5 || p[4] == 0)
@@ -230,10 +229,8 @@ parse_header(const uint8_t *p, size_t n, char *host, uint16_t *port, size_t *hl)
 		alen = 1 + (size_t)p[4];
 		if (n < 4 + alen + 2)
 			return -1;
-		memcpy(name, p + 5, alen - 1);
-		name[alen - 1] = '\0';
-		if (memchr(name, '\0', alen - 1) != NULL ||
-		    host_normalize(name, alen - 1, host, PROXY_HOST_MAX + 1) == -1)
+		kind = host_parse((const char *)p + 5, alen - 1, host, PROXY_HOST_MAX + 1, lit);
+		if (kind == -1)
 			return -1;
 		break;
 	default:
@@ -241,7 +238,7 @@ parse_header(const uint8_t *p, size_t n, char *host, uint16_t *port, size_t *hl)
 	}
 	*port = (uint16_t)(p[4 + alen] << 8 | p[5 + alen]);
 	*hl = 4 + alen + 2;
-	return *port == 0 ? -1 : 0;
+	return *port == 0 ? -1 : kind;
 }
 
 static void
@@ -251,25 +248,31 @@ from_client(struct ev_io *io, uint32_t events, void *arg)
 	struct sockaddr_storage	 src;
 	socklen_t		 slen = sizeof(src);
 	char			 host[PROXY_HOST_MAX + 1];
+	struct sockaddr_storage	 lit;
 	uint16_t		 port;
 	struct udp_dest		*d;
 	ssize_t			 n;
 	size_t			 hl;
+	int			 kind;
 
 	n = recvfrom(a->cfd, dgram, sizeof(dgram), MSG_DONTWAIT, (struct sockaddr *)&src, &slen);
 	if (n <= 0)
 		return;
-	/* only the TCP client's host may use the association, and one port of it */
+	/*
+	 * One source only: the address and port the client gave at ASSOCIATE,
+	 * the TCP client's own address where it gave none, and the port of
+	 * the first datagram from there where it gave no port.
+	 */
+	if (!same_host(&src, &a->client))
+		return;
 	if (!a->have_client) {
-		if (!same_host(&src, &a->client))
-			return;
 		a->client = src;
 		a->have_client = 1;
-	} else if (!same_host(&src, &a->client) || port_of(&src) != port_of(&a->client))
+	} else if (port_of(&src) != port_of(&a->client))
 		return;
-	if (parse_header(dgram, (size_t)n, host, &port, &hl) == -1)
+	if ((kind = parse_header(dgram, (size_t)n, host, &lit, &port, &hl)) == -1)
 		return;
-	if ((d = dest_get(a, host, port)) == NULL)
+	if ((d = dest_get(a, host, kind == HOST_ADDR ? &lit : NULL, port)) == NULL)
 		return;
 	if (d->state == DS_ALLOWED)
 		send_out(d, dgram + hl, (size_t)n - hl);
@@ -331,9 +334,35 @@ udp_socket(int family, const struct sockaddr_storage *bind_to, struct ev_io *io,
 	return fd;
 }
 
-/* Set up the relay; fills bnd with the client-facing address.  -1 on failure. */
+static int
+unspecified(const struct sockaddr_storage *ss)
+{
+	static const uint8_t	zero[16];
+
+	if (ss->ss_family == AF_INET)
+		return ((const struct sockaddr_in *)ss)->sin_addr.s_addr == 0;
+	if (ss->ss_family == AF_INET6)
+		return memcmp(&((const struct sockaddr_in6 *)ss)->sin6_addr, zero, 16) == 0;
+	return 1;
+}
+
+static void
+set_port(struct sockaddr_storage *ss, uint16_t port)
+{
+	if (ss->ss_family == AF_INET)
+		((struct sockaddr_in *)ss)->sin_port = htons(port);
+	else
+		((struct sockaddr_in6 *)ss)->sin6_port = htons(port);
+}
+
+/*
+ * Set up the relay; fills bnd with the client-facing address.  from: the
+ * address the client said it will send from (NULL or unspecified: the TCP
+ * client's), from_port its port (0: the first datagram's).  -1 on failure.
+ */
 int
-udp_assoc_open(struct conn *c, struct sockaddr_storage *bnd)
+udp_assoc_open(struct conn *c, struct sockaddr_storage *bnd,
+    const struct sockaddr_storage *from, uint16_t from_port)
 {
 	struct udp_assoc	*a;
 	socklen_t		 len = sizeof(*bnd);
@@ -349,10 +378,11 @@ udp_assoc_open(struct conn *c, struct sockaddr_storage *bnd)
 	    getpeername(c->cfd, (struct sockaddr *)&a->client, &(socklen_t){ sizeof(a->client) })
 	    == -1)
 		return -1;
-	if (bnd->ss_family == AF_INET)
-		((struct sockaddr_in *)bnd)->sin_port = 0;
-	else
-		((struct sockaddr_in6 *)bnd)->sin6_port = 0;
+	if (from != NULL && !unspecified(from))
+		a->client = *from;
+	set_port(&a->client, from_port);
+	a->have_client = from_port != 0;
+	set_port(bnd, 0);
 	if ((a->cfd = udp_socket(bnd->ss_family, bnd, &a->cio, from_client, a)) == -1)
 		return -1;
 	len = sizeof(*bnd);

@@ -1,9 +1,12 @@
 /*
  * The audit trail: one JSON object per line for every decision and every
- * relay that ends.  The sink never blocks the proxy: lines queue in memory
- * up to a bound and are written when the sink can take them; what a full
- * disk, a stalled reader or a closed sink refuses is counted as lost and
- * reported, and the proxy carries on.
+ * relay that ends.  Lines queue in memory and are written when the sink
+ * can take them.  When the queue passes its bound (a stalled reader, a
+ * full disk, a closed sink), "audit-overflow block", the default, stops
+ * taking new work (no client is read, no connection accepted) until the
+ * sink has caught up, so nothing is relayed unrecorded; "audit-overflow
+ * drop" counts and reports what it cannot keep and carries on.  Denial
+ * records are rate-limited per credential (audit_limit.c).
  */
 #include "config.h"
 
@@ -24,7 +27,10 @@
 #include "relay/relay.h"
 #include "policy/policy.h"
 
-#define AUDIT_QUEUE_MAX		(1024 * 1024)
+#define AUDIT_QUEUE_MAX		(1024 * 1024)	/* drop: the bound; block: stop here */
+#define AUDIT_QUEUE_RESUME	(AUDIT_QUEUE_MAX / 2)	/* block: go on again */
+#define AUDIT_QUEUE_HARD	(64 * 1024 * 1024)	/* block: in-flight work beyond */
+#define AUDIT_SUMMARY_MS	1000
 #define AUDIT_REPORT_MS		10000
 #define AUDIT_REOPEN_MS		1000
 #define AUDIT_SYSLOG_PATH	"/dev/log"
@@ -39,6 +45,12 @@ enum sink_kind {
 
 static struct {
 	enum audit_dest	 dest;
+	enum audit_overflow overflow;
+	int		 blocked;	/* new work waits for the sink */
+	void		(*resume)(void);	/* told when new work may go on */
+	struct ev_timer	 retry;		/* block: the sink failed, try again */
+	struct ev_timer	 summary;	/* suppressed denials */
+	uint64_t	 suppressed;
 	char		*path;
 	int		 fd;
 	enum sink_kind	 kind;
@@ -52,6 +64,10 @@ static struct {
 } au = { .fd = -1 };
 
 static void	flush(void);
+static void	emit(json_t *);
+static int	sink_open(void);
+static void	summary_record(const char *, uint64_t);
+static void	write_summaries(struct ev_timer *, void *);
 
 const char *
 proto_name(enum proxy_proto p)
@@ -110,6 +126,56 @@ static void
 sink_writable(struct ev_io *io, uint32_t events, void *arg)
 {
 	flush();
+}
+
+/* block: the queue is over its bound, or back under half of it. */
+static void
+check_blocked(void)
+{
+	size_t	q = buf_avail(&au.q);
+
+	if (au.overflow != AUDIT_BLOCK)
+		return;
+	if (!au.blocked && q > AUDIT_QUEUE_MAX) {
+		au.blocked = 1;
+		log_warnx("audit: sink behind (%zu bytes queued); new work waits", q);
+	} else if (au.blocked && q <= AUDIT_QUEUE_RESUME) {
+		au.blocked = 0;
+		log_notice("audit: sink caught up; resuming");
+		if (au.resume != NULL)
+			au.resume();
+	}
+}
+
+int
+audit_blocked(void)
+{
+	return au.blocked;
+}
+
+/* Who reads the work that waited (the connection core; main.c wires it). */
+void
+audit_set_resume(void (*cb)(void))
+{
+	au.resume = cb;
+}
+
+static void
+retry_sink(struct ev_timer *t, void *arg)
+{
+	if (au.fd == -1 && au.dest != AUDIT_NONE)
+		sink_open();
+	flush();
+	if (buf_avail(&au.q) > 0 && (au.fd == -1 || !au.io.active))
+		ev_timer_start(&au.retry, AUDIT_REOPEN_MS);
+}
+
+/* block: a failed write keeps its lines and is tried again later. */
+static void
+sink_failed(void)
+{
+	if (!ev_timer_armed(&au.retry))
+		ev_timer_start(&au.retry, AUDIT_REOPEN_MS);
 }
 
 static void
@@ -203,30 +269,42 @@ sink_open(void)
 
 /* (Re)open the sink; SIGHUP comes here too, which is how a rotated file is picked up. */
 int
-audit_open(enum audit_dest dest, const char *path)
+audit_open(enum audit_dest dest, const char *path, enum audit_overflow overflow)
 {
 	char	*p = NULL;
+	int	 r;
 
 	if (path != NULL && (p = strdup(path)) == NULL)
 		return -1;
 	flush();
 	sink_close();
-	lose(au.qlines);
-	buf_reset(&au.q);
-	au.qlines = 0;
+	/* what the old sink did not take goes to the new one (block) */
+	if (overflow == AUDIT_DROP || dest == AUDIT_NONE) {
+		lose(au.qlines);
+		buf_reset(&au.q);
+		au.qlines = 0;
+	}
 	free(au.path);
 	au.path = p;
 	au.dest = dest;
+	au.overflow = overflow;
 	au.broken = 0;
 	au.retry_at = 0;
-	if (!au.report.cb)
+	if (!au.report.cb) {
 		ev_timer_init(&au.report, report, NULL);
-	return sink_open();
+		ev_timer_init(&au.retry, retry_sink, NULL);
+		ev_timer_init(&au.summary, write_summaries, NULL);
+	}
+	r = sink_open();
+	flush();
+	check_blocked();
+	return r;
 }
 
 void
 audit_close(void)
 {
+	audit_limit_flush(summary_record);
 	flush();
 	lose(au.qlines);
 	sink_close();
@@ -235,6 +313,8 @@ audit_close(void)
 	free(au.path);
 	au.path = NULL;
 	ev_timer_stop(&au.report);
+	ev_timer_stop(&au.retry);
+	ev_timer_stop(&au.summary);
 	report(NULL, NULL);
 }
 
@@ -256,6 +336,28 @@ drop_queue(void)
 	au.qlines = 0;
 }
 
+static ssize_t	send_syslog(const char *line, size_t len);
+
+/* One write (a datagram per line for syslog); what went, or -1 (errno). */
+static ssize_t
+sink_write(const uint8_t *p, size_t n)
+{
+	const uint8_t	*nl;
+
+	switch (au.kind) {
+	case SINK_SOCKET:
+		return send(au.fd, p, n, MSG_DONTWAIT | MSG_NOSIGNAL);
+	case SINK_DGRAM:
+		if ((nl = memchr(p, '\n', n)) == NULL)
+			return (ssize_t)n;	/* cannot happen: lines end in LF */
+		if (send_syslog((const char *)p, (size_t)(nl - p)) == -1)
+			return -1;
+		return nl + 1 - p;
+	default:
+		return write(au.fd, p, n);
+	}
+}
+
 static void
 flush(void)
 {
@@ -263,11 +365,7 @@ flush(void)
 	size_t	lines;
 
 	while (au.fd != -1 && buf_avail(&au.q) > 0) {
-		if (au.kind == SINK_SOCKET)
-			n = send(au.fd, buf_head(&au.q), buf_avail(&au.q),
-			    MSG_DONTWAIT | MSG_NOSIGNAL);
-		else
-			n = write(au.fd, buf_head(&au.q), buf_avail(&au.q));
+		n = sink_write(buf_head(&au.q), buf_avail(&au.q));
 		if (n > 0) {
 			lines = count_lines(buf_head(&au.q), (size_t)n);
 			au.written += lines;
@@ -277,28 +375,35 @@ flush(void)
 		}
 		if (n == -1 && errno == EINTR)
 			continue;
-		if (n == -1 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+		if (n == -1 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == ENOBUFS)) {
 			/* watched only while something waits; retried on the next event otherwise */
 			if (!au.io.active)
 				ev_io_add(&au.io, au.fd, EPOLLOUT, sink_writable, NULL);
-			return;
+			if (au.kind == SINK_DGRAM)
+				sink_failed();	/* a datagram socket may never say writable */
+			break;
 		}
-		/* ENOSPC, EIO, EPIPE ...: what is queued is lost, the proxy goes on */
-		drop_queue();
-		if (n == -1 && (errno == EPIPE || errno == EBADF || errno == ECONNRESET)) {
+		/* ENOSPC, EIO, EPIPE ...: drop loses the queue, block keeps it and retries */
+		if (au.overflow == AUDIT_DROP)
+			drop_queue();
+		if (n == -1 && (errno == EPIPE || errno == EBADF || errno == ECONNRESET ||
+		    errno == ECONNREFUSED || errno == ENOTCONN)) {
 			log_warn("audit: sink closed");
 			sink_close();
-			au.broken = au.dest == AUDIT_STDERR;
+			au.broken = au.dest == AUDIT_STDERR && au.overflow == AUDIT_DROP;
 			au.retry_at = ev_now() + AUDIT_REOPEN_MS;
 		}
-		return;
+		if (au.overflow == AUDIT_BLOCK)
+			sink_failed();
+		break;
 	}
-	if (au.io.active)
+	if (buf_avail(&au.q) == 0 && au.io.active)
 		ev_io_del(&au.io);
+	check_blocked();
 }
 
-static void
-emit_syslog(const char *line, size_t len)
+static ssize_t
+send_syslog(const char *line, size_t len)
 {
 	char		 head[64], stamp[32];
 	struct tm	 tm;
@@ -314,22 +419,14 @@ emit_syslog(const char *line, size_t len)
 	iov[0].iov_len = strlen(head);
 	iov[1].iov_base = (void *)line;
 	iov[1].iov_len = len;
-	if (sendmsg(au.fd, &msg, MSG_DONTWAIT | MSG_NOSIGNAL) == -1) {
-		if (errno != EAGAIN && errno != EWOULDBLOCK && errno != ENOBUFS) {
-			sink_close();
-			au.retry_at = ev_now() + AUDIT_REOPEN_MS;
-		}
-		lose(1);
-		return;
-	}
-	au.written++;
+	return sendmsg(au.fd, &msg, MSG_DONTWAIT | MSG_NOSIGNAL);
 }
 
 static void
 emit(json_t *ev)
 {
 	char	*line;
-	size_t	 len;
+	size_t	 len, bound;
 
 	if (au.dest == AUDIT_NONE) {
 		json_decref(ev);
@@ -343,18 +440,70 @@ emit(json_t *ev)
 	}
 	if (au.fd == -1 && !au.broken && ev_now() >= au.retry_at)
 		sink_open();
-	if (au.fd == -1) {
-		lose(1);
-	} else if (au.kind == SINK_DGRAM) {
-		emit_syslog(line, len);
-	} else if (buf_avail(&au.q) + len + 1 > AUDIT_QUEUE_MAX ||
+	/* drop: the bound is the bound; block: the bound stops new work, this is in flight */
+	bound = au.overflow == AUDIT_BLOCK ? AUDIT_QUEUE_HARD : AUDIT_QUEUE_MAX;
+	if ((au.fd == -1 && au.overflow == AUDIT_DROP) ||
+	    buf_avail(&au.q) + len + 1 > bound ||
 	    buf_append(&au.q, line, len) == -1 || buf_append(&au.q, "\n", 1) == -1) {
 		lose(1);
 	} else {
 		au.qlines++;
+		if (au.fd == -1)
+			sink_failed();
 		flush();
 	}
 	free(line);
+}
+
+/* Bytes as a JSON string: valid UTF-8 as it is, any other byte as U+0000-U+00FF. */
+static json_t *
+json_bytes(const char *p, size_t n)
+{
+	json_t	*s;
+	char	 out[4 * 256];
+	size_t	 i, o = 0;
+
+	if ((s = json_stringn(p, n)) != NULL)
+		return s;
+	for (i = 0; i < n && o + 2 < sizeof(out); i++) {
+		unsigned char ch = (unsigned char)p[i];
+
+		if (ch < 0x80) {
+			out[o++] = (char)ch;
+		} else {
+			out[o++] = (char)(0xc0 | ch >> 6);
+			out[o++] = (char)(0x80 | (ch & 0x3f));
+		}
+	}
+	return json_stringn(out, o);
+}
+
+/* One line per credential and second: how many of its denials went unwritten. */
+static void
+summary_record(const char *cred, uint64_t n)
+{
+	char	 ts[40], msg[64];
+	json_t	*ev;
+
+	au.suppressed += n;
+	time_rfc3339(ts, sizeof(ts));
+	snprintf(msg, sizeof(msg), "%llu denials suppressed", (unsigned long long)n);
+	ev = json_pack("{s:s, s:s, s:s?, s:I, s:s}", "time", ts, "event", "suppressed",
+	    "credential", cred, "count", (json_int_t)n, "message", msg);
+	if (ev == NULL) {
+		lose(n);
+		return;
+	}
+	if (cred == NULL)
+		json_object_set_new(ev, "credential", json_null());
+	emit(ev);
+}
+
+static void
+write_summaries(struct ev_timer *t, void *arg)
+{
+	if (audit_limit_flush(summary_record))
+		ev_timer_start(&au.summary, AUDIT_SUMMARY_MS);
 }
 
 static json_t *
@@ -364,13 +513,15 @@ base_event(struct conn *c, const char *event)
 	json_t	*ev;
 
 	time_rfc3339(ts, sizeof(ts));
-	ev = json_pack("{s:s, s:s, s:s, s:s, s:s, s:s?, s:i}",
+	ev = json_pack("{s:s, s:s, s:s, s:s, s:s, s:i}",
 	    "time", ts, "event", event, "client", c->client,
 	    "protocol", proto_name(c->proto),
-	    "method", c->method[0] ? c->method : "none",
-	    "host", c->host[0] ? c->host : NULL, "port", (int)c->port);
+	    "method", c->method[0] ? c->method : "none", "port", (int)c->port);
 	if (ev == NULL)
 		return NULL;
+	/* a host refused as invalid is recorded as it came, its bytes escaped */
+	json_object_set_new(ev, "host", c->host[0] ? json_string(c->host) :
+	    c->rawhostlen > 0 ? json_bytes(c->rawhost, c->rawhostlen) : json_null());
 	json_object_set_new(ev, "credential", c->reg ? json_string(c->reg->id) : json_null());
 	json_object_set_new(ev, "tags", c->reg ? json_incref(c->reg->tags) : json_object());
 	json_object_set_new(ev, "address", c->addr[0] ? json_string(c->addr) : json_null());
@@ -382,6 +533,11 @@ audit_decision(struct conn *c, const struct verdict *v)
 {
 	json_t	*ev;
 
+	if (!v->allow && !audit_limit_admit(c->reg ? c->reg->id : NULL, summary_record)) {
+		if (!ev_timer_armed(&au.summary))
+			ev_timer_start(&au.summary, AUDIT_SUMMARY_MS);
+		return;
+	}
 	if ((ev = base_event(c, "decision")) == NULL) {
 		lose(1);
 		return;
@@ -430,4 +586,16 @@ uint64_t
 audit_written(void)
 {
 	return au.written;
+}
+
+uint64_t
+audit_queued(void)
+{
+	return au.qlines;
+}
+
+uint64_t
+audit_suppressed(void)
+{
+	return au.suppressed;
 }

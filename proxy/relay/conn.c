@@ -21,7 +21,18 @@
 
 #define LINGER_MS	2000
 
+#define SRC_BUCKETS	1024
+
+/* Unauthenticated connections of one source address. */
+struct src_count {
+	LIST_ENTRY(src_count)	 entry;
+	uint8_t			 addr[16];	/* IPv4 as ::ffff:a.b.c.d */
+	unsigned		 n;
+};
+
 static struct connlist	live = TAILQ_HEAD_INITIALIZER(live);
+static struct connlist	pending = TAILQ_HEAD_INITIALIZER(pending);
+static LIST_HEAD(, src_count) sources[SRC_BUCKETS];
 static struct connlist	graveyard = TAILQ_HEAD_INITIALIZER(graveyard);
 static struct ev_timer	reaper;
 static int		reaper_ready;
@@ -117,10 +128,102 @@ conn_timeout(struct ev_timer *t, void *arg)
 	}
 }
 
+static void
+src_key(const struct sockaddr_storage *ss, uint8_t key[16])
+{
+	static const uint8_t	mapped[12] = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff };
+
+	memset(key, 0, 16);
+	if (ss->ss_family == AF_INET) {
+		memcpy(key, mapped, 12);
+		memcpy(key + 12, &((const struct sockaddr_in *)ss)->sin_addr, 4);
+	} else if (ss->ss_family == AF_INET6)
+		memcpy(key, &((const struct sockaddr_in6 *)ss)->sin6_addr, 16);
+}
+
+static struct src_count *
+src_find(const uint8_t key[16], int create)
+{
+	struct src_count	*sc;
+	uint32_t		 h = 2166136261u;
+	size_t			 i;
+
+	for (i = 0; i < 16; i++)
+		h = (h ^ key[i]) * 16777619u;
+	LIST_FOREACH(sc, &sources[h % SRC_BUCKETS], entry)
+		if (memcmp(sc->addr, key, 16) == 0)
+			return sc;
+	if (!create || (sc = calloc(1, sizeof(*sc))) == NULL)
+		return NULL;
+	memcpy(sc->addr, key, 16);
+	LIST_INSERT_HEAD(&sources[h % SRC_BUCKETS], sc, entry);
+	return sc;
+}
+
+/* The connection has authenticated or is closing: it no longer counts as pending. */
+static void
+unpending(struct conn *c)
+{
+	if (!c->counted_pending)
+		return;
+	c->counted_pending = 0;
+	npending--;
+	TAILQ_REMOVE(&pending, c, pend_entry);
+	if (c->src != NULL && --c->src->n == 0) {
+		LIST_REMOVE(c->src, entry);
+		free(c->src);
+	}
+	c->src = NULL;
+}
+
+static void
+evict(struct conn *c, const char *why)
+{
+	static uint64_t	last;
+
+	if (ev_now() - last > 5000) {
+		log_warnx("connection limit reached (%s, %u unauthenticated): closing the "
+		    "oldest unauthenticated connections", why, npending);
+		last = ev_now();
+	}
+	log_info("%s: unauthenticated connection closed to make room (%s)", c->client, why);
+	conn_close(c, NULL);
+}
+
+/*
+ * Room for a new connection from peer?  Unauthenticated ones are bounded
+ * in all and per source address; at a bound the oldest of them (of that
+ * source) is closed to make room, so an idle flood delays nobody who
+ * sends a request head promptly.  -1: no room at all (max-connections).
+ */
+int
+conn_admit(const struct proxy_conf *conf, const struct sockaddr_storage *peer)
+{
+	struct src_count	*sc;
+	struct conn		*c;
+	uint8_t			 key[16];
+
+	src_key(peer, key);
+	if ((sc = src_find(key, 0)) != NULL && sc->n >= conf->max_pending_source) {
+		TAILQ_FOREACH(c, &pending, pend_entry)
+			if (c->src == sc)
+				break;
+		if (c != NULL)
+			evict(c, "max-pending-per-source");
+	}
+	if (npending >= conf->max_pending && (c = TAILQ_FIRST(&pending)) != NULL)
+		evict(c, "max-pending");
+	if (nconns >= conf->max_conns && (c = TAILQ_FIRST(&pending)) != NULL)
+		evict(c, "max-connections");
+	return nconns >= conf->max_conns || npending >= conf->max_pending ? -1 : 0;
+}
+
 struct conn *
 conn_new(const struct proto_handler *pp, struct proxy_conf *conf, int fd,
     const struct sockaddr_storage *peer)
 {
+	uint8_t		key[16];
+
 	struct conn	*c;
 	int		 one = 1;
 
@@ -148,6 +251,10 @@ conn_new(const struct proto_handler *pp, struct proxy_conf *conf, int fd,
 	nconns++;
 	npending++;
 	c->counted_pending = 1;
+	TAILQ_INSERT_TAIL(&pending, c, pend_entry);
+	src_key(peer, key);
+	if ((c->src = src_find(key, 1)) != NULL)
+		c->src->n++;
 	c->state = CS_GREETING;
 	conn_timer(c, c->conf->header_ms);
 	conn_want(c);
@@ -180,7 +287,8 @@ conn_want(struct conn *c)
 
 	switch (c->state) {
 	case CS_GREETING:
-		cev = EPOLLIN | (buf_avail(&c->out) ? EPOLLOUT : 0);
+		/* the audit sink is behind: no new request is read until it catches up */
+		cev = (audit_blocked() ? 0 : EPOLLIN) | (buf_avail(&c->out) ? EPOLLOUT : 0);
 		break;
 	case CS_DIALING:
 		uev = c->uwant;
@@ -348,6 +456,16 @@ conn_reply_close(struct conn *c, const void *msg, size_t len)
 	client_io(&c->cio, EPOLLOUT, c);
 }
 
+/* Keep a host that was refused as invalid, for the audit record only. */
+void
+conn_raw_host(struct conn *c, const void *p, size_t n)
+{
+	if (n == 0)
+		n = 1, p = "?";
+	c->rawhostlen = n < sizeof(c->rawhost) ? n : sizeof(c->rawhost);
+	memcpy(c->rawhost, p, c->rawhostlen);
+}
+
 int
 conn_attach_reg(struct conn *c, struct reg *r)
 {
@@ -356,10 +474,7 @@ conn_attach_reg(struct conn *c, struct reg *r)
 	c->reg = r;
 	r->nconns++;
 	TAILQ_INSERT_TAIL(&r->conns, c, reg_entry);
-	if (c->counted_pending) {
-		c->counted_pending = 0;
-		npending--;
-	}
+	unpending(c);
 	return 0;
 }
 
@@ -396,8 +511,7 @@ conn_close(struct conn *c, const char *why)
 		c->reg->nconns--;
 		c->reg = NULL;
 	}
-	if (c->counted_pending)
-		npending--;
+	unpending(c);
 	nconns--;
 	conf_unref(c->conf);
 	c->conf = NULL;
@@ -425,6 +539,22 @@ conn_close_all(void)
 	reap(NULL, NULL);
 	if (reaper_ready)
 		ev_timer_stop(&reaper);
+}
+
+/* The audit sink caught up: read the requests that waited. */
+void
+conn_resume_all(void)
+{
+	struct conn	*c, *next;
+
+	for (c = TAILQ_FIRST(&live); c != NULL; c = next) {
+		next = TAILQ_NEXT(c, entry);
+		if (c->state == CS_GREETING) {
+			conn_want(c);
+			if (buf_avail(&c->in) > 0 && c->state == CS_GREETING)
+				c->pp->input(c);
+		}
+	}
 }
 
 unsigned

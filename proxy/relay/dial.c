@@ -84,9 +84,11 @@ addrs_allowed(struct conn *c, struct verdict *v)
 static int
 needs_addr_check(struct conn *c)
 {
-	return policy_wants_addr_check(&c->conf->policy, c->host) ||
+	const struct sockaddr_storage *lit = c->is_literal ? &c->lit : NULL;
+
+	return policy_wants_addr_check(&c->conf->policy, c->host, lit) ||
 	    (c->reg != NULL && c->reg->policy != NULL &&
-	    policy_wants_addr_check(c->reg->policy, c->host));
+	    policy_wants_addr_check(c->reg->policy, c->host, lit));
 }
 
 /* The addresses are settled and vetted: record the decision, start dialling. */
@@ -164,17 +166,18 @@ resolve(struct conn *c, const char *name, enum dial_phase phase)
 	}
 }
 
+/* The protocol parsed the host once (host_parse()): a literal is c->lit. */
 static int
-host_checks(struct conn *c, struct sockaddr_storage *lit)
+host_checks(struct conn *c)
 {
-	struct verdict	v;
+	const struct sockaddr_storage	*lit = c->is_literal ? &c->lit : NULL;
+	struct verdict			 v;
 
-	c->is_literal = host_literal(c->host, lit);
-	policy_check_host(&c->conf->policy, "baseline_policy", c->host, c->is_literal,
-	    lit, c->port, c->method, c->proto, &v);
+	policy_check_host(&c->conf->policy, "baseline_policy", c->host, lit, c->port,
+	    c->method, c->req_shape, c->proto, &v);
 	if (v.allow && c->reg != NULL && c->reg->policy != NULL)
-		policy_check_host(c->reg->policy, "process_policy", c->host,
-		    c->is_literal, lit, c->port, c->method, c->proto, &v);
+		policy_check_host(c->reg->policy, "process_policy", c->host, lit, c->port,
+		    c->method, c->req_shape, c->proto, &v);
 	if (!v.allow) {
 		deny(c, &v);
 		return -1;
@@ -185,7 +188,6 @@ host_checks(struct conn *c, struct sockaddr_storage *lit)
 void
 dial_start(struct conn *c)
 {
-	struct sockaddr_storage	 lit;
 	struct sockaddr_in	*sin;
 	struct sockaddr_in6	*sin6;
 
@@ -193,10 +195,10 @@ dial_start(struct conn *c)
 	c->state = CS_DIALING;
 	c->uwant = 0;
 	conn_want(c);
-	if (host_checks(c, &lit) == -1)
+	if (host_checks(c) == -1)
 		return;
 	if (c->is_literal) {
-		c->addrs[0] = lit;
+		c->addrs[0] = c->lit;
 		c->naddrs = 1;
 		dial_allowed(c);
 		return;
@@ -276,11 +278,22 @@ drop_upstream_fd(struct conn *c)
 	c->ufd = -1;
 }
 
+/* Is a local address out of bounds for this target (either policy)? */
+static int
+needs_local_check(struct conn *c)
+{
+	const struct sockaddr_storage *lit = c->is_literal ? &c->lit : NULL;
+
+	return policy_wants_local_check(&c->conf->policy, c->host, lit) ||
+	    (c->reg != NULL && c->reg->policy != NULL &&
+	    policy_wants_local_check(c->reg->policy, c->host, lit));
+}
+
 static void
 connect_next(struct conn *c)
 {
 	enum dial_fail	f = c->fail != DIAL_OK ? c->fail : DIAL_UNREACH;
-	int		local_vetted = needs_addr_check(c);
+	int		local_vetted = needs_local_check(c);
 
 	while (c->addr_i < c->naddrs) {
 		struct sockaddr_storage *ss = &c->addrs[c->addr_i++];
@@ -305,8 +318,10 @@ static void
 up_resolve(struct conn *c)
 {
 	struct sockaddr_storage	lit;
+	char			text[PROXY_HOST_MAX + 1];
 
-	if (host_literal(c->conf->upstream->host, &lit)) {
+	if (host_parse(c->conf->upstream->host, strlen(c->conf->upstream->host), text,
+	    sizeof(text), &lit) == HOST_ADDR) {
 		c->upaddrs[0] = lit;
 		c->nup = 1;
 		up_connect(c);

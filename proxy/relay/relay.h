@@ -13,15 +13,18 @@
 #include "types.h"
 
 /* conn.c */
+int	 conn_admit(const struct proxy_conf *, const struct sockaddr_storage *peer);
 struct conn *conn_new(const struct proto_handler *, struct proxy_conf *, int fd,
 	    const struct sockaddr_storage *peer);
 void	 conn_close(struct conn *, const char *why);
 int	 conn_attach_reg(struct conn *, struct reg *);
+void	 conn_raw_host(struct conn *, const void *, size_t);
 void	 conn_want(struct conn *);
 void	 conn_reply_close(struct conn *, const void *msg, size_t len);
 int	 conn_flush(struct conn *);
 void	 conn_timer(struct conn *, unsigned ms);
 void	 conn_close_all(void);
+void	 conn_resume_all(void);
 unsigned conn_count(void);
 unsigned conn_pending(void);
 void	 conn_close_reg(struct reg *);
@@ -47,13 +50,22 @@ const char *resolve_strerror(int status);
 int	 resolve_is_timeout(int status);
 
 /* audit.c */
-int	 audit_open(enum audit_dest, const char *path);
+int	 audit_open(enum audit_dest, const char *path, enum audit_overflow);
+int	 audit_blocked(void);
+void	 audit_set_resume(void (*)(void));
+uint64_t audit_suppressed(void);
+uint64_t audit_queued(void);
 void	 audit_close(void);
 void	 audit_decision(struct conn *, const struct verdict *);
 void	 audit_tunnel_close(struct conn *, const char *result);
 uint64_t audit_lost(void);
 uint64_t audit_written(void);
 const char *proto_name(enum proxy_proto);
+
+/* audit_limit.c: cred NULL for the unauthenticated */
+typedef void	audit_summary_cb(const char *cred, uint64_t suppressed);
+int	 audit_limit_admit(const char *cred, audit_summary_cb *);
+int	 audit_limit_flush(audit_summary_cb *);
 void	 time_rfc3339(char *buf, size_t len);
 
 #endif

@@ -74,6 +74,12 @@ drain(struct half *h, size_t *moved)
 	return 0;
 }
 
+static size_t
+bounded(const struct half *h, size_t want)
+{
+	return h->bounded && h->left < want ? (size_t)h->left : want;
+}
+
 /* One read from src into the filter, the pipe or the buffer; 1 when src is empty. */
 static int
 fill(struct conn *c, struct half *h)
@@ -98,22 +104,28 @@ fill(struct conn *c, struct half *h)
 		}
 		return 0;
 	}
+	/* a request's body is all the client may send: what follows is never read */
+	if (h->bounded && h->left == 0)
+		return 1;
 	if (h->pipe[0] != -1) {
 		if (!h->bulk && h->bytes >= BULK_AFTER) {
 			h->bulk = 1;	/* best effort: EPERM past the allowance */
 			fcntl(h->pipe[0], F_SETPIPE_SZ, BULK_PIPE);
 		}
-		n = splice(*h->src, NULL, h->pipe[1], NULL, SPLICE_CHUNK,
+		n = splice(*h->src, NULL, h->pipe[1], NULL, bounded(h, SPLICE_CHUNK),
 		    SPLICE_F_MOVE | SPLICE_F_NONBLOCK);
 		if (n > 0)
 			h->inpipe += (size_t)n;
 	} else {
 		if (buf_reserve(&h->pend, COPY_CHUNK) == -1)
 			return -1;
-		n = read(*h->src, h->pend.data + h->pend.len, h->pend.cap - h->pend.len);
+		n = read(*h->src, h->pend.data + h->pend.len,
+		    bounded(h, h->pend.cap - h->pend.len));
 		if (n > 0)
 			h->pend.len += (size_t)n;
 	}
+	if (n > 0 && h->bounded)
+		h->left -= (uint64_t)n;
 	if (n == 0)
 		h->eof = 1;
 	if (n == -1)
@@ -240,7 +252,8 @@ tunnel_interest(struct conn *c, int fd)
 	if (fd == -1)
 		return 0;
 	h = fd == c->cfd ? &c->c2u : &c->u2c;	/* the half reading fd */
-	if (!h->eof && buf_avail(&h->pend) == 0 && h->inpipe == 0)
+	if (!h->eof && buf_avail(&h->pend) == 0 && h->inpipe == 0 &&
+	    !(h->bounded && h->left == 0))
 		ev |= EPOLLIN;
 	h = fd == c->cfd ? &c->u2c : &c->c2u;	/* the half writing fd */
 	if (!h->shut && (buf_avail(&h->pend) > 0 || h->inpipe > 0))

@@ -63,7 +63,7 @@ proxy_harness_init(void)
 	}
 	if (ev_init() == -1 || resolve_init(conf->dns_servers, conf->dns_ms) == -1)
 		abort();
-	audit_open(conf->audit, conf->audit_path);
+	audit_open(conf->audit, conf->audit_path, conf->audit_overflow);
 	if (reg_create(NULL, NULL, NULL, FUZZ_CRED_ID, FUZZ_CRED_SECRET, err,
 	    sizeof(err)) == NULL) {
 		fprintf(stderr, "harness registration: %s\n", err);

@@ -330,7 +330,7 @@ class _Handler(http.server.BaseHTTPRequestHandler):
         if self.command != "HEAD":
             self.wfile.write(body)
 
-    do_GET = do_POST = do_PUT = do_HEAD = do_DELETE = _answer
+    do_GET = do_POST = do_PUT = do_HEAD = do_DELETE = do_OPTIONS = _answer
 
     def log_message(self, *a):
         pass
