@@ -166,10 +166,17 @@ run_b(pid_t c, int status_wr)
 	}
 }
 
-/* C's stack while it shares B's memory (until its exec), as posix_spawn does. */
+/*
+ * B's and C's stacks.  B shares A's memory (A only waits, on its own
+ * stack), and C shares it until its exec (B waits for that, as with
+ * posix_spawn): the start pays for one page-table copy, A's, instead of
+ * three.  Neither B nor C allocates; they make system calls only.
+ */
+static char	b_stack[64 * 1024] __attribute__((aligned(16)));
 static char	c_stack[64 * 1024] __attribute__((aligned(16)));
 
-struct c_start {
+struct start_b {
+	int	 status_wr, errfd;
 	void	(*command)(void *);
 	void	*arg;
 };
@@ -177,53 +184,56 @@ struct c_start {
 static int
 c_main(void *arg)
 {
-	const struct c_start	*cs = arg;
+	const struct start_b	*sb = arg;
 
 	restore_signals();
-	cs->command(cs->arg);
+	sb->command(sb->arg);
 	_exit(127);	/* not reached */
+}
+
+static int
+b_main(void *arg)
+{
+	struct start_b	*sb = arg;
+	pid_t		 c;
+	int		 e;
+
+	/* A may be gone already, before the death signal was set */
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL) == -1 || !sbx_reader_alive(sb->status_wr))
+		_exit(127);
+	if ((e = mount_proc()) != 0)
+		goto fail;
+	if ((c = clone(c_main, c_stack + sizeof(c_stack), CLONE_VM | CLONE_VFORK | SIGCHLD,
+	    sb)) == -1) {
+		e = errno;
+		goto fail;
+	}
+	run_b(c, sb->status_wr);
+fail:
+	(void)!write(sb->errfd, &e, sizeof(e));
+	_exit(127);
 }
 
 int
 sbx_supervise(int errfd, void (*command)(void *), void *arg)
 {
-	struct c_start	cs = { command, arg };
+	struct start_b	sb = { -1, errfd, command, arg };
 	int		sp[2], e;
-	pid_t		b, c;
+	pid_t		b;
 
 	if (pipe2(sp, O_CLOEXEC) == -1)
 		return errno;
-	/* before the fork: a signal meant for C must not end A or B first */
+	sb.status_wr = sp[1];
+	/* before B exists: a signal meant for C must not end A or B first */
 	ignore_signals();
-	if ((b = fork()) == -1) {
+	if ((b = clone(b_main, b_stack + sizeof(b_stack), CLONE_VM | SIGCHLD, &sb)) == -1) {
 		e = errno;
 		close(sp[0]);
 		close(sp[1]);
 		restore_signals();
 		return e;
 	}
-	if (b > 0) {
-		close(sp[1]);
-		run_a(b, sp[0]);
-	}
-	close(sp[0]);
-	/* B: A may be gone already, before the death signal was set */
-	if (prctl(PR_SET_PDEATHSIG, SIGKILL) == -1 || !sbx_reader_alive(sp[1]))
-		_exit(127);
-	if ((e = mount_proc()) != 0)
-		goto fail;
-	/*
-	 * C borrows B's memory instead of copying it (B waits until C has
-	 * exec'd): one page-table copy fewer on every start.  C makes only
-	 * system calls before its exec.
-	 */
-	if ((c = clone(c_main, c_stack + sizeof(c_stack), CLONE_VM | CLONE_VFORK | SIGCHLD,
-	    &cs)) == -1) {
-		e = errno;
-		goto fail;
-	}
-	run_b(c, sp[1]);
-fail:
-	(void)!write(errfd, &e, sizeof(e));
-	_exit(127);
+	/* B has its own descriptor table: A's copy of the write end goes */
+	close(sp[1]);
+	run_a(b, sp[0]);
 }
