@@ -598,7 +598,7 @@ tap(None, out is not None and "log-before" not in out,
 W10 = os.path.join(tmp, "ws10")
 os.makedirs(W10)
 run(c, ["true"], sandbox([W10]), cwd=W10)
-PROT = os.path.join(STATE, "protected")
+PROT = os.path.join(STATE, "placeholders")
 LOCK = os.path.join(PROT, sorted(os.listdir(PROT))[0]) if os.path.isdir(PROT) and \
     os.listdir(PROT) else os.path.join(PROT, "none")
 LOCKER = r'''

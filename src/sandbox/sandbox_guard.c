@@ -10,7 +10,7 @@
  * process/closed, which comes only once every process of the sandbox is
  * gone (they all die with its pid namespace).  Commands of several
  * instances may share one, so each path has a lock file in the state
- * directory, protected/<hash>, holding the identity of the placeholder
+ * directory, placeholders/<hash>, holding the identity of the placeholder
  * made there.  Each instance using the path holds a shared flock on it
  * (one descriptor per path, counted in memory for its processes); the last
  * user to release it gets the lock exclusively and removes the
@@ -18,7 +18,10 @@
  * instance that dies drops its locks with its descriptors; what it left
  * goes at the next use of the path.  Taking the lock shared before
  * looking at the placeholder means a remover never pulls one out from
- * under a process that has just joined it.
+ * under a process that has just joined it.  A lock file stays once made
+ * (one per protected path ever used, its record rewritten in place): no
+ * file is created or freed on a start, and none can be swapped under a
+ * waiting instance.
  *
  * A missing .git is protected below a parent repository too, as the
  * reference does: otherwise `git init` there, and a core.fsmonitor set in
@@ -72,7 +75,7 @@ lock_open(const char *path)
 		errno = ENOENT;
 		return -1;
 	}
-	if (snprintf(file, sizeof(file), "%s/protected/%016llx", conf.state_dir,
+	if (snprintf(file, sizeof(file), "%s/placeholders/%016llx", conf.state_dir,
 	    (unsigned long long)fnv1a64(path)) >= (int)sizeof(file)) {
 		errno = ENAMETOOLONG;
 		return -1;
