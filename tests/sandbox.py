@@ -503,6 +503,22 @@ else:
     t.eq(r.get("error"), REFUSAL, "mounts: restricted reads cannot be enforced: refused")
     t.eq(c.close(), 0, "execd exits cleanly (mounts)")
 
+# ---------------------------------------------------------------- root without user namespaces
+
+# Where user namespaces are refused, root makes the namespaces directly:
+# the same view, pid namespace and /dev, with the host's uid map.
+if not NS or os.geteuid() != 0:
+    t.skip("namespaces made directly by root", "no namespaces, or not root")
+else:
+    c = Execd(env=dict(os.environ, EXECD_SANDBOX_DISABLE="userns"))
+    fs_checks(c, "direct", ("EROFS",))
+    r, out, _ = run(c, ["sh", "-c", "echo pid=$$; cat /proc/self/uid_map; ls /dev/pts"],
+                    restricted([root_read, path_entry(W2, "write")]))
+    words = (out or "").split()
+    t.ok("pid=2" in words and words[1:4] == ["0", "0", "4294967295"] and "ptmx" in words,
+         "direct: pid 2, the host's uid map, a devpts of its own", out)
+    t.eq(c.close(), 0, "execd exits cleanly (direct)")
+
 # ---------------------------------------------------------------- refusals
 
 c = Execd(env=dict(os.environ, EXECD_SANDBOX_DISABLE="landlock,namespaces"))

@@ -10,7 +10,8 @@
  * the probe itself.
  *
  * For tests, EXECD_SANDBOX_DISABLE (comma separated: landlock-fs,
- * landlock, namespaces) makes execd act as if the kernel lacked those.
+ * landlock, namespaces, userns) makes execd act as if the kernel lacked
+ * those.
  */
 #include "config.h"
 
@@ -151,7 +152,7 @@ sbx_namespaces(void)
 		kst.ns_probed = 1;
 		return 0;
 	}
-	if ((ok = probe_ns(0)) == 0 && has_cap(CAP_SYS_ADMIN)) {
+	if ((ok = knob("userns") ? 0 : probe_ns(0)) == 0 && has_cap(CAP_SYS_ADMIN)) {
 		direct = 1;
 		ok = probe_ns(1);
 	}
