@@ -319,6 +319,12 @@ m, s = pty.openpty(); os.write(s, b"ok\\n"); print("pty", os.read(m, 10).strip()
 r, out, code = py(c, PTMX, SB)
 tap(None, out is not None and "pty ok /dev/pts/0" in out,
     "a new pty can be made inside, on the sandbox's own devpts", out)
+counter[0] += 1
+r = c.call("process/start", {"processId": "tty%d" % counter[0], "argv": ["sh", "-c", "tty; ls /dev/pts"],
+                             "env": ENV, "tty": True, "cwd": "file://" + W, "sandbox": SB})
+out = c.collect("tty%d" % counter[0], 20)[0].get("pty", b"").decode() if "result" in r else None
+tap(None, out is not None and out.split()[:2] == ["/dev/console", "ptmx"],
+    "on a PTY: the terminal is /dev/console (as the reference), no host pty in /dev/pts", out)
 r, out, code = run(c, ["sh", "-c", "kill -TERM $$"], SB)
 r2, out2, code2 = run(c, ["sh", "-c", "kill -TERM $$"], None)
 tap(None, code is not None and code == code2,

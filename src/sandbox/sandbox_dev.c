@@ -3,7 +3,10 @@
  * what a command needs - null, zero, full, random, urandom and tty bound
  * from the host, a devpts instance of its own (no other session's
  * terminals), a private /dev/shm, and the usual symlinks - then made
- * read-only but for pts and shm.  Built by the child in its mount
+ * read-only but for pts and shm.  A command on a terminal (a PTY of
+ * execd's) finds it as /dev/console, as under the reference's
+ * bubblewrap: its own /dev/pts/N is not in the new devpts, and ttyname()
+ * would find nothing.  Built by the child in its mount
  * namespace (sandbox_mount.c orders it among the other mounts); nothing
  * here allocates.
  */
@@ -41,6 +44,28 @@ sbx_dev_has(const char *path)
 		if (strcmp(path, dev_nodes[i]) == 0)
 			return 1;
 	return strcmp(path, "shm") == 0 || strcmp(path, "pts") == 0;
+}
+
+/* The terminal on the standard descriptors, if any: a clone of its node. */
+static int
+terminal_tree(void)
+{
+	char	path[64], link[32];
+	ssize_t	n;
+	int	fd;
+
+	for (fd = 0; fd < 3; fd++) {
+		if (!isatty(fd))
+			continue;
+		snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+		if ((n = readlink(link, path, sizeof(path) - 1)) <= 0)
+			return -1;
+		path[n] = '\0';
+		if (strncmp(path, "/dev/pts/", 9) != 0)
+			return -1;
+		return open_tree(AT_FDCWD, path, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
+	}
+	return -1;
 }
 
 static void
@@ -84,7 +109,7 @@ int
 sbx_dev_build(void)
 {
 	struct mount_attr	ro = { .attr_set = MOUNT_ATTR_RDONLY };
-	int			trees[NNODES], e = 0;
+	int			trees[NNODES], term, e = 0;
 	size_t			i;
 	char			path[32];
 
@@ -98,7 +123,10 @@ sbx_dev_build(void)
 			return e;
 		}
 	}
+	term = terminal_tree();
 	if (mount("tmpfs", "/dev", "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755,size=64k") == -1)
+		goto fail;
+	if (term != -1 && place_node(term, "console") == -1)
 		goto fail;
 	for (i = 0; i < NNODES; i++)
 		if (trees[i] != -1 && place_node(trees[i], dev_nodes[i]) == -1)
@@ -114,9 +142,11 @@ sbx_dev_build(void)
 	if (mount_setattr(AT_FDCWD, "/dev", 0, &ro, sizeof(ro)) == -1)
 		goto fail;
 	close_trees(trees, NNODES);
+	close_trees(&term, 1);
 	return 0;
 fail:
 	e = errno;
 	close_trees(trees, NNODES);
+	close_trees(&term, 1);
 	return e;
 }
