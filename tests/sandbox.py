@@ -423,9 +423,10 @@ if LANDLOCK:
     fs_checks(c, "landlock", ("EROFS",))
     sb = restricted([path_entry(R, "read"), minimal])
     r, out = probe(c, sb, "read:" + os.path.join(R, "file"), "read:" + os.path.join(O, "file"),
-                   "list:" + O, "write:" + os.path.join(R, "new"))
-    t.eq(out, ["OK", "EACCES", "EACCES", "EROFS"],
-         "landlock: restricted reads: only the listed root (and the platform's) is readable")
+                   "list:" + O, "write:" + os.path.join(R, "new"), "read:/proc/self/status")
+    t.eq(out, ["OK", "EACCES", "EACCES", "EROFS", "OK"],
+         "landlock: restricted reads: only the listed root (and the platform's, the sandbox's "
+         "/proc included) is readable")
     sb = restricted([path_entry(R, "read")])
     r = c.start("noplat", ["/bin/true"], sandbox=sb)
     t.eq(r.get("error", {}).get("code"), -32603,

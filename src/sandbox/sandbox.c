@@ -72,6 +72,22 @@ refuse(struct sandbox_plan *plan, int *code, char *msg, size_t msglen, const cha
 	return -1;
 }
 
+/* Does a rule Landlock is given grant reading /proc (the fresh one gets the same)? */
+static int
+grants_proc(const struct fs_policy *pol, int platform)
+{
+	const struct fs_rule	*r;
+	size_t			 i;
+
+	if (fs_policy_check(pol, "/proc", FS_WANT_READ) != 0)
+		return 0;
+	for (i = 0; (r = fs_policy_rule(pol, i)) != NULL; i++)
+		if (!r->is_glob && r->access != FS_ACCESS_DENY && sbx_rule_used(r, platform) &&
+		    fs_path_covers(r->path, "/proc"))
+			return 1;
+	return 0;
+}
+
 /* The filesystem part: Landlock rules and the mounts they need, or mounts only. */
 static int
 plan_fs(struct sandbox_plan *plan, const struct fs_policy *pol, json_t *sandbox, char *why,
@@ -109,6 +125,7 @@ plan_fs(struct sandbox_plan *plan, const struct fs_policy *pol, json_t *sandbox,
 	if (k->landlock_abi > 0 && (plan->ruleset_fd = sbx_landlock_ruleset(landlock ? pol : NULL,
 	    platform, k->landlock_abi, plan->net, &plan->ll_handled, why, whylen)) == -1)
 		return -1;
+	plan->ll_proc = landlock && grants_proc(pol, platform);
 	snprintf(plan->mechanism, sizeof(plan->mechanism), "%s%s", landlock ? "landlock+" :
 	    k->landlock_abi > 0 ? "landlock-domain+" : "", plan->nmounts > 0 ? "pidns+mounts+" : "");
 	return 0;

@@ -81,9 +81,9 @@ confine(const struct sandbox_plan *plan)
 {
 	int	e;
 
-	/* the fresh /dev's pts and shm are new to the ruleset */
+	/* the fresh /dev's pts and shm, and /proc, are new to the ruleset */
 	if (plan->namespaces && plan->ruleset_fd != -1 &&
-	    (e = sbx_landlock_dev(plan->ruleset_fd, plan->ll_handled)) != 0)
+	    (e = sbx_landlock_view(plan->ruleset_fd, plan->ll_handled, plan->ll_proc)) != 0)
 		return e;
 	if ((e = drop_caps(plan)) != 0)
 		return e;

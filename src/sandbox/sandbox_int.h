@@ -57,6 +57,7 @@ struct sandbox_plan {
 	int			 new_userns;	/* the namespaces are made inside a user namespace */
 	int			 new_netns;	/* a network namespace (network off or managed) */
 	uint64_t		 ll_handled;	/* filesystem rights the ruleset handles */
+	int			 ll_proc;	/* the policy lets /proc be read (the fresh one too) */
 	char			 uid_map[64], gid_map[64];
 	struct sbx_route	 routes[SBX_MAX_ROUTES];
 	size_t			 nroutes;
@@ -115,7 +116,7 @@ int	 sbx_landlock_probe(void);
 int	 sbx_landlock_ruleset(const struct fs_policy *pol, int platform, int abi,
 	    enum sbx_net net, uint64_t *handled, char *why, size_t whylen);
 /* in the child: grant what the fresh /dev holds (0 or an errno) */
-int	 sbx_landlock_dev(int ruleset_fd, uint64_t handled);
+int	 sbx_landlock_view(int ruleset_fd, uint64_t handled, int proc);
 int	 sbx_landlock_apply(int ruleset_fd);
 
 /* sandbox_mount.c: plan in the parent, apply in the child */

@@ -174,16 +174,18 @@ fail_errno:
 }
 
 /*
- * In the child, once the view is built: the fresh /dev's own pts and shm
- * are not the inodes the parent's rules name, so they get rules here
- * (read and write, devices' ioctls; shm everything).  Nothing allocated.
+ * In the child, once the view is built: the fresh /dev's own pts and shm,
+ * and the fresh /proc, are not the inodes the parent's rules name, so they
+ * get rules here (pts read and write, devices' ioctls; shm everything;
+ * /proc read when the policy grants it).  Nothing allocated.
  */
 int
-sbx_landlock_dev(int ruleset_fd, uint64_t handled)
+sbx_landlock_view(int ruleset_fd, uint64_t handled, int proc)
 {
 	static const struct { const char *path; uint64_t rights; } dev[] = {
 		{ "/dev/pts", LL_READ | LANDLOCK_ACCESS_FS_WRITE_FILE | LANDLOCK_ACCESS_FS_IOCTL_DEV },
 		{ "/dev/shm", ~0ULL },
+		{ "/proc", LL_READ },
 	};
 	struct landlock_path_beneath_attr	pb;
 	size_t					i;
@@ -191,7 +193,7 @@ sbx_landlock_dev(int ruleset_fd, uint64_t handled)
 
 	if (handled == 0)
 		return 0;	/* the ruleset leaves the filesystem alone */
-	for (i = 0; i < sizeof(dev) / sizeof(dev[0]); i++) {
+	for (i = 0; i < sizeof(dev) / sizeof(dev[0]) - (proc ? 0 : 1); i++) {
 		if ((pb.parent_fd = open(dev[i].path, O_PATH | O_DIRECTORY | O_NOFOLLOW |
 		    O_CLOEXEC)) == -1)
 			return errno;

@@ -27,6 +27,7 @@ sandbox_plan_put(const struct sandbox_plan *plan, struct wire_out *w)
 	wire_u32(w, (uint32_t)plan->new_netns);
 	wire_u32(w, (uint32_t)plan->ll_handled);
 	wire_u32(w, (uint32_t)(plan->ll_handled >> 32));
+	wire_u32(w, (uint32_t)plan->ll_proc);
 	wire_u32(w, (uint32_t)plan->cap_last);
 	wire_fd(w, plan->ruleset_fd);
 	wire_fd(w, plan->route_sv[1]);
@@ -113,6 +114,7 @@ sandbox_plan_get(struct wire_in *r)
 	plan->new_netns = wire_get_u32(r) != 0;
 	plan->ll_handled = wire_get_u32(r);
 	plan->ll_handled |= (uint64_t)wire_get_u32(r) << 32;
+	plan->ll_proc = wire_get_u32(r) != 0;
 	plan->cap_last = (int)wire_get_u32(r);
 	plan->ruleset_fd = own_fd(wire_get_fd(r));
 	plan->route_sv[1] = own_fd(wire_get_fd(r));
