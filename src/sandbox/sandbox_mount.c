@@ -330,11 +330,8 @@ sbx_mount_plan(struct sandbox_plan *plan, const struct fs_policy *pol, int platf
 	const struct fs_rule	**g = NULL, *r;
 	struct stat		  st;
 	size_t			  i, n = 0, total = fs_policy_nrules(pol);
-	int			  want, rv = -1;
+	int			  want, base, rv = -1;
 
-	/* a read-only base: a write where no root allows it is EROFS, metadata included */
-	if (push(plan, SBX_MNT_RO_ALL, "/") == -1)
-		goto oom;
 	if ((g = calloc(total + 1, sizeof(*g))) == NULL)
 		goto oom;
 	for (i = 0; (r = fs_policy_rule(pol, i)) != NULL; i++) {
@@ -349,11 +346,19 @@ sbx_mount_plan(struct sandbox_plan *plan, const struct fs_policy *pol, int platf
 		g[n++] = r;
 	}
 	qsort(g, n, sizeof(*g), grant_cmp);
-	for (i = 0; i < n; i++) {
+	/*
+	 * A read-only base: a write where no root allows it is EROFS,
+	 * metadata included.  Not when / itself is writable (a bind on / would
+	 * not change the root the process already has): then the host's.
+	 */
+	base = n > 0 && strcmp(g[0]->path, "/") == 0 && g[0]->access == FS_ACCESS_WRITE;
+	if (!base && push(plan, SBX_MNT_RO_ALL, "/") == -1)
+		goto oom;
+	for (i = base; i < n; i++) {
 		if (i > 0 && strcmp(g[i]->path, g[i - 1]->path) == 0)
 			continue;	/* the same path: write came first and wins */
 		want = g[i]->access == FS_ACCESS_WRITE;
-		if (mount_state(plan, g[i]->path, 0) != want &&
+		if (mount_state(plan, g[i]->path, base) != want &&
 		    push(plan, want ? SBX_MNT_RW : SBX_MNT_RO, g[i]->path) == -1)
 			goto oom;
 	}
