@@ -430,8 +430,10 @@ sbx_mount_hide(struct sandbox_plan *plan, char *why, size_t whylen)
 		/* made now if missing: a command must not make it first */
 		if (hidden.is_dir[i])
 			(void)mkdir(hidden.path[i], 0700);
+		/* under a denied path it is out of sight already (and no mount point) */
 		if (realpath(hidden.path[i], real) == NULL || lstat(real, &st) == -1 ||
-		    fs_path_covers("/proc", real) || fs_path_covers("/dev", real))
+		    fs_path_covers("/proc", real) || fs_path_covers("/dev", real) ||
+		    masked(plan, real))
 			continue;
 		if (push(plan, S_ISDIR(st.st_mode) ? SBX_MNT_MASK_DIR : SBX_MNT_MASK_FILE,
 		    real) == -1) {
