@@ -349,6 +349,15 @@ dlisten.close()
 tap(None, out is not None and "OK" not in out and got is None,
     "network off: a datagram to a host AF_UNIX socket by path is refused", out)
 
+# the mount layer alone (Landlock's filesystem rules off): the host's sysctls stay
+# read-only in the sandbox's /proc (the same hostname is written back: harmless)
+cm = execd(env=dict(os.environ, EXECD_SANDBOX_DISABLE="landlock-fs"))
+r, out, code = run(cm, ["sh", "-c", "h=$(cat /proc/sys/kernel/hostname); "
+                        "echo \"$h\" > /proc/sys/kernel/hostname; echo rc=$?"], SB)
+tap(None, out is not None and "rc=0" not in out and "Read-only" in out,
+    "without Landlock: the host's sysctls in /proc/sys cannot be written", out)
+cm.kill()
+
 # ---------------------------------------------------------------- 4. metadata outside the roots
 
 def meta(p):

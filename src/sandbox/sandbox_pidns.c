@@ -6,7 +6,8 @@
  *   A  execd's child, outside the new pid namespace: waits for B, and
  *      ends as the command ended (its exit code, or the same signal), so
  *      execd sees the command's own status;
- *   B  pid 1 of the new pid namespace: mounts a fresh /proc, reaps
+ *   B  pid 1 of the new pid namespace: mounts a fresh /proc (its
+ *      host-wide knobs read-only), reaps
  *      orphans, and exits as soon as C does - the kernel then kills every
  *      process left in the namespace (setsid daemons too) before A's wait
  *      returns, so nothing of the sandbox outlives its process/closed;
@@ -133,16 +134,38 @@ run_a(pid_t b, int status_rd)
 	reproduce(n == sizeof(raw) ? raw : st);
 }
 
+/*
+ * The host-wide knobs of a fresh /proc stay read-only, as under
+ * bubblewrap: uid 0 without capabilities may still write many sysctls
+ * (the host's hostname among them), Landlock or not.
+ */
+static const char *const proc_ro[] = {
+	"/proc/sys", "/proc/sysrq-trigger", "/proc/irq", "/proc/bus"
+};
+
 static int
 mount_proc(void)
 {
+	struct mount_attr	ro = { .attr_set = MOUNT_ATTR_RDONLY };
+	size_t			i;
+
 	/* never the host's /proc: an empty one if a fresh one cannot be had */
-	if (mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) == 0)
-		return 0;
-	if (mount("tmpfs", "/proc", "tmpfs", MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC,
-	    "mode=000,size=4k") == 0)
-		return 0;
-	return errno;
+	if (mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) == -1) {
+		if (mount("tmpfs", "/proc", "tmpfs", MS_RDONLY | MS_NOSUID | MS_NODEV |
+		    MS_NOEXEC, "mode=000,size=4k") == 0)
+			return 0;
+		return errno;
+	}
+	for (i = 0; i < sizeof(proc_ro) / sizeof(proc_ro[0]); i++) {
+		if (mount(proc_ro[i], proc_ro[i], NULL, MS_BIND | MS_REC, NULL) == -1) {
+			if (errno == ENOENT)
+				continue;
+			return errno;
+		}
+		if (mount_setattr(AT_FDCWD, proc_ro[i], AT_RECURSIVE, &ro, sizeof(ro)) == -1)
+			return errno;
+	}
+	return 0;
 }
 
 /* B's duty as init: reap everything, report C and go (taking the rest along). */
