@@ -349,6 +349,17 @@ dlisten.close()
 tap(None, out is not None and "OK" not in out and got is None,
     "network off: a datagram to a host AF_UNIX socket by path is refused", out)
 
+# a device node planted in a writable root (by someone outside) does not count inside
+if os.geteuid() == 0:
+    NODE = os.path.join(W, "planted-null")
+    os.mknod(NODE, 0o666 | __import__("stat").S_IFCHR, os.makedev(1, 3))
+    r, out, code = run(c, ["sh", "-c", "echo x > %s; echo rc=$?" % NODE], SB)
+    os.unlink(NODE)
+    tap(None, out is not None and "rc=0" not in out,
+        "a device node in a writable root cannot be opened inside (nodev)", out)
+else:
+    skip("a device node in a writable root", "not root")
+
 # the mount layer alone (Landlock's filesystem rules off): the host's sysctls stay
 # read-only in the sandbox's /proc (the same hostname is written back: harmless)
 cm = execd(env=dict(os.environ, EXECD_SANDBOX_DISABLE="landlock-fs"))

@@ -82,9 +82,13 @@ close_trees(int *trees, size_t n)
 static int
 place_node(int tree, const char *name)
 {
-	char	path[32];
-	int	fd;
+	struct mount_attr	dev = { .attr_clr = MOUNT_ATTR_NODEV };
+	char			path[32];
+	int			fd;
 
+	/* the base view is nodev: these are the device nodes that count */
+	if (mount_setattr(tree, "", AT_EMPTY_PATH, &dev, sizeof(dev)) == -1)
+		return -1;
 	snprintf(path, sizeof(path), "/dev/%s", name);
 	if ((fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666)) == -1)
 		return -1;

@@ -3,8 +3,8 @@
  * of operations on existing, symlink-free paths, applied by the child in
  * its own mount namespace (propagation cut off first, so nothing reaches
  * the host).  In order, later ones shadowing earlier ones:
- *  1. every mount read-only: a write no root allows fails with EROFS,
- *     chmod, chown, utime and xattrs included;
+ *  1. every mount read-only, nosuid and nodev: a write no root allows
+ *     fails with EROFS, chmod, chown, utime and xattrs included;
  *  2. each writable root bound writable on itself (a mount point: it
  *     cannot be renamed away from inside), read entries inside them bound
  *     read-only;
@@ -538,7 +538,9 @@ apply_one(const struct sbx_mount *m, int *mask_src)
 
 	switch (m->op) {
 	case SBX_MNT_RO_ALL:
-		return setattr("/", AT_RECURSIVE, MOUNT_ATTR_RDONLY, 0);
+		/* and no device node or setuid bit counts anywhere: /dev is remade */
+		return setattr("/", AT_RECURSIVE, MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID |
+		    MOUNT_ATTR_NODEV, 0);
 	case SBX_MNT_RW:
 		/* not recursive: a read-only mount below stays read-only */
 		if (mount(m->path, m->path, NULL, MS_BIND | MS_REC, NULL) == -1)
