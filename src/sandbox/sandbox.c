@@ -16,7 +16,7 @@
  *  - for a restricted filesystem or a managed network, namespaces of its
  *    own: a user namespace mapping only execd's uid (where the kernel
  *    allows one, as root too; else directly, as root), mount, pid and IPC
- *    namespaces, and a network namespace unless the network is enabled.
+ *    namespaces, and a network namespace for the managed network.
  *    The command is pid 2 under an init that takes every process of the
  *    sandbox with it when the command ends (sandbox_pidns.c); it sees a
  *    read-only view of the host with its writable roots bound writable,

@@ -2,7 +2,7 @@
  * The child's side of a sandbox, between fork and exec (in the spawn
  * helper's clone): for a restricted filesystem or a managed network, a
  * user namespace where the kernel allows one, then mount, pid and IPC
- * namespaces (and a network one unless the network is enabled), the
+ * namespaces (and a network one for the managed network), the
  * mount view (sandbox_mount.c), the managed network's routes, and the
  * pid namespace's processes (sandbox_pidns.c); then, in the command's
  * own process, capabilities dropped, no_new_privs, Landlock, and the
