@@ -504,6 +504,27 @@ else:
     t.eq(r.get("error"), REFUSAL, "mounts: restricted reads cannot be enforced: refused")
     t.eq(c.close(), 0, "execd exits cleanly (mounts)")
 
+# ---------------------------------------------------------------- placeholder lock files
+
+# One lock file per protected path in use; an instance sweeps away, at its
+# first placeholder, those nobody holds: they do not pile up across instances.
+if not NS:
+    t.skip("placeholder lock files are swept", "no namespaces on this kernel")
+else:
+    from execd_client import EXECD
+    SD = os.path.join(tmp, "sweep-state")
+    counts = []
+    for inst in range(2):
+        c = Execd(argv=[EXECD, "--stdio", "--state-dir", SD])
+        for i in range(3):
+            Wi = os.path.join(tmp, "sweep-%d-%d" % (inst, i))
+            os.makedirs(Wi)
+            run(c, ["true"], restricted([root_read, path_entry(Wi, "write")]))
+        counts.append(len(os.listdir(os.path.join(SD, "placeholders"))))
+        c.close()
+    t.eq(counts, [12, 12], "placeholder lock files: 4 per root in use, the unused swept by the "
+         "next instance")
+
 # ---------------------------------------------------------------- root without user namespaces
 
 # Where user namespaces are refused, root makes the namespaces directly:

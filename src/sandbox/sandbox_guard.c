@@ -18,10 +18,10 @@
  * instance that dies drops its locks with its descriptors; what it left
  * goes at the next use of the path.  Taking the lock shared before
  * looking at the placeholder means a remover never pulls one out from
- * under a process that has just joined it.  A lock file stays once made
- * (one per protected path ever used, its record rewritten in place): no
- * file is created or freed on a start, and none can be swapped under a
- * waiting instance.
+ * under a process that has just joined it.  A lock file stays while its
+ * path is in use (its record rewritten in place: no file is created or
+ * freed on a start of a path in use); each instance, at its first
+ * placeholder, sweeps away the ones nobody holds.
  *
  * A missing .git is protected below a parent repository too, as the
  * reference does: otherwise `git init` there, and a core.fsmonitor set in
@@ -64,41 +64,6 @@ struct sbx_guard {
 
 static struct guard_lock	*locks;
 
-/* The lock file of path, locked shared; -1 with errno. */
-static int
-lock_open(const char *path)
-{
-	char	file[PATH_MAX];
-	int	fd;
-
-	if (conf.state_dir == NULL) {
-		errno = ENOENT;
-		return -1;
-	}
-	if (snprintf(file, sizeof(file), "%s/placeholders/%016llx", conf.state_dir,
-	    (unsigned long long)fnv1a64(path)) >= (int)sizeof(file)) {
-		errno = ENAMETOOLONG;
-		return -1;
-	}
-	if ((fd = open(file, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600)) == -1 &&
-	    errno == ENOENT) {
-		/* the first placeholder ever: its directories */
-		(void)mkdir(conf.state_dir, 0700);
-		*strrchr(file, '/') = '\0';
-		(void)mkdir(file, 0700);
-		file[strlen(file)] = '/';
-		fd = open(file, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
-	}
-	if (fd == -1)
-		return -1;
-	while (flock(fd, LOCK_SH) == -1)
-		if (errno != EINTR) {
-			close(fd);
-			return -1;
-		}
-	return fd;
-}
-
 /*
  * Record what was made at path (st; NULL: nothing any more), so that only
  * that is ever removed.  Always the whole record, padded: the file keeps
@@ -120,23 +85,118 @@ write_id(int fd, const char *path, const struct stat *st)
 	return pwrite(fd, id, sizeof(id), 0) == (ssize_t)sizeof(id) ? 0 : -1;
 }
 
+/* The path a lock file records a placeholder at (out, PATH_MAX), and its identity. */
+static int
+read_id(int fd, char *out, unsigned long long *dev, unsigned long long *ino)
+{
+	char		id[ID_LEN + 1];
+	ssize_t		n;
+	int		off;
+
+	if ((n = pread(fd, id, sizeof(id) - 1, 0)) <= 0)
+		return -1;
+	id[n] = '\0';
+	id[strcspn(id, "\n")] = '\0';	/* the padding goes with the newline */
+	if (sscanf(id, "%llu %llu %n", dev, ino, &off) != 2 || id[off] != '/' ||
+	    strlen(id + off) >= PATH_MAX)
+		return -1;
+	strcpy(out, id + off);
+	return 0;
+}
+
 /* Is the directory at path the placeholder this lock file records? */
 static int
 is_placeholder(int fd, const char *path)
 {
-	char			id[ID_LEN + 1];
+	char			rec[PATH_MAX];
 	unsigned long long	dev, ino;
 	struct stat		st;
-	ssize_t			n;
-	int			off;
 
-	if ((n = pread(fd, id, sizeof(id) - 1, 0)) <= 0)
-		return 0;
-	id[n] = '\0';
-	id[strcspn(id, "\n")] = '\0';	/* the padding goes with the newline */
-	return sscanf(id, "%llu %llu %n", &dev, &ino, &off) == 2 &&
-	    strcmp(id + off, path) == 0 && lstat(path, &st) == 0 && S_ISDIR(st.st_mode) &&
-	    st.st_dev == dev && st.st_ino == ino;
+	return read_id(fd, rec, &dev, &ino) == 0 && strcmp(rec, path) == 0 &&
+	    lstat(path, &st) == 0 && S_ISDIR(st.st_mode) && st.st_dev == dev &&
+	    st.st_ino == ino;
+}
+
+/*
+ * Once per instance: the lock files nobody holds go, with a placeholder an
+ * instance that died left behind.  An instance waiting on one of them
+ * sees it unlinked once it has the lock, and takes a new one (lock_open).
+ */
+static void
+sweep(const char *dir)
+{
+	char		file[PATH_MAX + 256], rec[PATH_MAX];
+	unsigned long long dev, ino;
+	struct dirent	*de;
+	DIR		*d;
+	int		 fd;
+
+	if ((d = opendir(dir)) == NULL)
+		return;
+	while ((de = readdir(d)) != NULL) {
+		if (de->d_name[0] == '.' || snprintf(file, sizeof(file), "%s/%s", dir,
+		    de->d_name) >= (int)sizeof(file) ||
+		    (fd = open(file, O_RDWR | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)) == -1)
+			continue;
+		if (flock(fd, LOCK_EX | LOCK_NB) == 0) {
+			if (read_id(fd, rec, &dev, &ino) == 0 && is_placeholder(fd, rec))
+				(void)rmdir(rec);
+			(void)unlink(file);
+		}
+		close(fd);
+	}
+	closedir(d);
+}
+
+/* The lock file of path, locked shared; -1 with errno. */
+static int
+lock_open(const char *path)
+{
+	static int	swept;
+	struct stat	st, fst;
+	char		file[PATH_MAX];
+	int		fd, tries;
+
+	if (conf.state_dir == NULL) {
+		errno = ENOENT;
+		return -1;
+	}
+	if (snprintf(file, sizeof(file), "%s/placeholders/%016llx", conf.state_dir,
+	    (unsigned long long)fnv1a64(path)) >= (int)sizeof(file)) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	if (!swept) {
+		swept = 1;
+		*strrchr(file, '/') = '\0';
+		sweep(file);
+		file[strlen(file)] = '/';
+	}
+	for (tries = 0; tries < 8; tries++) {
+		if ((fd = open(file, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600)) == -1 &&
+		    errno == ENOENT) {
+			/* the first placeholder ever: its directories */
+			(void)mkdir(conf.state_dir, 0700);
+			*strrchr(file, '/') = '\0';
+			(void)mkdir(file, 0700);
+			file[strlen(file)] = '/';
+			fd = open(file, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+		}
+		if (fd == -1)
+			return -1;
+		while (flock(fd, LOCK_SH) == -1)
+			if (errno != EINTR) {
+				close(fd);
+				return -1;
+			}
+		/* still the file at that name (a sweep may have unlinked it meanwhile)? */
+		if (fstat(fd, &fst) == 0 && stat(file, &st) == 0 && st.st_dev == fst.st_dev &&
+		    st.st_ino == fst.st_ino)
+			return fd;
+		close(fd);
+	}
+	errno = EAGAIN;
+	return -1;
 }
 
 /* This instance's hold on the placeholder at path: made or joined. */
