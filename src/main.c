@@ -191,6 +191,20 @@ is_listening_socket(int fd)
 	return getsockopt(fd, SOL_SOCKET, SO_ACCEPTCONN, &v, &l) == 0 && v;
 }
 
+/* What no sandboxed command may see or reach of execd's own. */
+static void
+hide_own_paths(void)
+{
+	char	key[PATH_MAX];
+
+	sandbox_hide(conf.state_dir, 1);
+	if (conf.proxy_control == NULL)
+		return;
+	sandbox_hide(conf.proxy_control, 0);
+	if (snprintf(key, sizeof(key), "%s.key", conf.proxy_control) < (int)sizeof(key))
+		sandbox_hide(key, 0);
+}
+
 int
 main(int argc, char *argv[])
 {
@@ -286,6 +300,7 @@ main(int argc, char *argv[])
 		conf.token = read_token(token_file);
 	if (conf.state_dir == NULL)
 		conf.state_dir = default_state_dir();
+	hide_own_paths();
 	/*
 	 * What every process of ours keeps, commands included (with no_new_privs
 	 * setuid programs such as sudo gain nothing; --allow-setuid keeps them

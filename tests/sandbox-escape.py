@@ -30,19 +30,6 @@ from execd_client import EXECD, Execd, b64
 # The checks that fail today, by key.  To fix one: make execd refuse the
 # attack, then delete its line here; the check turns into a plain one.
 EXPECTED_TO_FAIL = {
-    "meta-chmod": "chmod outside the writable roots works (Landlock does not cover it)",
-    "meta-chown": "chown outside the writable roots works",
-    "meta-utime": "utime outside the writable roots works",
-    "meta-xattr": "setxattr outside the writable roots works",
-    "dev-shm": "the host's /dev/shm is shared and writable",
-    "dev-pts": "another session's /dev/pts/N can be opened",
-    "placeholder-daemon": "a daemon creates .git once the placeholder is removed at process/closed",
-    "git-below-repo": "git init below a parent repository makes a writable .git",
-    "protected-symlink": "a .git/.codex symlink to another writable root is followed for writing",
-    "prlimit-execd": "prlimit on execd's pid works from inside",
-    "state-lock": "flock on STATE-DIR/protected/.lock stalls another session's process/start",
-    "unix-connect": "with network off, connect() to a pathname AF_UNIX socket works",
-    "proc-pid": "/proc inside lists execd's pid",
 }
 
 # ---------------------------------------------------------------- TAP, bounded, cleaned up
@@ -295,6 +282,93 @@ tap(None, out is not None and "kill=0" not in out and "kill=" in out,
 r, out, code = run(c, ["sh", "-c", "test -e /proc/%d && echo visible || echo hidden" % c.pid], SB)
 tap("proc-pid", out is not None and "hidden" in out, "/proc inside does not list execd's pid", out)
 
+# ---------------------------------------------------------------- the sandbox's own namespaces
+
+r, out, code = run(c, ["sh", "-c", "echo pid=$$; ls /proc | grep -c '^[0-9]'; "
+                       "cat /proc/self/uid_map"], SB)
+lines = (out or "").split("\n")
+tap(None, out is not None and "pid=2" in lines and lines[1:2] and int(lines[1]) <= 4,
+    "the command is pid 2 and /proc lists only the sandbox's processes", out)
+tap(None, out is not None and len(lines) > 2 and lines[2].split() == [str(os.geteuid())] * 2 + ["1"],
+    "the command runs in a user namespace mapping only execd's uid", out)
+r, out, code = run(c, ["sh", "-c", "stat -c mode=%%a %s; ls -a %s; echo rc=$?" % (STATE, STATE)], SB)
+tap(None, out is not None and "mode=0" in out and "rc=0" not in out,
+    "execd's state directory is an empty, unreadable directory inside", out)
+DAEMON_MARK = "31%d" % (os.getpid() % 1000)
+r, out, code = run(c, ["sh", "-c", "setsid sleep %s </dev/null >/dev/null 2>&1 & echo started"
+                       % DAEMON_MARK], SB)
+
+
+def daemon_alive():
+    for pid in tagged_pids():
+        try:
+            with open("/proc/%d/cmdline" % pid, "rb") as f:
+                if f.read().split(b"\0")[:2] == [b"sleep", DAEMON_MARK.encode()]:
+                    return True
+        except OSError:
+            pass
+    return False
+
+
+tap(None, out is not None and "started" in out and not daemon_alive(),
+    "a setsid daemon of the command is gone by process/closed", out)
+PTMX = """
+import os, pty
+m, s = pty.openpty(); os.write(s, b"ok\\n"); print("pty", os.read(m, 10).strip().decode(), os.ttyname(s))
+"""
+r, out, code = py(c, PTMX, SB)
+tap(None, out is not None and "pty ok /dev/pts/0" in out,
+    "a new pty can be made inside, on the sandbox's own devpts", out)
+counter[0] += 1
+r = c.call("process/start", {"processId": "tty%d" % counter[0], "argv": ["sh", "-c", "tty; ls /dev/pts"],
+                             "env": ENV, "tty": True, "cwd": "file://" + W, "sandbox": SB})
+out = c.collect("tty%d" % counter[0], 20)[0].get("pty", b"").decode() if "result" in r else None
+tap(None, out is not None and out.split()[:2] == ["/dev/console", "ptmx"],
+    "on a PTY: the terminal is /dev/console (as the reference), no host pty in /dev/pts", out)
+r, out, code = run(c, ["sh", "-c", "kill -TERM $$"], SB)
+r2, out2, code2 = run(c, ["sh", "-c", "kill -TERM $$"], None)
+tap(None, code is not None and code == code2,
+    "a command killed by a signal ends as it would unsandboxed (%s, %s)" % (code, code2))
+dsock = os.path.join(tmp, "dgram.sock")
+dlisten = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+dlisten.bind(dsock)
+dlisten.setblocking(False)
+DGRAM = """
+import socket, sys
+try:
+    socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM).sendto(b"x", sys.argv[1]); print("sendto OK")
+except OSError as e:
+    print("sendto", e.errno)
+"""
+r, out, code = py(c, DGRAM, SB, dsock)
+try:
+    got = dlisten.recv(10)
+except OSError:
+    got = None
+dlisten.close()
+tap(None, out is not None and "OK" not in out and got is None,
+    "network off: a datagram to a host AF_UNIX socket by path is refused", out)
+
+# a device node planted in a writable root (by someone outside) does not count inside
+if os.geteuid() == 0:
+    NODE = os.path.join(W, "planted-null")
+    os.mknod(NODE, 0o666 | __import__("stat").S_IFCHR, os.makedev(1, 3))
+    r, out, code = run(c, ["sh", "-c", "echo x > %s; echo rc=$?" % NODE], SB)
+    os.unlink(NODE)
+    tap(None, out is not None and "rc=0" not in out,
+        "a device node in a writable root cannot be opened inside (nodev)", out)
+else:
+    skip("a device node in a writable root", "not root")
+
+# the mount layer alone (Landlock's filesystem rules off): the host's sysctls stay
+# read-only in the sandbox's /proc (the same hostname is written back: harmless)
+cm = execd(env=dict(os.environ, EXECD_SANDBOX_DISABLE="landlock-fs"))
+r, out, code = run(cm, ["sh", "-c", "h=$(cat /proc/sys/kernel/hostname); "
+                        "echo \"$h\" > /proc/sys/kernel/hostname; echo rc=$?"], SB)
+tap(None, out is not None and "rc=0" not in out and "Read-only" in out,
+    "without Landlock: the host's sysctls in /proc/sys cannot be written", out)
+cm.kill()
+
 # ---------------------------------------------------------------- 4. metadata outside the roots
 
 def meta(p):
@@ -542,12 +616,17 @@ with open(log) as f:
     text = f.read()
 tap("fs-dev-stderr", "error" in r and "INJECTED" not in text and "log-before" in text,
     "sandboxed fs/writeFile to /dev/stderr is refused and execd's log is intact", (r, text[-200:]))
+r, out, code = run(c, ["sh", "-c", "cat %s; echo rc=$?" % log], SB)
+tap(None, out is not None and "log-before" not in out,
+    "execd's log (its stderr, a file) cannot be read from inside", out)
 
-# the lock file exists once a placeholder has been made
+# a placeholder's lock file exists once one has been made
 W10 = os.path.join(tmp, "ws10")
 os.makedirs(W10)
 run(c, ["true"], sandbox([W10]), cwd=W10)
-LOCK = os.path.join(STATE, "protected", ".lock")
+PROT = os.path.join(STATE, "placeholders")
+LOCK = os.path.join(PROT, sorted(os.listdir(PROT))[0]) if os.path.isdir(PROT) and \
+    os.listdir(PROT) else os.path.join(PROT, "none")
 LOCKER = r'''
 import fcntl, os, sys, time
 try:

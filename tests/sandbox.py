@@ -327,7 +327,7 @@ for argv, sandbox, want, what in (
 
 def fs_checks(c, label, want_outside):
     """Run the same filesystem probes; label says which mechanism."""
-    # W2 has no .git: with Landlock this needs no namespace at all
+    # W2 has no .git: placeholders are made for it (and for .codex, .agents, .aws)
     sb = restricted([root_read, path_entry(W2, "write")])
     r, out = probe(c, sb, "write:" + os.path.join(W2, "new"), "write:" + os.path.join(O, "new"),
                    "mkdir:" + os.path.join(O, "dir"), "read:" + os.path.join(O, "file"))
@@ -387,7 +387,8 @@ def fs_checks(c, label, want_outside):
     run(c, ["true"], sb)
     t.ok(left and not os.path.exists(g), "%s: a killed instance's placeholders go at the next "
          "use of the path" % label)
-    # under a repository, git must still find it: .git is left alone, .codex is not
+    # under a repository .git is protected too, as the reference does: a `git init`
+    # there could plant core.fsmonitor for a later git run outside the sandbox
     repo = os.path.join(tmp, "repo")
     sub = os.path.join(repo, "sub")
     os.makedirs(os.path.join(repo, ".git"), exist_ok=True)
@@ -397,7 +398,7 @@ def fs_checks(c, label, want_outside):
     sb = restricted([root_read, path_entry(sub, "write")])
     r, out = probe(c, sb, "mkdir:" + os.path.join(sub, ".git"),
                    "mkdir:" + os.path.join(sub, ".codex"))
-    t.eq(out, ["OK", "EEXIST"], "%s: below a repository, .git may be made, .codex may not"
+    t.eq(out, ["EEXIST", "EEXIST"], "%s: below a repository, neither .git nor .codex may be made"
          % label)
     shutil.rmtree(os.path.join(sub, ".git"), ignore_errors=True)
     sb = restricted([root_read, path_entry(W, "write"), path_entry(D, "deny")])
@@ -418,12 +419,14 @@ def fs_checks(c, label, want_outside):
 
 
 if LANDLOCK:
-    fs_checks(c, "landlock", ("EACCES", "EPERM"))
+    # the read-only mount view comes first, Landlock second: EROFS as the reference
+    fs_checks(c, "landlock", ("EROFS",))
     sb = restricted([path_entry(R, "read"), minimal])
     r, out = probe(c, sb, "read:" + os.path.join(R, "file"), "read:" + os.path.join(O, "file"),
-                   "list:" + O, "write:" + os.path.join(R, "new"))
-    t.eq(out, ["OK", "EACCES", "EACCES", "EACCES"],
-         "landlock: restricted reads: only the listed root (and the platform's) is readable")
+                   "list:" + O, "write:" + os.path.join(R, "new"), "read:/proc/self/status")
+    t.eq(out, ["OK", "EACCES", "EACCES", "EROFS", "OK"],
+         "landlock: restricted reads: only the listed root (and the platform's, the sandbox's "
+         "/proc included) is readable")
     sb = restricted([path_entry(R, "read")])
     r = c.start("noplat", ["/bin/true"], sandbox=sb)
     t.eq(r.get("error", {}).get("code"), -32603,
@@ -500,6 +503,43 @@ else:
     r = c.start("rr", ["true"], sandbox=restricted([path_entry(R, "read"), minimal]))
     t.eq(r.get("error"), REFUSAL, "mounts: restricted reads cannot be enforced: refused")
     t.eq(c.close(), 0, "execd exits cleanly (mounts)")
+
+# ---------------------------------------------------------------- placeholder lock files
+
+# One lock file per protected path in use; an instance sweeps away, at its
+# first placeholder, those nobody holds: they do not pile up across instances.
+if not NS:
+    t.skip("placeholder lock files are swept", "no namespaces on this kernel")
+else:
+    from execd_client import EXECD
+    SD = os.path.join(tmp, "sweep-state")
+    counts = []
+    for inst in range(2):
+        c = Execd(argv=[EXECD, "--stdio", "--state-dir", SD])
+        for i in range(3):
+            Wi = os.path.join(tmp, "sweep-%d-%d" % (inst, i))
+            os.makedirs(Wi)
+            run(c, ["true"], restricted([root_read, path_entry(Wi, "write")]))
+        counts.append(len(os.listdir(os.path.join(SD, "placeholders"))))
+        c.close()
+    t.eq(counts, [12, 12], "placeholder lock files: 4 per root in use, the unused swept by the "
+         "next instance")
+
+# ---------------------------------------------------------------- root without user namespaces
+
+# Where user namespaces are refused, root makes the namespaces directly:
+# the same view, pid namespace and /dev, with the host's uid map.
+if not NS or os.geteuid() != 0:
+    t.skip("namespaces made directly by root", "no namespaces, or not root")
+else:
+    c = Execd(env=dict(os.environ, EXECD_SANDBOX_DISABLE="userns"))
+    fs_checks(c, "direct", ("EROFS",))
+    r, out, _ = run(c, ["sh", "-c", "echo pid=$$; cat /proc/self/uid_map; ls /dev/pts"],
+                    restricted([root_read, path_entry(W2, "write")]))
+    words = (out or "").split()
+    t.ok("pid=2" in words and words[1:4] == ["0", "0", "4294967295"] and "ptmx" in words,
+         "direct: pid 2, the host's uid map, a devpts of its own", out)
+    t.eq(c.close(), 0, "execd exits cleanly (direct)")
 
 # ---------------------------------------------------------------- refusals
 

@@ -38,6 +38,14 @@ int	 sandbox_prepare(json_t *sandbox, json_t *params, struct sandbox_plan **out,
 	    int *code, char *msg, size_t msglen);
 /* In the parent once the child is running: start its proxy routes. */
 void	 sandbox_started(struct sandbox_plan *plan, pid_t pid);
+/*
+ * A path of execd's own (its state directory, the proxy's control socket
+ * and key) that no sandboxed command may see or reach: masked last in
+ * every sandbox's view, even inside a writable root.  A directory
+ * (is_dir) is made, mode 0700, when missing.  Called once per path at
+ * start-up; the first call also hides execd's log when stderr is a file.
+ */
+void	 sandbox_hide(const char *path, int is_dir);
 /* process/start's sandboxType: "linuxSeccomp", or "none" for NULL. */
 const char *sandbox_type(const struct sandbox_plan *plan);
 

@@ -1,8 +1,13 @@
 /*
  * The child's side of a sandbox, between fork and exec (in the spawn
- * helper's clone): namespaces, mounts, the managed network, capabilities
- * dropped, no_new_privs, Landlock, then the seccomp filter last.  It only
- * carries out a plan the parent made (sandbox.c), and allocates nothing.
+ * helper's clone): for a restricted filesystem or a managed network, a
+ * user namespace where the kernel allows one, then mount, pid and IPC
+ * namespaces (and a network one for the managed network), the
+ * mount view (sandbox_mount.c), the managed network's routes, and the
+ * pid namespace's processes (sandbox_pidns.c); then, in the command's
+ * own process, capabilities dropped, no_new_privs, Landlock, and the
+ * seccomp filter last.  It only carries out a plan the parent made
+ * (sandbox.c), and allocates nothing.
  */
 #include "config.h"
 
@@ -14,6 +19,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <sched.h>
+#include <signal.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -69,24 +75,15 @@ drop_caps(const struct sandbox_plan *plan)
 	return 0;
 }
 
-int
-sandbox_apply(const struct sandbox_plan *plan)
+/* The command's own part, in C (or in the child itself without namespaces). */
+static int
+confine(const struct sandbox_plan *plan)
 {
-	int	flags = 0, e;
+	int	e;
 
-	if (!plan->confine)
-		return 0;
-	if (plan->nmounts > 0)
-		flags |= CLONE_NEWNS;
-	if (plan->net == SBX_NET_MANAGED)
-		flags |= CLONE_NEWNET;
-	if (flags != 0 && plan->new_userns && (e = enter_userns(plan)) != 0)
-		return e;
-	if (flags != 0 && unshare(flags) == -1)
-		return errno;
-	if (plan->nmounts > 0 && (e = sbx_mount_apply(plan)) != 0)
-		return e;
-	if (plan->net == SBX_NET_MANAGED && (e = sbx_net_apply(plan)) != 0)
+	/* the fresh /dev's pts and shm, and /proc, are new to the ruleset */
+	if (plan->namespaces && plan->ruleset_fd != -1 &&
+	    (e = sbx_landlock_view(plan->ruleset_fd, plan->ll_handled, plan->ll_proc)) != 0)
 		return e;
 	if ((e = drop_caps(plan)) != 0)
 		return e;
@@ -95,4 +92,71 @@ sandbox_apply(const struct sandbox_plan *plan)
 	if (plan->ruleset_fd != -1 && (e = sbx_landlock_apply(plan->ruleset_fd)) != 0)
 		return e;
 	return sbx_filter_install(plan->filter);
+}
+
+struct exec_step {
+	const struct sandbox_plan	*plan;
+	int				 errfd;
+	void				(*exec)(void *);
+	void				*arg;
+};
+
+/* C, which shares B's memory until it execs: nothing here may return. */
+static void
+run_command(void *arg)
+{
+	const struct exec_step	*x = arg;
+	int			 e;
+
+	if ((e = confine(x->plan)) != 0) {
+		(void)!write(x->errfd, &e, sizeof(e));
+		_exit(127);
+	}
+	x->exec(x->arg);
+}
+
+/* A: execd's child, still outside; returns only with an errno, in A. */
+static int
+enter_namespaces(const struct exec_step *x)
+{
+	const struct sandbox_plan	*plan = x->plan;
+	int				 flags = CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC, e;
+
+	/* the command never runs without the protection it was promised */
+	if (plan->fatal != NULL) {
+		(void)!write(STDERR_FILENO, plan->fatal, strlen(plan->fatal));
+		_exit(1);
+	}
+	/* with execd: its end of the exec-errno pipe tells whether it is still there */
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) == -1)
+		return errno;
+	if (!sbx_reader_alive(x->errfd))
+		_exit(127);
+	if (plan->new_netns)
+		flags |= CLONE_NEWNET;
+	if (plan->new_userns && (e = enter_userns(plan)) != 0)
+		return e;
+	if (unshare(flags) == -1)
+		return errno;
+	if ((e = sbx_mount_apply(plan)) != 0)
+		return e;
+	if (plan->net == SBX_NET_MANAGED && (e = sbx_net_apply(plan)) != 0)
+		return e;
+	return sbx_supervise(x->errfd, run_command, (void *)x);
+}
+
+int
+sandbox_apply(const struct sandbox_plan *plan, int errfd, void (*exec)(void *), void *arg)
+{
+	struct exec_step	x = { plan, errfd, exec, arg };
+	int			e;
+
+	if (!plan->confine)
+		exec(arg);
+	if (plan->namespaces)
+		return enter_namespaces(&x);
+	if ((e = confine(plan)) != 0)
+		return e;
+	exec(arg);
+	return 0;	/* not reached */
 }

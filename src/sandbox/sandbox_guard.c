@@ -1,23 +1,34 @@
 /*
- * A writable root's missing .git, .codex and .agents: the command must not
- * create them.  Neither Landlock (its grants only add up) nor a mount can
- * forbid a name that does not exist, so, as the reference does, execd
- * creates an empty mode 555 directory there on the host (a placeholder),
- * and the child's mount namespace binds it read-only on itself: it cannot
- * be written into, removed or renamed over (EBUSY) from inside.
+ * A writable root's missing .git, .codex, .agents and .aws: the command
+ * must not create them.  Neither Landlock (its grants only add up) nor a
+ * mount can forbid a name that does not exist, so, as the reference does,
+ * execd creates an empty mode 555 directory there on the host (a
+ * placeholder), and the child's mount namespace binds it read-only on
+ * itself: it cannot be written into, removed or renamed over from inside.
  *
- * The placeholder lives while a command that needs it lives (until its
- * process/closed).  Commands of several instances may share one, so the
- * owners are counted in the state directory: protected/<hash>/ holds the
- * placeholder's identity and one file per owner, named after the owning
- * instance's pid, all under an flock.  The last owner removes the
- * placeholder if it is still the empty directory that was made; owners
- * whose instance is gone are dropped on the next use of the same path.
+ * The placeholder lives while a command that needs it lives: until its
+ * process/closed, which comes only once every process of the sandbox is
+ * gone (they all die with its pid namespace).  Commands of several
+ * instances may share one, so each path has a lock file in the state
+ * directory, placeholders/<hash>, holding the identity of the placeholder
+ * made there.  Each instance using the path holds a shared flock on it
+ * (one descriptor per path, counted in memory for its processes); the last
+ * user to release it gets the lock exclusively and removes the
+ * placeholder if it is still the empty directory that was made.  An
+ * instance that dies drops its locks with its descriptors; what it left
+ * goes at the next use of the path.  Taking the lock shared before
+ * looking at the placeholder means a remover never pulls one out from
+ * under a process that has just joined it.  A lock file stays while its
+ * path is in use (its record rewritten in place: no file is created or
+ * freed on a start of a path in use); each instance, at its first
+ * placeholder, sweeps away the ones nobody holds.
  *
- * A missing .git is left alone when a parent directory holds a repository
- * (a .git directory with HEAD, or a .git file starting "gitdir:"), so that
- * git still finds it.  Without mount namespaces nothing is created and the
- * names stay unprotected (logged): the rest of the policy still holds.
+ * A missing .git is protected below a parent repository too, as the
+ * reference does: otherwise `git init` there, and a core.fsmonitor set in
+ * the new repository, would run code later, outside the sandbox (git
+ * passes over an empty .git directory and still finds the parent).  The
+ * lock files live in the state directory, which sandboxed commands never
+ * see (sandbox_hide).
  */
 #include "config.h"
 
@@ -28,8 +39,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
-#include <signal.h>
-#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -40,220 +49,229 @@
 #include "log.h"
 #include "sandbox/sandbox_int.h"
 
-struct sbx_guard {
+/* One per placeholder path this instance uses, with its shared lock. */
+struct guard_lock {
 	char			*path;
-	char			 dir[PATH_MAX];		/* the registry entry */
-	char			 owner[PATH_MAX + 64];	/* this owner's file in it */
+	int			 fd;
+	unsigned		 refs;
+	struct guard_lock	*next;
+};
+
+struct sbx_guard {
+	struct guard_lock	*lock;
 	struct sbx_guard	*next;
 };
 
-static unsigned	owner_seq;
+static struct guard_lock	*locks;
 
-/* Does a directory above root hold a git repository? */
+/*
+ * Record what was made at path (st; NULL: nothing any more), so that only
+ * that is ever removed.  Always the whole record, padded: the file keeps
+ * its one block instead of freeing and allocating one each time.
+ */
+#define ID_LEN	(PATH_MAX + 64)
+
 static int
-parent_repo(const char *root)
+write_id(int fd, const char *path, const struct stat *st)
 {
-	char		 dir[PATH_MAX], probe[PATH_MAX + 16], head[8];
-	struct stat	 st;
-	char		*slash;
-	int		 fd;
-	ssize_t		 n;
+	char	id[ID_LEN];
+	int	n = 0;
 
-	if (snprintf(dir, sizeof(dir), "%s", root) >= (int)sizeof(dir))
-		return 0;
-	while ((slash = strrchr(dir, '/')) != NULL && slash != dir) {
-		*slash = '\0';
-		snprintf(probe, sizeof(probe), "%s/.git", dir);
-		if (lstat(probe, &st) == -1)
-			continue;
-		if (S_ISDIR(st.st_mode)) {
-			snprintf(probe, sizeof(probe), "%s/.git/HEAD", dir);
-			if (access(probe, F_OK) == 0)
-				return 1;
-		} else if (S_ISREG(st.st_mode) &&
-		    (fd = open(probe, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)) != -1) {
-			n = read(fd, head, sizeof(head) - 1);
-			close(fd);
-			if (n >= 7 && memcmp(head, "gitdir:", 7) == 0)
-				return 1;
-		}
-	}
+	if (st != NULL && (n = snprintf(id, sizeof(id), "%llu %llu %s\n",
+	    (unsigned long long)st->st_dev, (unsigned long long)st->st_ino, path)) >=
+	    (int)sizeof(id))
+		return -1;
+	memset(id + n, ' ', sizeof(id) - (size_t)n);
+	return pwrite(fd, id, sizeof(id), 0) == (ssize_t)sizeof(id) ? 0 : -1;
+}
+
+/* The path a lock file records a placeholder at (out, PATH_MAX), and its identity. */
+static int
+read_id(int fd, char *out, unsigned long long *dev, unsigned long long *ino)
+{
+	char		id[ID_LEN + 1];
+	ssize_t		n;
+	int		off;
+
+	if ((n = pread(fd, id, sizeof(id) - 1, 0)) <= 0)
+		return -1;
+	id[n] = '\0';
+	id[strcspn(id, "\n")] = '\0';	/* the padding goes with the newline */
+	if (sscanf(id, "%llu %llu %n", dev, ino, &off) != 2 || id[off] != '/' ||
+	    strlen(id + off) >= PATH_MAX)
+		return -1;
+	strcpy(out, id + off);
 	return 0;
 }
 
+/* Is the directory at path the placeholder this lock file records? */
 static int
-registry_lock(void)
+is_placeholder(int fd, const char *path)
 {
-	char	path[PATH_MAX];
-	int	fd;
+	char			rec[PATH_MAX];
+	unsigned long long	dev, ino;
+	struct stat		st;
 
-	if (conf.state_dir == NULL)
-		return -1;
-	if ((mkdir(conf.state_dir, 0700) == -1 && errno != EEXIST) ||
-	    snprintf(path, sizeof(path), "%s/protected", conf.state_dir) >= (int)sizeof(path) ||
-	    (mkdir(path, 0700) == -1 && errno != EEXIST) ||
-	    strlen(path) + 6 >= sizeof(path))
-		return -1;
-	strcat(path, "/.lock");
-	if ((fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600)) == -1)
-		return -1;
-	while (flock(fd, LOCK_EX) == -1)
-		if (errno != EINTR) {
-			close(fd);
-			return -1;
-		}
-	return fd;
+	return read_id(fd, rec, &dev, &ino) == 0 && strcmp(rec, path) == 0 &&
+	    lstat(path, &st) == 0 && S_ISDIR(st.st_mode) && st.st_dev == dev &&
+	    st.st_ino == ino;
 }
 
-/* Drop owners whose instance is gone; 1 if a live one is left. */
-static int
-live_owners(const char *dir)
+/*
+ * Once per instance: the lock files nobody holds go, with a placeholder an
+ * instance that died left behind.  An instance waiting on one of them
+ * sees it unlinked once it has the lock, and takes a new one (lock_open).
+ */
+static void
+sweep(const char *dir)
 {
+	char		file[PATH_MAX + 256], rec[PATH_MAX];
+	unsigned long long dev, ino;
 	struct dirent	*de;
 	DIR		*d;
-	char		 path[PATH_MAX + 256];
-	long		 pid;
-	int		 live = 0;
-
-	if ((d = opendir(dir)) == NULL)
-		return 0;
-	while ((de = readdir(d)) != NULL) {
-		if (strncmp(de->d_name, "owner.", 6) != 0)
-			continue;
-		pid = strtol(de->d_name + 6, NULL, 10);
-		if (pid > 0 && (kill((pid_t)pid, 0) == 0 || errno == EPERM)) {
-			live = 1;
-			continue;
-		}
-		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
-		unlink(path);
-	}
-	closedir(d);
-	return live;
-}
-
-/* Remove the placeholder if it is still the empty directory made for it. */
-static void
-remove_placeholder(const char *dir)
-{
-	char		 id[PATH_MAX + 64], path[PATH_MAX + 16];
-	unsigned long long dev, ino;
-	struct stat	 st;
-	ssize_t		 n;
 	int		 fd;
 
-	snprintf(path, sizeof(path), "%s/id", dir);
-	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) != -1) {
-		n = read(fd, id, sizeof(id) - 1);
+	if ((d = opendir(dir)) == NULL)
+		return;
+	while ((de = readdir(d)) != NULL) {
+		if (de->d_name[0] == '.' || snprintf(file, sizeof(file), "%s/%s", dir,
+		    de->d_name) >= (int)sizeof(file) ||
+		    (fd = open(file, O_RDWR | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)) == -1)
+			continue;
+		if (flock(fd, LOCK_EX | LOCK_NB) == 0) {
+			if (read_id(fd, rec, &dev, &ino) == 0 && is_placeholder(fd, rec))
+				(void)rmdir(rec);
+			(void)unlink(file);
+		}
 		close(fd);
-		id[n > 0 ? n : 0] = '\0';
-		id[strcspn(id, "\n")] = '\0';
-		if (sscanf(id, "%llu %llu ", &dev, &ino) == 2 && strchr(id, '/') != NULL &&
-		    lstat(strchr(id, '/'), &st) == 0 && S_ISDIR(st.st_mode) &&
-		    st.st_dev == dev && st.st_ino == ino && rmdir(strchr(id, '/')) == -1 &&
-		    errno != ENOTEMPTY && errno != EEXIST)
-			log_warn("sandbox: removing the placeholder %s", strchr(id, '/'));
-		unlink(path);
 	}
-	rmdir(dir);
+	closedir(d);
 }
 
+/* The lock file of path, locked shared; -1 with errno. */
 static int
-write_id(struct sbx_guard *g, const struct stat *st)
+lock_open(const char *path)
 {
-	char	id[PATH_MAX + 64], path[PATH_MAX + 16];
-	int	fd, n, r = 0;
+	static int	swept;
+	struct stat	st, fst;
+	char		file[PATH_MAX];
+	int		fd, tries;
 
-	n = snprintf(id, sizeof(id), "%llu %llu %s\n", (unsigned long long)st->st_dev,
-	    (unsigned long long)st->st_ino, g->path);
-	snprintf(path, sizeof(path), "%s/id", g->dir);
-	if ((fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600)) == -1)
-		return -1;
-	if (write(fd, id, (size_t)n) != n)
-		r = -1;
-	close(fd);
-	return r;
-}
-
-/* Is the directory at st the placeholder this registry entry made? */
-static int
-is_placeholder(const char *dir, const struct stat *st)
-{
-	char			id[PATH_MAX + 64], path[PATH_MAX + 16];
-	unsigned long long	dev, ino;
-	ssize_t			n;
-	int			fd;
-
-	snprintf(path, sizeof(path), "%s/id", dir);
-	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) == -1)
-		return 0;
-	n = read(fd, id, sizeof(id) - 1);
-	close(fd);
-	id[n > 0 ? n : 0] = '\0';
-	return sscanf(id, "%llu %llu ", &dev, &ino) == 2 && dev == st->st_dev &&
-	    ino == st->st_ino;
-}
-
-/* Make (or join) the placeholder at path and own it; 0 with *out, -1 with why. */
-static int
-guard_take(const char *path, struct sbx_guard **out, char *why, size_t whylen)
-{
-	struct sbx_guard	*g;
-	struct stat		 st;
-	int			 lock, fd, made;
-
-	if ((g = calloc(1, sizeof(*g))) == NULL || (g->path = strdup(path)) == NULL) {
-		free(g);
-		snprintf(why, whylen, "out of memory");
+	if (conf.state_dir == NULL) {
+		errno = ENOENT;
 		return -1;
 	}
-	if ((lock = registry_lock()) == -1) {
-		snprintf(why, whylen, "the placeholder registry in %s: %s", conf.state_dir,
-		    strerror(errno));
-		goto fail;
-	}
-	if (snprintf(g->dir, sizeof(g->dir), "%s/protected/%016llx", conf.state_dir,
-	    (unsigned long long)fnv1a64(path)) >= (int)sizeof(g->dir)) {
+	if (snprintf(file, sizeof(file), "%s/placeholders/%016llx", conf.state_dir,
+	    (unsigned long long)fnv1a64(path)) >= (int)sizeof(file)) {
 		errno = ENAMETOOLONG;
-		goto sysfail;
+		return -1;
 	}
-	if (mkdir(g->dir, 0700) == -1 && errno != EEXIST)
-		goto sysfail;
-	made = mkdir(path, 0555) == 0;
-	if (!made && errno != EEXIST)
-		goto sysfail;
+	if (!swept) {
+		swept = 1;
+		*strrchr(file, '/') = '\0';
+		sweep(file);
+		file[strlen(file)] = '/';
+	}
+	for (tries = 0; tries < 8; tries++) {
+		if ((fd = open(file, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600)) == -1 &&
+		    errno == ENOENT) {
+			/* the first placeholder ever: its directories */
+			(void)mkdir(conf.state_dir, 0700);
+			*strrchr(file, '/') = '\0';
+			(void)mkdir(file, 0700);
+			file[strlen(file)] = '/';
+			fd = open(file, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+		}
+		if (fd == -1)
+			return -1;
+		while (flock(fd, LOCK_SH) == -1)
+			if (errno != EINTR) {
+				close(fd);
+				return -1;
+			}
+		/* still the file at that name (a sweep may have unlinked it meanwhile)? */
+		if (fstat(fd, &fst) == 0 && stat(file, &st) == 0 && st.st_dev == fst.st_dev &&
+		    st.st_ino == fst.st_ino)
+			return fd;
+		close(fd);
+	}
+	errno = EAGAIN;
+	return -1;
+}
+
+/* This instance's hold on the placeholder at path: made or joined. */
+static struct guard_lock *
+lock_take(const char *path, char *why, size_t whylen)
+{
+	struct guard_lock	*l;
+	struct stat		 st;
+	int			 made;
+
+	for (l = locks; l != NULL; l = l->next)
+		if (strcmp(l->path, path) == 0)
+			break;
+	if (l == NULL) {
+		if ((l = calloc(1, sizeof(*l))) == NULL || (l->path = strdup(path)) == NULL) {
+			free(l);
+			snprintf(why, whylen, "out of memory");
+			return NULL;
+		}
+		if ((l->fd = lock_open(path)) == -1) {
+			snprintf(why, whylen, "placeholder lock for %s in %s: %s", path,
+			    conf.state_dir ? conf.state_dir : "(none)", strerror(errno));
+			free(l->path);
+			free(l);
+			return NULL;
+		}
+		l->next = locks;
+		locks = l;
+	}
+	/* made again if it went since (only the last user removes it, under our lock) */
+	if ((made = mkdir(path, 0555) == 0) == 0 && errno != EEXIST)
+		goto fail;
 	if (lstat(path, &st) == -1 || !S_ISDIR(st.st_mode)) {
 		errno = ENOTDIR;
-		goto sysfail;
+		goto fail;
 	}
-	if (made && write_id(g, &st) == -1) {
+	/* exactly 0555 whatever the umask: that is how a placeholder is known */
+	if (made && (((st.st_mode & 07777) != 0555 && chmod(path, 0555) == -1) ||
+	    write_id(l->fd, path, &st) == -1)) {
 		rmdir(path);
-		goto sysfail;
+		goto fail;
 	}
-	if (!made && !is_placeholder(g->dir, &st)) {
-		/* a real directory, nothing of ours */
-		rmdir(g->dir);
-		close(lock);
-		free(g->path);
-		free(g);
-		*out = NULL;
-		return 0;
-	}
-	snprintf(g->owner, sizeof(g->owner), "%s/owner.%ld.%u", g->dir, (long)getpid(),
-	    owner_seq++);
-	if ((fd = open(g->owner, O_WRONLY | O_CREAT | O_CLOEXEC, 0600)) == -1)
-		goto sysfail;
-	close(fd);
-	close(lock);
-	*out = g;
-	return 0;
-sysfail:
-	snprintf(why, whylen, "placeholder %s: %s", path, strerror(errno));
-	close(lock);
+	l->refs++;
+	return l;
 fail:
-	free(g->path);
-	free(g);
-	return -1;
+	snprintf(why, whylen, "placeholder %s: %s", path, strerror(errno));
+	if (l->refs == 0) {
+		locks = l->next;	/* just added, at the head */
+		close(l->fd);
+		free(l->path);
+		free(l);
+	}
+	return NULL;
+}
+
+static void
+lock_release(struct guard_lock *l)
+{
+	struct guard_lock	**pp;
+
+	if (--l->refs > 0)
+		return;
+	for (pp = &locks; *pp != l; pp = &(*pp)->next)
+		;
+	*pp = l->next;
+	/* the last user anywhere: nobody else holds it shared */
+	if (flock(l->fd, LOCK_EX | LOCK_NB) == 0 && is_placeholder(l->fd, l->path)) {
+		if (rmdir(l->path) == -1 && errno != ENOTEMPTY && errno != EEXIST &&
+		    errno != ENOENT)
+			log_warn("sandbox: removing the placeholder %s", l->path);
+		(void)write_id(l->fd, l->path, NULL);
+	}
+	close(l->fd);
+	free(l->path);
+	free(l);
 }
 
 /* Does the directory at path hold anything?  (A placeholder never does.) */
@@ -277,28 +295,26 @@ has_entries(const char *path)
 }
 
 int
-sbx_guard_protected(struct sandbox_plan *plan, const char *root, const char *path, char *why,
-    size_t whylen)
+sbx_guard_protected(struct sandbox_plan *plan, const char *path, char *why, size_t whylen)
 {
 	struct sbx_guard	*g;
-	const char		*base = strrchr(path, '/');
-	static int		 said;
+	struct stat		 st;
 
-	/* a real .git or .codex: no registry to consult, no lock to take */
-	if (has_entries(path))
+	/*
+	 * A real directory needs no placeholder, nor the lock file: one with
+	 * entries, or an empty one of another mode than a placeholder's.
+	 */
+	if (lstat(path, &st) == 0 && (!S_ISDIR(st.st_mode) ||
+	    (st.st_mode & 07777) != 0555 || has_entries(path)))
 		return 0;
-	if (strcmp(base, "/.git") == 0 && parent_repo(root))
-		return 0;
-	if (!sbx_namespaces()) {
-		if (!said++)
-			log_info("sandbox: without mount namespaces, a writable root's missing "
-			    ".git, .codex and .agents cannot be protected");
-		return 0;
-	}
-	if (guard_take(path, &g, why, whylen) == -1)
+	if ((g = calloc(1, sizeof(*g))) == NULL) {
+		snprintf(why, whylen, "out of memory");
 		return -1;
-	if (g == NULL)
-		return 0;
+	}
+	if ((g->lock = lock_take(path, why, whylen)) == NULL) {
+		free(g);
+		return -1;
+	}
 	g->next = plan->guards;
 	plan->guards = g;
 	return 0;
@@ -308,27 +324,12 @@ void
 sandbox_guards_release(struct sbx_guard *g)
 {
 	struct sbx_guard	*next;
-	int			 lock;
 
-	if (g == NULL)
-		return;
-	lock = registry_lock();
 	for (; g != NULL; g = next) {
 		next = g->next;
-		unlink(g->owner);
-		if (lock != -1 && !live_owners(g->dir))
-			remove_placeholder(g->dir);
-		free(g->path);
+		lock_release(g->lock);
 		free(g);
 	}
-	if (lock != -1)
-		close(lock);
-}
-
-const char *
-sbx_guard_path(const struct sbx_guard *g)
-{
-	return g->path;
 }
 
 struct sbx_guard *

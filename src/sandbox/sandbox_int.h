@@ -8,6 +8,7 @@
 #include <linux/filter.h>
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include <jansson.h>
 
@@ -23,12 +24,15 @@ enum sbx_net {
 };
 
 enum sbx_mount_op {
-	SBX_MNT_RO_ALL,		/* every mount read-only (no Landlock) */
+	SBX_MNT_RO_ALL,		/* every mount read-only: the base of the view */
 	SBX_MNT_RW,		/* bind the path on itself, writable */
 	SBX_MNT_RO,		/* bind the path on itself, read-only */
 	SBX_MNT_MASK_DIR,	/* an empty, mode 000, read-only tmpfs over it */
 	SBX_MNT_MASK_FILE,	/* an empty, mode 000, read-only file over it */
+	SBX_MNT_DEV,		/* a fresh /dev (sandbox_dev.c) */
+	SBX_MNT_PROTECT,	/* a protected name: read-only bind, no symlink (else fatal) */
 };
+#define SBX_MNT_LAST	SBX_MNT_PROTECT
 
 struct sbx_mount {
 	enum sbx_mount_op	 op;
@@ -49,7 +53,11 @@ struct sandbox_plan {
 	int			 ruleset_fd;	/* Landlock, -1 for none */
 	struct sbx_mount	*mounts;
 	size_t			 nmounts;
-	int			 new_userns;	/* unprivileged: namespaces need a user namespace */
+	int			 namespaces;	/* the pid namespace structure and a mount view */
+	int			 new_userns;	/* the namespaces are made inside a user namespace */
+	int			 new_netns;	/* a network namespace (network off or managed) */
+	uint64_t		 ll_handled;	/* filesystem rights the ruleset handles */
+	int			 ll_proc;	/* the policy lets /proc be read (the fresh one too) */
 	char			 uid_map[64], gid_map[64];
 	struct sbx_route	 routes[SBX_MAX_ROUTES];
 	size_t			 nroutes;
@@ -58,6 +66,7 @@ struct sandbox_plan {
 	int			 cap_last;
 	struct sbx_guard	*guards;	/* placeholders made for this plan */
 	char			 mechanism[64];	/* for the log: "landlock+mounts+seccomp" */
+	char			*fatal;		/* the command does not run: this to stderr, exit 1 */
 };
 
 /* sandbox_plan.c: an empty plan (no descriptors), NULL without memory */
@@ -83,6 +92,7 @@ int	 sbx_ptrace_contained(void);
 enum sbx_rule_kind { SBX_RULE_ENTRY, SBX_RULE_PLATFORM, SBX_RULE_DEVICE, SBX_RULE_PROTECTED };
 enum sbx_rule_kind sbx_rule_kind(const struct fs_rule *r);
 int	 sbx_rule_used(const struct fs_rule *r, int platform);
+extern const char *const sbx_protected_names[];
 
 /* sandbox_request.c */
 json_t	*sbx_context(json_t *sandbox, json_t *params, int for_decode);
@@ -104,23 +114,45 @@ int	 sbx_filter_install(const struct sock_fprog *prog);
 int	 sbx_landlock_probe(void);
 /* -1 with why when a rule cannot be added */
 int	 sbx_landlock_ruleset(const struct fs_policy *pol, int platform, int abi,
-	    enum sbx_net net, char *why, size_t whylen);
+	    enum sbx_net net, uint64_t *handled, char *why, size_t whylen);
+/* in the child: grant what the fresh /dev holds (0 or an errno) */
+int	 sbx_landlock_view(int ruleset_fd, uint64_t handled, int proc);
 int	 sbx_landlock_apply(int ruleset_fd);
 
 /* sandbox_mount.c: plan in the parent, apply in the child */
-/* glob_depth: how deep deny globs are expanded, -1 without limit */
+/*
+ * glob_depth: how deep deny globs are expanded, -1 without limit;
+ * landlock: Landlock enforces the reads (denied paths outside every grant
+ * need no mask)
+ */
 int	 sbx_mount_plan(struct sandbox_plan *plan, const struct fs_policy *pol, int platform,
-	    int fallback, int glob_depth, char *why, size_t whylen);
+	    int landlock, int glob_depth, char *why, size_t whylen);
+/* the paths sandbox_hide() named, masked last */
+int	 sbx_mount_hide(struct sandbox_plan *plan, char *why, size_t whylen);
 int	 sbx_mount_apply(const struct sandbox_plan *plan);
+
+/* sandbox_dev.c, in the child: a fresh /dev on the view (0 or an errno) */
+int	 sbx_dev_build(void);
+/* Is path one the fresh /dev holds? */
+int	 sbx_dev_has(const char *path);
+
+/* sandbox_pidns.c, in the child: A's and B's parts (sandbox_apply.c) */
+/*
+ * In A, inside its namespaces with the view built: forks B, which runs
+ * command(arg) in C and never returns there; returns only with an errno,
+ * in A, when B cannot be made.
+ */
+int	 sbx_supervise(int errfd, void (*command)(void *), void *arg);
+/* Is the other end of this pipe still open?  (A checks on execd so.) */
+int	 sbx_reader_alive(int wfd);
 
 /*
  * sandbox_guard.c: own a placeholder for a protected path under a writable
  * root (made when missing, joined when it is one already); nothing for a
  * real directory
  */
-int	 sbx_guard_protected(struct sandbox_plan *plan, const char *root, const char *path,
-	    char *why, size_t whylen);
-const char *sbx_guard_path(const struct sbx_guard *g);
+int	 sbx_guard_protected(struct sandbox_plan *plan, const char *path, char *why,
+	    size_t whylen);
 
 /* sandbox_net.c */
 int	 sbx_route_add(struct sandbox_plan *plan, const char *host, unsigned port);

@@ -10,7 +10,8 @@
  * the probe itself.
  *
  * For tests, EXECD_SANDBOX_DISABLE (comma separated: landlock-fs,
- * landlock, namespaces) makes execd act as if the kernel lacked those.
+ * landlock, namespaces, userns) makes execd act as if the kernel lacked
+ * those.
  */
 #include "config.h"
 
@@ -111,7 +112,7 @@ sandbox_probe_ns(int direct)
 	if (pid == 0) {
 		if (!direct && unshare(CLONE_NEWUSER) == -1)
 			_exit(1);
-		if (unshare(CLONE_NEWNS | CLONE_NEWNET) == -1 ||
+		if (unshare(CLONE_NEWNS | CLONE_NEWNET | CLONE_NEWPID | CLONE_NEWIPC) == -1 ||
 		    mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) == -1)
 			_exit(1);
 		_exit(0);
@@ -128,11 +129,22 @@ sandbox_set_ns_probe(int (*probe)(int direct))
 	kst.ns_probe = probe;
 }
 
-/* Can a child make mount and network namespaces (directly, or in a user namespace)? */
+static int
+probe_ns(int direct)
+{
+	return kst.ns_probe != NULL ? kst.ns_probe(direct) : sandbox_probe_ns(direct);
+}
+
+/*
+ * Can a child make its namespaces?  In a user namespace whenever the
+ * kernel allows it, as root too (the command's capabilities then reach no
+ * further than its own namespaces); directly only as root with
+ * CAP_SYS_ADMIN where user namespaces are refused.
+ */
 int
 sbx_namespaces(void)
 {
-	int	ok, direct;
+	int	ok, direct = 0;
 
 	if (kst.ns_probed)
 		return kst.k.ns_direct || kst.k.ns_userns;
@@ -140,8 +152,10 @@ sbx_namespaces(void)
 		kst.ns_probed = 1;
 		return 0;
 	}
-	direct = has_cap(CAP_SYS_ADMIN);
-	ok = kst.ns_probe != NULL ? kst.ns_probe(direct) : sandbox_probe_ns(direct);
+	if ((ok = knob("userns") ? 0 : probe_ns(0)) == 0 && has_cap(CAP_SYS_ADMIN)) {
+		direct = 1;
+		ok = probe_ns(1);
+	}
 	if (ok == -1)
 		return 0;	/* asked again next time */
 	kst.ns_probed = 1;
@@ -149,7 +163,7 @@ sbx_namespaces(void)
 		kst.k.ns_direct = direct;
 		kst.k.ns_userns = !direct;
 	}
-	log_info("sandbox: mount and network namespaces %s", kst.k.ns_direct ? "direct" :
+	log_info("sandbox: namespaces %s", kst.k.ns_direct ? "direct" :
 	    kst.k.ns_userns ? "in a user namespace" : "unavailable");
 	return kst.k.ns_direct || kst.k.ns_userns;
 }

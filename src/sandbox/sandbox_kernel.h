@@ -3,8 +3,8 @@
 #define EXECD_SANDBOX_KERNEL_H
 
 /*
- * Fork a child that tries to make mount and network namespaces (directly,
- * or inside a user namespace): 1 if it could, else 0; -1 when it could not
+ * Fork a child that tries to make mount, network, pid and IPC namespaces
+ * (directly, or inside a user namespace): 1 if it could, else 0; -1 when it could not
  * be asked.  The spawn helper runs it for execd, whose own filter allows
  * no fork.
  */

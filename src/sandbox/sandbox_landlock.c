@@ -120,7 +120,7 @@ add_path(int rfd, const char *path, uint64_t rights, uint64_t handled, char *why
 
 int
 sbx_landlock_ruleset(const struct fs_policy *pol, int platform, int abi, enum sbx_net net,
-    char *why, size_t whylen)
+    uint64_t *handled, char *why, size_t whylen)
 {
 	struct ll_ruleset_attr		 attr;
 	size_t				 size;
@@ -143,6 +143,7 @@ sbx_landlock_ruleset(const struct fs_policy *pol, int platform, int abi, enum sb
 	 */
 	if (attr.handled_access_fs == 0)
 		attr.handled_access_fs = LANDLOCK_ACCESS_FS_MAKE_BLOCK;
+	*handled = pol != NULL ? attr.handled_access_fs : 0;
 	/* as long as this ABI's structure: an older kernel rejects a longer one */
 	size = abi >= 6 ? sizeof(attr) : abi >= 4 ? 2 * sizeof(uint64_t) : sizeof(uint64_t);
 	if ((rfd = (int)ll_create(&attr, size, 0)) == -1) {
@@ -170,6 +171,40 @@ fail_errno:
 	snprintf(why, whylen, "landlock ruleset: %s", strerror(errno));
 	close(rfd);
 	return -1;
+}
+
+/*
+ * In the child, once the view is built: the fresh /dev's own pts and shm,
+ * and the fresh /proc, are not the inodes the parent's rules name, so they
+ * get rules here (pts read and write, devices' ioctls; shm everything;
+ * /proc read when the policy grants it).  Nothing allocated.
+ */
+int
+sbx_landlock_view(int ruleset_fd, uint64_t handled, int proc)
+{
+	static const struct { const char *path; uint64_t rights; } dev[] = {
+		{ "/dev/pts", LL_READ | LANDLOCK_ACCESS_FS_WRITE_FILE | LANDLOCK_ACCESS_FS_IOCTL_DEV },
+		{ "/dev/shm", ~0ULL },
+		{ "/proc", LL_READ },
+	};
+	struct landlock_path_beneath_attr	pb;
+	size_t					i;
+	int					e;
+
+	if (handled == 0)
+		return 0;	/* the ruleset leaves the filesystem alone */
+	for (i = 0; i < sizeof(dev) / sizeof(dev[0]) - (proc ? 0 : 1); i++) {
+		if ((pb.parent_fd = open(dev[i].path, O_PATH | O_DIRECTORY | O_NOFOLLOW |
+		    O_CLOEXEC)) == -1)
+			return errno;
+		pb.allowed_access = dev[i].rights & handled;
+		e = syscall(SYS_landlock_add_rule, ruleset_fd, LANDLOCK_RULE_PATH_BENEATH, &pb, 0)
+		    == -1 ? errno : 0;
+		close(pb.parent_fd);
+		if (e != 0)
+			return e;
+	}
+	return 0;
 }
 
 int

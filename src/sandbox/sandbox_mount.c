@@ -1,23 +1,25 @@
 /*
- * The mount-namespace part of a filesystem sandbox: planned in the parent
- * as a list of operations on existing, symlink-free paths, applied by the
- * child in its own mount namespace (propagation cut off first, so nothing
- * reaches the host).
- *
- * With Landlock, mounts only carry what Landlock cannot say: a path that
- * must stay read-only inside a writable root (a read entry, the .git,
- * .codex and .agents of a writable root, made as placeholders when
- * missing: sandbox_guard.c) and denied paths inside granted
- * ones.  Without Landlock (fallback) every mount becomes read-only, the
- * writable roots are bound writable on themselves, then the same carve-outs
- * - reads stay possible everywhere, so a restricted-read profile cannot be
- * enforced this way and is refused by the caller.
- *
- * A denied directory is covered by an empty, mode 000, read-only tmpfs, a
- * denied file by an empty mode 000 file from a private tmpfs: with its
- * capabilities dropped the child gets EACCES there, as under the
- * reference's bubblewrap.  Deny globs are expanded here, when the process
- * starts, like the reference does (what appears later is not masked).
+ * The mount view of a filesystem sandbox: planned in the parent as a list
+ * of operations on existing, symlink-free paths, applied by the child in
+ * its own mount namespace (propagation cut off first, so nothing reaches
+ * the host).  In order, later ones shadowing earlier ones:
+ *  1. every mount read-only, nosuid and nodev: a write no root allows
+ *     fails with EROFS, chmod, chown, utime and xattrs included;
+ *  2. each writable root bound writable on itself (a mount point: it
+ *     cannot be renamed away from inside), read entries inside them bound
+ *     read-only;
+ *  3. the protected names (.git .codex .agents .aws) at the top of every
+ *     writable root, read-only (placeholders for missing ones:
+ *     sandbox_guard.c); a symlink there stops the command;
+ *  4. a fresh /dev (sandbox_dev.c);
+ *  5. denied paths masked: a directory by an empty, mode 000, read-only
+ *     tmpfs, a file by an empty mode 000 file (EACCES, as under the
+ *     reference's bubblewrap); deny globs are expanded when the process
+ *     starts, as the reference does;
+ *  6. execd's own paths (sandbox_hide), masked the same way.
+ * Landlock stays a second layer over this for reads and writes; without
+ * Landlock a restricted-read profile cannot be enforced and is refused by
+ * the caller.
  */
 #include "config.h"
 
@@ -33,6 +35,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "log.h"
+#include "sandbox/sandbox.h"
 #include "sandbox/sandbox_int.h"
 
 #define GLOB_WALK_MAX	200000	/* entries looked at to expand the deny globs */
@@ -77,19 +81,6 @@ grant_cmp(const void *a, const void *b)
 	if ((c = strcmp(x->path, y->path)) != 0)
 		return c;
 	return (x->access == FS_ACCESS_WRITE ? 0 : 1) - (y->access == FS_ACCESS_WRITE ? 0 : 1);
-}
-
-/* Is path (strictly) inside a writable root? */
-static int
-under_write(const struct fs_rule **g, size_t n, const char *path)
-{
-	size_t	i;
-
-	for (i = 0; i < n; i++)
-		if (g[i]->access == FS_ACCESS_WRITE && strcmp(g[i]->path, path) != 0 &&
-		    fs_path_covers(g[i]->path, path))
-			return 1;
-	return 0;
 }
 
 static int
@@ -138,6 +129,9 @@ add_mask(struct sandbox_plan *plan, const char *path)
 	struct stat	st;
 
 	if (masked(plan, path) || !mountable(path, &st))
+		return 0;
+	/* under /dev only what the fresh one holds is there to mask */
+	if (fs_path_covers("/dev", path) && !sbx_dev_has(path))
 		return 0;
 	return push(plan, S_ISDIR(st.st_mode) ? SBX_MNT_MASK_DIR : SBX_MNT_MASK_FILE, path);
 }
@@ -256,89 +250,198 @@ oom:
 	return -1;
 }
 
-/* A writable root's missing protected names: placeholders, bound read-only. */
+/* Is path itself a writable root (an explicit grant, which a protected name yields to)? */
 static int
-plan_guards(struct sandbox_plan *plan, const struct fs_policy *pol, const struct fs_rule **g,
-    size_t ng, char *why, size_t whylen)
+is_write_root(const struct fs_rule **g, size_t n, const char *path)
 {
-	const struct fs_rule	*r;
-	struct stat		 st;
-	char			 root[PATH_MAX];
-	size_t			 i, j;
-	int			 exists;
+	size_t	i;
 
-	for (i = 0; (r = fs_policy_rule(pol, i)) != NULL; i++) {
-		if (r->is_glob || sbx_rule_kind(r) != SBX_RULE_PROTECTED)
-			continue;
-		/* an existing one has its bind already (an empty dir may be a placeholder) */
-		if ((exists = lstat(r->path, &st) == 0) && !S_ISDIR(st.st_mode))
-			continue;
-		if (!exists && errno != ENOENT)
-			continue;
-		snprintf(root, sizeof(root), "%s", r->path);
-		*strrchr(root, '/') = '\0';
-		if (*root == '\0')
-			strcpy(root, "/");
-		for (j = 0; j < ng; j++)
-			if (g[j]->access == FS_ACCESS_WRITE && strcmp(g[j]->path, root) == 0)
-				break;
-		if (j == ng || lstat(root, &st) == -1 || !S_ISDIR(st.st_mode))
-			continue;
-		if (sbx_guard_protected(plan, root, r->path, why, whylen) == -1)
-			return -1;
-		if (!exists && plan->guards != NULL &&
-		    strcmp(sbx_guard_path(plan->guards), r->path) == 0 &&
-		    push(plan, SBX_MNT_RO, r->path) == -1) {
-			snprintf(why, whylen, "out of memory");
-			return -1;
-		}
+	for (i = 0; i < n; i++)
+		if (g[i]->access == FS_ACCESS_WRITE && strcmp(g[i]->path, path) == 0)
+			return 1;
+	return 0;
+}
+
+static int
+set_fatal(struct sandbox_plan *plan, const char *path)
+{
+	if (plan->fatal != NULL)
+		return 0;
+	/* the reference's words, so that clients see the same failure */
+	if (asprintf(&plan->fatal, "error building bubblewrap command: Fatal error: cannot "
+	    "enforce sandbox read-only path %s because it crosses writable symlink %s\n",
+	    path, path) == -1) {
+		plan->fatal = NULL;
+		return -1;
 	}
 	return 0;
 }
 
+/*
+ * The protected names at the top of a writable root: read-only whether
+ * they exist or not (a missing one gets a placeholder to be bound on:
+ * sandbox_guard.c), also below a parent repository.  A symlink there
+ * cannot be made read-only (its target is the writable root's to change):
+ * the command does not run.
+ */
+static int
+plan_protected(struct sandbox_plan *plan, const struct fs_rule **g, size_t ng, char *why,
+    size_t whylen)
+{
+	struct stat	 st;
+	char		 path[PATH_MAX];
+	size_t		 i, j;
+	int		 found;
+
+	for (i = 0; i < ng; i++) {
+		if (g[i]->access != FS_ACCESS_WRITE || (i > 0 && strcmp(g[i]->path,
+		    g[i - 1]->path) == 0) || lstat(g[i]->path, &st) == -1 || !S_ISDIR(st.st_mode))
+			continue;
+		for (j = 0; sbx_protected_names[j] != NULL; j++) {
+			if (snprintf(path, sizeof(path), "%s/%s", strcmp(g[i]->path, "/") == 0 ? "" :
+			    g[i]->path, sbx_protected_names[j]) >= (int)sizeof(path) ||
+			    is_write_root(g, ng, path))
+				continue;
+			if ((found = lstat(path, &st) == 0) && S_ISLNK(st.st_mode)) {
+				if (set_fatal(plan, path) == -1)
+					goto oom;
+				continue;
+			}
+			if (!found && errno != ENOENT)
+				continue;
+			/* a placeholder made (or joined: an empty directory may be one) */
+			if ((!found || S_ISDIR(st.st_mode)) &&
+			    sbx_guard_protected(plan, path, why, whylen) == -1)
+				return -1;
+			if (lstat(path, &st) == 0 && push(plan, SBX_MNT_PROTECT, path) == -1)
+				goto oom;
+		}
+	}
+	return 0;
+oom:
+	snprintf(why, whylen, "out of memory");
+	return -1;
+}
+
 int
 sbx_mount_plan(struct sandbox_plan *plan, const struct fs_policy *pol, int platform,
-    int fallback, int glob_depth, char *why, size_t whylen)
+    int landlock, int glob_depth, char *why, size_t whylen)
 {
 	const struct fs_rule	**g = NULL, *r;
 	struct stat		  st;
 	size_t			  i, n = 0, total = fs_policy_nrules(pol);
-	int			  want, rv = -1;
+	int			  want, base, rv = -1;
 
-	if (fallback && push(plan, SBX_MNT_RO_ALL, "/") == -1)
-		goto oom;
 	if ((g = calloc(total + 1, sizeof(*g))) == NULL)
 		goto oom;
 	for (i = 0; (r = fs_policy_rule(pol, i)) != NULL; i++) {
 		/* platform roots only ever grant reads: they never narrow a write */
 		if (r->is_glob || r->access == FS_ACCESS_DENY || !sbx_rule_used(r, platform) ||
-		    sbx_rule_kind(r) == SBX_RULE_PLATFORM || !mountable(r->path, &st))
+		    sbx_rule_kind(r) == SBX_RULE_PLATFORM ||
+		    sbx_rule_kind(r) == SBX_RULE_PROTECTED || !mountable(r->path, &st))
+			continue;
+		/* the fresh /dev replaces the host's: no grant brings it back */
+		if (fs_path_covers("/dev", r->path))
 			continue;
 		g[n++] = r;
 	}
 	qsort(g, n, sizeof(*g), grant_cmp);
-	for (i = 0; i < n; i++) {
+	/*
+	 * A read-only base: a write where no root allows it is EROFS,
+	 * metadata included.  Not when / itself is writable (a bind on / would
+	 * not change the root the process already has): then the host's.
+	 */
+	base = n > 0 && strcmp(g[0]->path, "/") == 0 && g[0]->access == FS_ACCESS_WRITE;
+	if (!base && push(plan, SBX_MNT_RO_ALL, "/") == -1)
+		goto oom;
+	for (i = base; i < n; i++) {
 		if (i > 0 && strcmp(g[i]->path, g[i - 1]->path) == 0)
 			continue;	/* the same path: write came first and wins */
 		want = g[i]->access == FS_ACCESS_WRITE;
-		/* with Landlock, a read-only path needs a mount only inside a writable one */
-		if (!fallback && !want && !under_write(g, n, g[i]->path))
-			continue;
-		if (mount_state(plan, g[i]->path, !fallback) != want &&
+		if (mount_state(plan, g[i]->path, base) != want &&
 		    push(plan, want ? SBX_MNT_RW : SBX_MNT_RO, g[i]->path) == -1)
 			goto oom;
 	}
-	if (plan_guards(plan, pol, g, n, why, whylen) == -1) {
+	if (plan_protected(plan, g, n, why, whylen) == -1) {
 		free(g);
 		return -1;
 	}
-	rv = plan_masks(plan, pol, g, n, fallback, glob_depth, why, whylen);
+	if (push(plan, SBX_MNT_DEV, "/dev") == -1)
+		goto oom;
+	rv = plan_masks(plan, pol, g, n, !landlock, glob_depth, why, whylen);
 	free(g);
 	return rv;
 oom:
 	free(g);
 	snprintf(why, whylen, "out of memory");
 	return -1;
+}
+
+/* ---- execd's own paths, masked in every view ---- */
+
+#define HIDE_MAX	8
+
+static struct {
+	char	*path[HIDE_MAX];
+	int	 is_dir[HIDE_MAX];
+	size_t	 n;
+	int	 log_checked;
+} hidden;
+
+static void
+hide_add(const char *path, int is_dir)
+{
+	if (hidden.n == HIDE_MAX || (hidden.path[hidden.n] = strdup(path)) == NULL) {
+		log_warnx("sandbox: cannot hide %s from sandboxed commands", path);
+		return;
+	}
+	hidden.is_dir[hidden.n++] = is_dir;
+}
+
+void
+sandbox_hide(const char *path, int is_dir)
+{
+	struct stat	st;
+	char		log[PATH_MAX];
+	ssize_t		n;
+
+	/* execd's log, when its stderr is a file */
+	if (!hidden.log_checked) {
+		hidden.log_checked = 1;
+		if (fstat(STDERR_FILENO, &st) == 0 && S_ISREG(st.st_mode) &&
+		    (n = readlink("/proc/self/fd/2", log, sizeof(log) - 1)) > 0 && log[0] == '/') {
+			log[n] = '\0';
+			hide_add(log, 0);
+		}
+	}
+	if (path != NULL)
+		hide_add(path, is_dir);
+}
+
+/* Last in the view: covered even inside a writable root, so never reachable. */
+int
+sbx_mount_hide(struct sandbox_plan *plan, char *why, size_t whylen)
+{
+	char		real[PATH_MAX];
+	struct stat	st;
+	size_t		i;
+
+	for (i = 0; i < hidden.n; i++) {
+		/* made now if missing: a command must not make it first */
+		if (hidden.is_dir[i])
+			(void)mkdir(hidden.path[i], 0700);
+		/* under a denied path it is out of sight already (and no mount point) */
+		if (realpath(hidden.path[i], real) == NULL || lstat(real, &st) == -1 ||
+		    fs_path_covers("/proc", real) || fs_path_covers("/dev", real) ||
+		    masked(plan, real))
+			continue;
+		if (push(plan, S_ISDIR(st.st_mode) ? SBX_MNT_MASK_DIR : SBX_MNT_MASK_FILE,
+		    real) == -1) {
+			snprintf(why, whylen, "out of memory");
+			return -1;
+		}
+	}
+	return 0;
 }
 
 /* ---- in the child: no allocation, every failure an errno ---- */
@@ -396,12 +499,48 @@ mask_file(int *src, const char *path)
 	return r;
 }
 
+/*
+ * A protected name, bound read-only on itself: on the very inode checked
+ * to be no symlink, so that a link swapped in since planning is never
+ * followed.
+ */
+static int
+protect(const char *path)
+{
+	struct mount_attr	ro = { .attr_set = MOUNT_ATTR_RDONLY };
+	struct stat		st;
+	int			fd, tree = -1, r = -1;
+
+	if ((fd = open(path, O_PATH | O_NOFOLLOW | O_CLOEXEC)) == -1)
+		return -1;
+	if (fstat(fd, &st) == -1)
+		goto out;
+	if (S_ISLNK(st.st_mode)) {
+		errno = ELOOP;
+		goto out;
+	}
+	if ((tree = open_tree(fd, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH |
+	    AT_RECURSIVE)) == -1 ||
+	    mount_setattr(tree, "", AT_EMPTY_PATH | AT_RECURSIVE, &ro, sizeof(ro)) == -1)
+		goto out;
+	r = move_mount(tree, "", fd, "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH);
+out:
+	if (tree != -1)
+		close(tree);
+	close(fd);
+	return r;
+}
+
 static int
 apply_one(const struct sbx_mount *m, int *mask_src)
 {
+	int	e;
+
 	switch (m->op) {
 	case SBX_MNT_RO_ALL:
-		return setattr("/", AT_RECURSIVE, MOUNT_ATTR_RDONLY, 0);
+		/* and no device node or setuid bit counts anywhere: /dev is remade */
+		return setattr("/", AT_RECURSIVE, MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID |
+		    MOUNT_ATTR_NODEV, 0);
 	case SBX_MNT_RW:
 		/* not recursive: a read-only mount below stays read-only */
 		if (mount(m->path, m->path, NULL, MS_BIND | MS_REC, NULL) == -1)
@@ -416,6 +555,14 @@ apply_one(const struct sbx_mount *m, int *mask_src)
 		    MS_NOEXEC, "mode=000,size=4k");
 	case SBX_MNT_MASK_FILE:
 		return mask_file(mask_src, m->path);
+	case SBX_MNT_PROTECT:
+		return protect(m->path);
+	case SBX_MNT_DEV:
+		if ((e = sbx_dev_build()) != 0) {
+			errno = e;
+			return -1;
+		}
+		return 0;
 	}
 	errno = EINVAL;
 	return -1;

@@ -38,5 +38,6 @@ sandbox_plan_free(struct sandbox_plan *plan)
 		if (plan->route_sv[i] != -1)
 			close(plan->route_sv[i]);
 	free(plan->cwd);
+	free(plan->fatal);
 	free(plan);
 }

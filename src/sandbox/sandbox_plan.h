@@ -15,8 +15,16 @@ struct wire_out;
 /* A plan sent to the spawn helper, and read back there (NULL: malformed). */
 void	 sandbox_plan_put(const struct sandbox_plan *plan, struct wire_out *w);
 struct sandbox_plan *sandbox_plan_get(struct wire_in *r);
-/* In the child, between fork and exec: 0, or the errno that failed. */
-int	 sandbox_apply(const struct sandbox_plan *plan);
+/*
+ * In the child, between fork and exec: confine, then call exec(arg),
+ * which execs the command (or writes the errno to errfd and exits 127)
+ * and never returns.  With namespaces exec runs in another process, the
+ * command's (sandbox_pidns.c), and this one stays outside and ends as the
+ * command does.  Returns only on failure in the calling process, with the
+ * errno; a failure in the command's process is written to errfd.
+ */
+int	 sandbox_apply(const struct sandbox_plan *plan, int errfd,
+	    void (*exec)(void *), void *arg);
 /* With the placeholders it still owns. */
 void	 sandbox_plan_free(struct sandbox_plan *plan);
 

@@ -10,7 +10,12 @@
  *    namespace and Landlock must stay as built), io_uring (it makes
  *    sockets without socket(2)), userfaultfd, open_by_handle_at, and the
  *    host-wide calls below; socket/socketpair for AF_VSOCK;
- *  - network off: socket and socketpair for any family but AF_UNIX;
+ *  - network off: socket and socketpair for any family but AF_UNIX, and
+ *    no address at all, as the reference's restricted filter: connect,
+ *    bind, listen, accept and accept4, sendto with a destination, and
+ *    socket() for an AF_UNIX datagram socket (unconnected, its only use
+ *    would be sendmsg to a host daemon's socket by path, which seccomp
+ *    cannot see); socketpair() and send() on its ends keep working;
  *  - managed network: socket only for AF_INET and AF_INET6 (the network
  *    namespace has nothing but the proxy routes), socketpair only for
  *    AF_UNIX: no AF_UNIX socket(), which could reach host daemons by path.
@@ -54,6 +59,11 @@ static const char *const child_denied[] = {
 	NULL
 };
 
+/* With the network off: no address of any kind, AF_UNIX paths included. */
+static const char *const no_address[] = {
+	"connect", "bind", "listen", "accept", "accept4", NULL
+};
+
 int
 sbx_deny_names(scmp_filter_ctx ctx, const char *const *names, char *why, size_t whylen)
 {
@@ -95,6 +105,12 @@ family_rules(scmp_filter_ctx ctx, enum sbx_net net)
 		rc = deny_arg0(ctx, sock, SCMP_CMP_NE, AF_UNIX);
 		if (rc == 0)
 			rc = deny_arg0(ctx, pair, SCMP_CMP_NE, AF_UNIX);
+		if (rc == 0)
+			rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), sock, 1,
+			    SCMP_A1_32(SCMP_CMP_MASKED_EQ, 0xf, SOCK_DGRAM));
+		if (rc == 0)
+			rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(sendto), 1,
+			    SCMP_A4_64(SCMP_CMP_NE, 0));
 		break;
 	case SBX_NET_MANAGED:
 		rc = deny_arg0(ctx, sock, SCMP_CMP_LT, AF_INET);
@@ -169,7 +185,8 @@ build_child(enum sbx_net net, char *why, size_t whylen)
 		snprintf(why, whylen, "seccomp_attr_set: %s", strerror(-rc));
 		goto out;
 	}
-	if (sbx_deny_names(ctx, child_denied, why, whylen) == -1)
+	if (sbx_deny_names(ctx, child_denied, why, whylen) == -1 ||
+	    (net == SBX_NET_OFF && sbx_deny_names(ctx, no_address, why, whylen) == -1))
 		goto out;
 	if ((rc = family_rules(ctx, net)) < 0) {
 		snprintf(why, whylen, "seccomp socket rules: %s", strerror(-rc));

@@ -22,7 +22,12 @@ sandbox_plan_put(const struct sandbox_plan *plan, struct wire_out *w)
 
 	wire_u32(w, (uint32_t)plan->confine);
 	wire_u32(w, (uint32_t)plan->net);
+	wire_u32(w, (uint32_t)plan->namespaces);
 	wire_u32(w, (uint32_t)plan->new_userns);
+	wire_u32(w, (uint32_t)plan->new_netns);
+	wire_u32(w, (uint32_t)plan->ll_handled);
+	wire_u32(w, (uint32_t)(plan->ll_handled >> 32));
+	wire_u32(w, (uint32_t)plan->ll_proc);
 	wire_u32(w, (uint32_t)plan->cap_last);
 	wire_fd(w, plan->ruleset_fd);
 	wire_fd(w, plan->route_sv[1]);
@@ -30,6 +35,7 @@ sandbox_plan_put(const struct sandbox_plan *plan, struct wire_out *w)
 	wire_str(w, plan->gid_map);
 	wire_str(w, plan->cwd);
 	wire_str(w, plan->mechanism);
+	wire_str(w, plan->fatal);
 	wire_u32(w, (uint32_t)plan->nmounts);
 	for (i = 0; i < plan->nmounts; i++) {
 		wire_u32(w, plan->mounts[i].op);
@@ -64,7 +70,7 @@ get_mounts(struct sandbox_plan *plan, struct wire_in *r)
 		return -1;
 	for (i = 0; i < n; i++) {
 		plan->mounts[i].op = (enum sbx_mount_op)wire_get_u32(r);
-		if ((path = wire_get_str(r)) == NULL || plan->mounts[i].op > SBX_MNT_MASK_FILE ||
+		if ((path = wire_get_str(r)) == NULL || plan->mounts[i].op > SBX_MNT_LAST ||
 		    (plan->mounts[i].path = strdup(path)) == NULL)
 			return -1;
 		plan->nmounts++;
@@ -96,14 +102,19 @@ struct sandbox_plan *
 sandbox_plan_get(struct wire_in *r)
 {
 	struct sandbox_plan	*plan;
-	const char		*cwd;
+	const char		*cwd, *fatal;
 	char			 why[256];
 
 	if ((plan = sbx_plan_new()) == NULL)
 		return NULL;
 	plan->confine = wire_get_u32(r) != 0;
 	plan->net = (enum sbx_net)wire_get_u32(r);
+	plan->namespaces = wire_get_u32(r) != 0;
 	plan->new_userns = wire_get_u32(r) != 0;
+	plan->new_netns = wire_get_u32(r) != 0;
+	plan->ll_handled = wire_get_u32(r);
+	plan->ll_handled |= (uint64_t)wire_get_u32(r) << 32;
+	plan->ll_proc = wire_get_u32(r) != 0;
 	plan->cap_last = (int)wire_get_u32(r);
 	plan->ruleset_fd = own_fd(wire_get_fd(r));
 	plan->route_sv[1] = own_fd(wire_get_fd(r));
@@ -112,7 +123,11 @@ sandbox_plan_get(struct wire_in *r)
 		goto bad;
 	if ((cwd = wire_get_str(r)) != NULL && (plan->cwd = strdup(cwd)) == NULL)
 		goto bad;
-	if (copy_str(plan->mechanism, sizeof(plan->mechanism), wire_get_str(r)) == -1 ||
+	if (copy_str(plan->mechanism, sizeof(plan->mechanism), wire_get_str(r)) == -1)
+		goto bad;
+	if ((fatal = wire_get_str(r)) != NULL && (plan->fatal = strdup(fatal)) == NULL)
+		goto bad;
+	if (
 	    get_mounts(plan, r) == -1 || get_routes(plan, r) == -1 || r->bad ||
 	    plan->net > SBX_NET_MANAGED || plan->cap_last < 0 || plan->cap_last > 63)
 		goto bad;

@@ -19,10 +19,30 @@
 #include "sandbox/sandbox_plan.h"
 #include "spawn/spawn.h"
 
+struct exec_args {
+	const char	*prog;
+	char *const	*argv, *const *envp;
+	int		 errfd;
+};
+
+/* The last step, in the command's own process; nothing but system calls. */
+static void
+exec_command(void *arg)
+{
+	const struct exec_args	*x = arg;
+	int			 e;
+
+	execve(x->prog, x->argv, x->envp);
+	e = errno;
+	(void)!write(x->errfd, &e, sizeof(e));
+	_exit(127);
+}
+
 void
 spawn_child(const struct spawn_req *rq, const char *prog, const char *slave,
     int fds[3], int errfd)
 {
+	struct exec_args x;
 	char *const	*argv = rq->argv;
 	char		**av = NULL;
 	sigset_t	 none;
@@ -59,11 +79,13 @@ spawn_child(const struct spawn_req *rq, const char *prog, const char *slave,
 		av[0] = (char *)rq->arg0;
 		argv = av;
 	}
-	if (rq->sandbox != NULL && (e = sandbox_apply(rq->sandbox)) != 0) {
-		errno = e;
-		goto fail;
-	}
-	execve(prog, argv, rq->envp);
+	x.prog = prog;
+	x.argv = argv;
+	x.envp = rq->envp;
+	x.errfd = errfd;
+	if (rq->sandbox == NULL)
+		exec_command(&x);
+	errno = sandbox_apply(rq->sandbox, errfd, exec_command, &x);
 fail:
 	e = errno;
 	(void)!write(errfd, &e, sizeof(e));
