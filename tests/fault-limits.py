@@ -12,8 +12,8 @@ import subprocess
 import time
 
 from execd_client import Execd, EXECD, b64, tap, pid_alive
-from faultlib import (FaultListener, PidDir, RawWS, no_resume_args, wait_dead, descendants,
-                      rss_kb, SilentHTTPServer)
+from faultlib import FaultListener, PidDir, RawWS, no_resume_args, wait_dead, descendants, rss_kb
+from proxytest import Origin
 
 t = tap(timeout=180)
 pd = PidDir()
@@ -49,6 +49,15 @@ def LimitedExecd(args, pre):
         return Execd(args)
 
 
+def nofile(pid):
+    """The soft RLIMIT_NOFILE of a running process (the limit under test is really set)."""
+    with open("/proc/%d/limits" % pid) as f:
+        for line in f:
+            if line.startswith("Max open files"):
+                return int(line.split()[3])
+    return None
+
+
 def sanitized():
     """An ASan build (its runtime reserves terabytes of address space)."""
     with open(EXECD, "rb") as f:
@@ -69,18 +78,35 @@ try:
             err = r["error"]
             break
         started.append("p%d" % i)
-    t.ok(err is not None and "os error 24" in err["message"] and len(started) >= 5,
+    t.ok(nofile(c.pid) == 64 and err is not None and "os error 24" in err["message"] and
+         len(started) >= 5,
          "out of descriptors, process/start answers EMFILE (after %d processes)" % len(started),
          err)
     r = c.call("environment/status")
     t.eq(r.get("result"), {"status": "ready"}, "and execd goes on answering")
     r = c.call("process/read", {"processId": started[0], "afterSeq": 0})
     t.ok("result" in r, "a running process can still be read", r)
-    srv = SilentHTTPServer()
-    r = c.call("http/request", {"method": "GET", "url": "http://127.0.0.1:%d/" % srv.port,
-                                "requestId": "r1", "timeoutMs": 2000}, timeout=15)
-    t.ok("error" in r, "http/request with no descriptor left fails with an error", r)
-    srv.close()
+    # a process start needs several descriptors: fill what it left with file handles,
+    # one each, so that not even a socket is left
+    handles = []
+    for i in range(64):
+        r = c.call("fs/open", {"handleId": "h%d" % i, "path": "file:///etc/hostname"})
+        if "error" in r:
+            break
+        handles.append("h%d" % i)
+    t.ok("os error 24" in r.get("error", {}).get("message", ""),
+         "the last descriptors go to file handles (%d) until EMFILE" % len(handles), r)
+    # a server that answers at once: only the lack of a descriptor can make this fail
+    origin = Origin()
+    r = c.call("http/request", {"method": "GET", "url": "http://127.0.0.1:%d/" % origin.port,
+                                "requestId": "r1", "timeoutMs": 30000}, timeout=15)
+    t.ok("error" in r and not origin.requests,
+         "http/request with no descriptor left fails with an error", r)
+    for h in handles:
+        c.call("fs/close", {"handleId": h})
+    r = c.call("http/request", {"method": "GET", "url": "http://127.0.0.1:%d/" % origin.port,
+                                "requestId": "r2", "timeoutMs": 30000}, timeout=15)
+    t.eq(r.get("result", {}).get("status"), 200, "with the handles closed, the same request is served")
     for p in started:
         c.call("process/terminate", {"processId": p})
     for p in started:
@@ -108,7 +134,8 @@ try:
                 ok += 1
         except (OSError, TimeoutError):
             pass
-    t.eq((ok, failures), (100, 0), "a listener with ulimit -n 64 serves 100 concurrent clients")
+    t.eq((nofile(L.p.pid), ok, failures), (64, 100, 0),
+         "a listener with ulimit -n 64 serves 100 concurrent clients")
     for ws in clients:
         ws.close()
     time.sleep(0.2)
@@ -125,6 +152,7 @@ try:
         before = pd.pids()
         c.start("s", pd.sh_reporting("sleep 60"))
         spid = pd.new_since(before, 1)
+        t.eq(len(spid), 1, "a process runs under the limit (its pid is known)")
         big = b'{"id":99,"method":"process/write","params":{"processId":"s","chunk":"' + \
             b"A" * (1 << 20)
         sent = 0
