@@ -180,12 +180,19 @@ def run_case(make_client, method, step):
     accepted0 = http.accepted()
     c = make_client()
     c.initialize()
+    # a bystander no call touches: only the disconnect can end it (process/signal
+    # and process/terminate end their own target whether or not it does)
+    r = c.call("process/start", start_params(pd, "b"))
+    assert "result" in r, r
+    known = 1
     if method != "process/start":
         r = c.call("process/start", start_params(pd, "p", stdin=True))
         assert "result" in r, r
-        pd.wait_pids(1)
+        known = 2
+    running = pd.wait_pids(known)
     data, id = c.encode(method, start_params(pd, "q") if method == "process/start"
                         else method_params(method))
+    in_flight = True
     if step == "partial":
         c.raw(data[:len(data) // 2])
         time.sleep(0.05)
@@ -194,21 +201,33 @@ def run_case(make_client, method, step):
     elif step == "inflight":
         c.raw(data)
         time.sleep(0.3)
+        if method == "http/request":
+            # in flight means execd has connected: wait for it (bounded)
+            deadline = time.time() + 5
+            while http.accepted() == accepted0 and time.time() < deadline:
+                time.sleep(0.02)
+            in_flight = http.accepted() > accepted0
     elif step == "answered":
         c.raw(data)
         c.response(id)
+        if method == "process/start":
+            # started means running: its pid file is there before the client goes
+            known += 1
+            pd.wait_pids(known)
     c.disconnect()
     ok_exit, why = c.gone()
     # a start cut off after sending may or may not have run: give its pid file a moment
-    pids = pd.wait_pids(0 if (method, step) == ("process/start", "partial") else 1,
+    pids = pd.wait_pids(known + (1 if (method, step) == ("process/start", "sent") else 0),
                         1 if (method, step) == ("process/start", "sent") else 5)
-    ok_pids = wait_dead(pids, 5)
+    ok_pids = len(running) == (2 if method != "process/start" else 1) and len(pids) >= known
+    ok_dead = wait_dead(pids, 5)
     ok_http = True
     if method == "http/request" and http.accepted() > accepted0:
         ok_http = http.wait_hangups(hangups0 + (http.accepted() - accepted0), 5)
-    t.ok(ok_exit and ok_pids and ok_http, "%s: disconnect %s %s" % (c.label, step, method),
-         "%s; processes %s alive: %s; transfer hung up: %s" % (
-             why, pids, [p for p in pids if pid_alive(p)], ok_http))
+    t.ok(ok_exit and ok_pids and ok_dead and ok_http and in_flight,
+         "%s: disconnect %s %s" % (c.label, step, method),
+         "%s; processes seen %s of %d, alive: %s; transfer in flight: %s, hung up: %s" % (
+             why, pids, known, [p for p in pids if pid_alive(p)], in_flight, ok_http))
     pd.cleanup()
 
 
