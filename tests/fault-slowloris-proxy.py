@@ -22,7 +22,7 @@ def trickle(port, head, n=30, limit=6.0):
         s = socket.create_connection(("127.0.0.1", port))
         s.setblocking(False)
         socks.append([s, 0, None])
-    t0 = time.time()
+    t0 = time.time()    # after the connects: each close is measured a little short
     while time.time() - t0 < limit and any(c[2] is None for c in socks):
         for c in socks:
             if c[2] is not None:
@@ -46,13 +46,15 @@ def trickle(port, head, n=30, limit=6.0):
 url = "http://127.0.0.1:%d/" % origin.port
 closed = trickle(hport, ("GET %s HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Pad: %s\r\n\r\n"
                          % (url, "a" * 200)).encode())
-t.ok(all(c is not None and c < 3.0 for c in closed),
+# cut off at header-timeout (1 s), not before: a close at once (a refusal, a parse error,
+# a crash) is not a timeout
+t.ok(all(c is not None and 0.9 <= c < 3.0 for c in closed),
      "HTTP listener: 30 trickling clients cut off at header-timeout", closed)
 r = curl("-x", cred.http_url, url)
 t.eq(r.code, 200, "a normal client is served meanwhile")
 # a well-formed greeting and user/password sub-negotiation, too slow to finish
 closed = trickle(sport, b"\x05\x01\x02\x01\x20" + b"u" * 32 + b"\x20" + b"p" * 32)
-t.ok(all(c is not None and c < 3.0 for c in closed),
+t.ok(all(c is not None and 0.9 <= c < 3.0 for c in closed),
      "SOCKS5 listener: 30 trickling handshakes cut off at header-timeout", closed)
 P.stop()
 t.done()
