@@ -290,10 +290,13 @@ try:
     t.eq(r.get("result", {}).get("sessionId"), sid, "clean-up: the detached session is "
          "resumed afterwards")
     t.ok(all(pid_alive(p) for p in kept) and len(kept) == 1, "clean-up: its process still runs")
+    # closing b detaches the session again, for --resume-ttl-ms (60 s): its instance
+    # outlives the listener that long unless this test ends it
+    instances = descendants(L.p.pid)
     b.close()
     L.stop()
     wait_dead(kept, 5)
-    reap_later(kept)
+    reap_later(kept + instances)
 finally:
     for p in leftovers:
         try:
