@@ -225,23 +225,38 @@ try:
     e = Execd(ARGS)
     before = pd.pids()
     r = e.start("plain", pd.sh_reporting("sleep 600"), env={"PATH": "/usr/bin:/bin"})
-    r2 = e.start("boxed", pd.sh_reporting("sleep 600"), env={"PATH": "/usr/bin:/bin"},
-                 sandbox={"permissions": {"type": "external", "network": "restricted"},
+    # a sandbox with namespaces (restricted file system): its command is pid 2 of
+    # its own pid namespace, so it is found by a tag in its environment
+    tag = "FAULT_ORPHANS_BOXED=%d" % os.getpid()
+    r2 = e.start("boxed", ["sleep", "600"],
+                 env={"PATH": "/usr/bin:/bin", tag.split("=")[0]: tag.split("=")[1]},
+                 sandbox={"permissions": {"type": "managed", "network": "restricted",
+                                          "file_system": {"type": "restricted", "entries": [
+                                              {"path": {"type": "special",
+                                                        "value": {"kind": "root"}},
+                                               "access": "read"}]}},
                           "windowsSandboxLevel": "disabled", "cwd": "file:///tmp"})
-    pids = pd.new_since(before, 2 if "result" in r2 else 1)
+    pids = pd.new_since(before, 1)
+    boxed = []
+    end = time.time() + 5
+    while "result" in r2 and not boxed and time.time() < end:
+        for d in os.listdir("/proc"):
+            try:
+                with open("/proc/%s/environ" % d, "rb") as fh:
+                    if tag.encode() in fh.read().split(b"\0"):
+                        boxed.append(int(d))
+            except (OSError, ValueError):
+                pass
+        time.sleep(0.02)
     helper = spawn_helper_of(e.pid)
     e.kill()
     t.ok(helper is not None and wait_dead([helper], 3),
          "stdio: SIGKILL to execd, and its spawn helper dies with it (PR_SET_PDEATHSIG)")
     t.eq(files(), [], "stdio: a session on pipes leaves nothing in the state directory")
-    boxed = pids[1:] if "result" in r2 else []
-    # TODO: sandboxed commands are to get their own pid namespace whose first process
-    # has PR_SET_PDEATHSIG; until then nothing kills them when a lone execd is killed
-    t.n += 1
-    gone = bool(boxed) and wait_dead(boxed, 3)
-    print("%s %d - stdio: a sandboxed process dies with its SIGKILLed execd (pid namespace) "
-          "# TODO not yet: sandboxed commands have no pid namespace of their own" %
-          ("ok" if gone else "not ok", t.n))
+    t.ok("result" in r2 and bool(boxed) and wait_dead(boxed, 3),
+         "stdio: a sandboxed process dies with its SIGKILLed execd (its pid namespace "
+         "goes with execd's child, PR_SET_PDEATHSIG)", (r2, boxed))
+    reap_later(boxed)
     print("# stdio: unsandboxed processes left to init (no subreaper, no cgroup): %s" %
           [x for x in pids[:1] if pid_alive(x)])
     reap_later(pids)
