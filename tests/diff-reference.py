@@ -619,6 +619,29 @@ seq("malformed JSON and bad envelopes get id -1 errors, connection stays open", 
     R('{"id":5,"method":"nope","result":{}}'),
     R('{"id":6,"method":"environment/status","trace":{"traceparent":"00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"}}'),
 ], init=False)
+def big(line, rid, what):
+    """a long line, described shortly"""
+    return Step("R", line, rid, desc="%s (%d bytes)" % (what, len(line)))
+
+
+def values_line(rid, elems, tail="]}"):
+    return '{"id":%d,"method":"nope","params":[%s%s' % (rid, ",".join(elems), tail)
+
+
+LIMIT = 262144      # root + id + method + params = 4 values before the elements
+seq("262144 JSON values per message: every value counts as it begins, keys do not", [
+    big(values_line(1, ["0"] * (LIMIT - 4)), 1, "exactly the limit"),
+    big(values_line(2, ["0"] * (LIMIT - 3)), -1, "one value over, in an array"),
+    big(values_line(3, ["0"] * (LIMIT - 4), ", \t0]}"), -1, "over, after whitespace"),
+    big('{"id":4,"method":"nope","params":{%s}}' % ",".join(
+        '"k%d":0' % i for i in range(LIMIT - 3)), -1, "over, in an object"),
+    big(values_line(5, ["[0]"] * ((LIMIT - 3) // 2 + 1)), -1, "over, nested arrays"),
+    big('{"id":6,"method":"nope","params":{%s,"z": ' % ",".join(
+        '"k%d":0' % i for i in range(LIMIT - 4)), -1, "over at the end of input, after a colon"),
+    big(values_line(7, ["0"] * (LIMIT - 4), ",  "), -1, "EOF where a value is due: EOF first"),
+    big(values_line(8, ["0"] * (LIMIT - 4), ",x]}"), -1, "a bad value past the limit: the limit"),
+    R('{"id":9,"method":"nope"}'),
+], init=False)
 seq("invalid UTF-8 on stdin closes the connection", [X(b'{"id":2,"method":"\xff\xfe"}')])
 seq("a notification other than initialized closes the connection",
     [X('{"method":"process/read","params":{"processId":"a"}}')])
