@@ -594,6 +594,16 @@ seq("initialize: param errors, failed initialize does not count, second initiali
     req(10, "initialize", {"clientName": "t"}),
     req(11, "environment/status"),
 ], init=False)
+seq("a second initialize decodes its params first (-32602), then is refused (-32600)", [
+    req(1, "initialize", {"clientName": "t"}),
+    req(2, "initialize", {}), req(3, "initialize"), req(4, "initialize", "x"),
+    req(5, "initialize", {"clientName": "t", "resumeSessionId": 5}),
+    req(6, "initialize", {"clientName": "t", "resumeSessionId": "nope"}),
+    N('{"method":"initialized"}'),
+    req(7, "initialize", {"clientName": 5}), req(8, "initialize", None),
+    req(9, "initialize", {"clientName": "t", "x": 1}),
+    req(10, "environment/status"),
+], init=False)
 seq("initialized before initialize closes the connection",
     [X('{"method":"initialized"}')], init=False)
 seq("initialized repeated, with params and malformed trace, is accepted", [

@@ -192,14 +192,15 @@ m_initialize(struct rpc_req *req, json_t *params)
 	const char		*client, *resume = NULL;
 	struct rpc_transport	*t;
 
-	if (sess.init_done) {
-		rpc_fail(req, RPC_INVALID_REQUEST, "initialize may only be sent once per connection");
-		return;
-	}
+	/* as the reference: params are decoded before the repetition is judged */
 	if (jx_struct(params, "InitializeParams", &e) == -1 ||
 	    jx_str(params, "clientName", JX_REQ, &client, NULL, &e) == -1 ||
 	    jx_str(params, "resumeSessionId", JX_OPT, &resume, NULL, &e) == -1) {
 		rpc_fail_params(req, &e);
+		return;
+	}
+	if (sess.init_done) {
+		rpc_fail(req, RPC_INVALID_REQUEST, "initialize may only be sent once per connection");
 		return;
 	}
 	if (resume != NULL && !(sess.has_id && strcmp(resume, sess.id) == 0)) {
