@@ -832,6 +832,26 @@ seq("write to a non-stdin process, an unknown process, and after exit", [
     req(9, "process/write", {"processId": "c", "chunk": "aGkK", "writeId": "w3"}),
     req(10, "process/write", {"processId": "n", "chunk": "aGkK", "writeId": "w5"}),
 ])
+seq("write after the process ended by itself is accepted; after terminate it fails", [
+    start(1, "a", ["true"], pipeStdin=True), CLOSED("a"),
+    start(2, "t", ["true"], tty=True), CLOSED("t"),
+    start(3, "k", ["sh", "-c", "kill -9 $$"], pipeStdin=True), CLOSED("k"),
+    start(4, "s", ["sleep", "30"], pipeStdin=True),
+    start(5, "x", ["sh", "-c", "exec 0<&-; sleep 30"], pipeStdin=True),
+    req(6, "process/write", {"processId": "a", "chunk": "aGkK", "writeId": "w1"}),
+    req(7, "process/write", {"processId": "a", "chunk": "", "writeId": "w2"}),
+    req(8, "process/write", {"processId": "t", "chunk": "aGkK", "writeId": "w1"}),
+    req(9, "process/write", {"processId": "k", "chunk": "aGkK", "writeId": "w1"}),
+    req(10, "process/signal", {"processId": "s", "signal": "interrupt"}), CLOSED("s"),
+    req(11, "process/write", {"processId": "s", "chunk": "aGkK", "writeId": "w1"}),
+    req(12, "process/write", {"processId": "x", "chunk": "aGkK", "writeId": "w1"}),
+    req(13, "process/terminate", {"processId": "a"}),
+    req(14, "process/write", {"processId": "a", "chunk": "aGkK", "writeId": "w3"}),
+    req(15, "process/terminate", {"processId": "x"}), CLOSED("x"),
+    req(16, "process/write", {"processId": "x", "chunk": "aGkK", "writeId": "w2"}),
+    req(17, "process/write", {"processId": "x", "chunk": "aGkK", "writeId": "w1"}),
+    req(18, "process/write", {"processId": "x", "chunk": "!!", "writeId": "w4"}),
+])
 # ---- tty
 seq("pty: echo through cat, ^D ends it, tty and window size", [
     start(1, "i", ["cat"], tty=True),

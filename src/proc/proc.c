@@ -189,6 +189,7 @@ proc_signal_group(struct proc *p, int sig)
 void
 proc_terminate(struct proc *p)
 {
+	p->terminated = 1;
 	if (lim.kill_grace_ms == 0) {
 		proc_signal_group(p, SIGKILL);
 		return;
@@ -320,9 +321,9 @@ proc_in_cb(struct ev_io *io, uint32_t events, void *arg)
 int
 proc_write_stdin(struct proc *p, const void *data, size_t len)
 {
-	if (!p->in_open || p->exited)
+	if (p->terminated || (!p->in_open && !p->exited))
 		return -1;
-	if (len == 0)
+	if (p->exited || len == 0)
 		return 0;
 	if (buf_avail(&p->inbuf) + len > lim.max_stdin || buf_append(&p->inbuf, data, len) == -1)
 		return -1;
