@@ -51,8 +51,12 @@ int	 jx_u64(json_t *o, const char *key, enum jx_need need, uint64_t *out, struct
 /* the same with the type named in errors ("usize") */
 int	 jx_uint(json_t *o, const char *key, enum jx_need need, uint64_t *out,
 	    const char *tname, struct jx_err *e);
-/* a required enum given as its variant name */
-int	 jx_enum(json_t *o, const char *key, const char **out, struct jx_err *e);
+/*
+ * A required enum of unit variants as serde reads one: the variant's name,
+ * or a map of that one key to null.  *idx: its index in variants (NULL-ended).
+ */
+int	 jx_unit_enum(json_t *o, const char *key, const char *const *variants, size_t *idx,
+	    struct jx_err *e);
 int	 jx_i64(json_t *o, const char *key, enum jx_need need, int64_t *out, struct jx_err *e);
 /* any JSON object; *out borrowed */
 int	 jx_obj(json_t *o, const char *key, enum jx_need need, json_t **out, struct jx_err *e);

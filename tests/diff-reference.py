@@ -852,6 +852,13 @@ seq("write after the process ended by itself is accepted; after terminate it fai
     req(17, "process/write", {"processId": "x", "chunk": "aGkK", "writeId": "w1"}),
     req(18, "process/write", {"processId": "x", "chunk": "!!", "writeId": "w4"}),
 ])
+seq("signal: serde's forms of a unit variant, and each wrong shape's words", [
+    start(1, "s", ["sleep", "30"]),
+    req(2, "process/signal", {"processId": "s", "signal": {"interrupt": None}}), CLOSED("s"),
+] + [req(10 + i, "process/signal", {"processId": "zz", "signal": f}) for i, f in enumerate([
+    {"interrupt": None}, {"interrupt": {}}, {"interrupt": []}, {"interrupt": 1},
+    {"interrupt": "x"}, {"interrupt": False}, {"interrupt": None, "x": None}, {},
+    {"kill": None}, {"kill": 5}, "kill", "Interrupt", "", None, 5, [], ["interrupt"], True])])
 # ---- tty
 seq("pty: echo through cat, ^D ends it, tty and window size", [
     start(1, "i", ["cat"], tty=True),

@@ -350,18 +350,16 @@ m_write(struct rpc_req *req, json_t *params)
 static void
 m_signal(struct rpc_req *req, json_t *params)
 {
+	static const char *const signals[] = { "interrupt", NULL };
 	struct jx_err	 e;
-	const char	*id, *sig;
+	const char	*id;
+	size_t		 sig;
 	struct proc	*p;
 
 	if (jx_struct(params, "SignalParams", &e) == -1 ||
 	    jx_id(params, "processId", JX_REQ, &id, &e) == -1 ||
-	    jx_enum(params, "signal", &sig, &e) == -1) {
+	    jx_unit_enum(params, "signal", signals, &sig, &e) == -1) {
 		rpc_fail_params(req, &e);
-		return;
-	}
-	if (strcmp(sig, "interrupt") != 0) {
-		rpc_fail(req, RPC_INVALID_PARAMS, "unknown variant `%s`, expected `interrupt`", sig);
 		return;
 	}
 	if (!rpc_admit(req))
