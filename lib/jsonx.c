@@ -227,55 +227,6 @@ jx_uint(json_t *o, const char *key, enum jx_need need, uint64_t *out, const char
 	return 1;
 }
 
-/* serde's "unknown variant `x`, expected `a`" (or "`a` or `b`", "one of `a`, `b`, ...") */
-static int
-jx_unknown_variant(struct jx_err *e, const char *name, const char *const *variants)
-{
-	size_t	n, k, off;
-
-	for (n = 0; variants[n] != NULL; n++)
-		;
-	off = (size_t)snprintf(e->msg, sizeof(e->msg), "unknown variant `%s`, expected %s",
-	    name, n > 2 ? "one of " : "");
-	for (k = 0; k < n && off < sizeof(e->msg); k++)
-		off += (size_t)snprintf(e->msg + off, sizeof(e->msg) - off, "%s`%s`",
-		    k == 0 ? "" : n == 2 ? " or " : ", ", variants[k]);
-	return -1;
-}
-
-int
-jx_unit_enum(json_t *o, const char *key, const char *const *variants, size_t *idx,
-    struct jx_err *e)
-{
-	json_t		*v, *unit = NULL;
-	const char	*name;
-	int		 r;
-
-	if ((r = jx_field(o, key, JX_REQ, &v, e)) <= 0)
-		return r;
-	if (json_is_object(v)) {
-		if (json_object_size(v) != 1) {
-			snprintf(e->msg, sizeof(e->msg),
-			    "invalid value: map, expected map with a single key");
-			return -1;
-		}
-		name = json_object_iter_key(json_object_iter(v));
-		unit = json_object_iter_value(json_object_iter(v));
-	} else if (json_is_string(v))
-		name = json_string_value(v);
-	else
-		return jx_type_error(e, v, "string or map");
-	for (*idx = 0; variants[*idx] != NULL; (*idx)++)
-		if (strcmp(variants[*idx], name) == 0)
-			break;
-	if (variants[*idx] == NULL)
-		return jx_unknown_variant(e, name, variants);
-	/* the variant is named first, then its value must be a unit */
-	if (unit != NULL && !json_is_null(unit))
-		return jx_type_error(e, unit, "unit");
-	return 1;
-}
-
 int
 jx_i64(json_t *o, const char *key, enum jx_need need, int64_t *out, struct jx_err *e)
 {
@@ -304,6 +255,36 @@ jx_obj(json_t *o, const char *key, enum jx_need need, json_t **out, struct jx_er
 		return r;
 	if (!json_is_object(v))
 		return jx_type_error(e, v, "a map");
+	*out = v;
+	return 1;
+}
+
+int
+jx_any(json_t *o, const char *key, enum jx_need need, json_t **out, struct jx_err *e)
+{
+	json_t	*v;
+	int	 r;
+
+	if ((r = jx_field(o, key, need, &v, e)) <= 0)
+		return r;
+	*out = v;
+	return 1;
+}
+
+int
+jx_substruct(json_t *o, const char *key, enum jx_need need, const char *sname, json_t **out,
+    struct jx_err *e)
+{
+	json_t	*v;
+	char	 exp[128];
+	int	 r;
+
+	if ((r = jx_field(o, key, need, &v, e)) <= 0)
+		return r;
+	if (!json_is_object(v)) {
+		snprintf(exp, sizeof(exp), "struct %s", sname);
+		return jx_type_error(e, v, exp);
+	}
 	*out = v;
 	return 1;
 }

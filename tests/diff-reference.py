@@ -681,6 +681,27 @@ seq("process/start: each required field missing, wrong types", [
     req(13, "process/start", P("a", ["true"], cwd=None)),
     req(14, "process/start", None),
 ])
+WRONG_TYPES = [5, "x", True, -1, 1.5, {"a": 1}]
+seq("process/start: metadata, sandbox, managedNetwork, envPolicy of wrong types", [
+    req(10 + 10 * k + i, "process/start", dict(P("p%d%d" % (k, i), ["true"]), **{f: w}))
+    for k, f in enumerate(["metadata", "sandbox", "managedNetwork", "envPolicy"])
+    for i, w in enumerate(WRONG_TYPES[:5])
+] + [
+    req(60, "process/start", dict(P("m0", ["true"]), metadata={"threadId": 5})),
+    req(61, "process/start", dict(P("m1", ["true"]), metadata={"toolCallId": []})),
+    req(62, "process/start", dict(P("m2", ["true"]), metadata={"toolCallId": "t", "x": 1})),
+    req(63, "process/start", dict(P("m3", ["true"]), metadata=None)),
+    req(64, "process/start", dict(P("n0", ["true"]), managedNetwork={"loopbackPorts": 5})),
+    req(65, "process/start", dict(P("e0", ["true"]), envPolicy={})),
+    req(66, "process/start", dict(P("s0", ["true"]), sandbox={})),
+    CLOSED("m2"), CLOSED("m3"),
+])
+seq("fs/open mode: serde's unit-variant forms and each wrong shape's words", [
+    req(10 + i, "fs/open", {"handleId": "h%d" % i, "path": "file:///etc/hostname", "mode": w})
+    for i, w in enumerate(WRONG_TYPES + [None, {}, {"read": None, "x": None}, {"read": 1},
+                                         {"write": None}, "write", "Read", {"read": None},
+                                         {"replace": None}])
+])
 seq("process/start: argv [] / non-string / empty program", [
     start(1, "a", []), start(2, "a", ["true", 5]), start(3, "a", [""]),
     start(4, "a", [""], tty=True),

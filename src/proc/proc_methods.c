@@ -12,6 +12,7 @@
 #include "proc/proc_rpc.h"
 #include "proc/proc_spawn.h"
 #include "proc/proc_table.h"
+#include "rpc/rpc_serde.h"
 #include "sandbox/sandbox.h"
 #include "netproxy/netproxy.h"
 #include "util/uri.h"
@@ -48,6 +49,23 @@ struct start_params {
 	int		 enforce_managed;
 };
 
+/* telemetry only, unused, but refused as the reference refuses it */
+static int
+metadata_parse(json_t *params, struct jx_err *e)
+{
+	json_t		*md;
+	const char	*s;
+	size_t		 len;
+	int		 r;
+
+	if ((r = jx_substruct(params, "metadata", JX_OPT, "ExecMetadata", &md, e)) <= 0)
+		return r;
+	if (jx_str(md, "threadId", JX_OPT, &s, &len, e) == -1 ||
+	    jx_str(md, "toolCallId", JX_OPT, &s, &len, e) == -1)
+		return -1;
+	return 0;
+}
+
 static int
 start_parse(json_t *params, struct start_params *sp, struct jx_err *e)
 {
@@ -60,11 +78,14 @@ start_parse(json_t *params, struct start_params *sp, struct jx_err *e)
 	    jx_bool(params, "tty", JX_REQ, &sp->tty, e) == -1 ||
 	    jx_bool(params, "pipeStdin", JX_DEFAULT, &sp->pipe_stdin, e) == -1 ||
 	    jx_str(params, "arg0", JX_OPT, &sp->arg0, &sp->arg0_len, e) == -1 ||
-	    jx_obj(params, "envPolicy", JX_OPT, &sp->env_policy, e) == -1 ||
-	    jx_obj(params, "sandbox", JX_OPT, &sp->sandbox, e) == -1 ||
+	    jx_substruct(params, "envPolicy", JX_OPT, "ExecEnvPolicy", &sp->env_policy, e) == -1 ||
+	    jx_substruct(params, "sandbox", JX_OPT, "WireFileSystemSandboxContext",
+	    &sp->sandbox, e) == -1 ||
 	    jx_obj(params, "networkProxy", JX_OPT, &sp->network_proxy, e) == -1 ||
-	    jx_obj(params, "managedNetwork", JX_OPT, &sp->managed_network, e) == -1 ||
-	    jx_bool(params, "enforceManagedNetwork", JX_DEFAULT, &sp->enforce_managed, e) == -1)
+	    jx_substruct(params, "managedNetwork", JX_OPT, "ManagedNetworkSandboxContext",
+	    &sp->managed_network, e) == -1 ||
+	    jx_bool(params, "enforceManagedNetwork", JX_DEFAULT, &sp->enforce_managed, e) == -1 ||
+	    metadata_parse(params, e) == -1)
 		return -1;
 	return 0;
 }
@@ -353,12 +374,14 @@ m_signal(struct rpc_req *req, json_t *params)
 	static const char *const signals[] = { "interrupt", NULL };
 	struct jx_err	 e;
 	const char	*id;
-	size_t		 sig;
+	json_t		*sig;
+	int		 which;
 	struct proc	*p;
 
 	if (jx_struct(params, "SignalParams", &e) == -1 ||
 	    jx_id(params, "processId", JX_REQ, &id, &e) == -1 ||
-	    jx_unit_enum(params, "signal", signals, &sig, &e) == -1) {
+	    jx_any(params, "signal", JX_REQ, &sig, &e) == -1 ||
+	    serde_unit_variant(sig, signals, &which, &e) == -1) {
 		rpc_fail_params(req, &e);
 		return;
 	}

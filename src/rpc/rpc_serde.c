@@ -141,3 +141,29 @@ serde_unknown_variant(struct jx_err *e, const char *got, const char *const *vari
 	}
 	return -1;
 }
+
+/* The variant is named first; then its value, if a map gave one, must be a unit. */
+int
+serde_unit_variant(json_t *v, const char *const *variants, int *idx, struct jx_err *e)
+{
+	json_t		*unit = NULL;
+	const char	*name;
+
+	if (json_is_object(v)) {
+		if (json_object_size(v) != 1) {
+			snprintf(e->msg, sizeof(e->msg),
+			    "invalid value: map, expected map with a single key");
+			return -1;
+		}
+		name = json_object_iter_key(json_object_iter(v));
+		unit = json_object_iter_value(json_object_iter(v));
+	} else if (json_is_string(v))
+		name = json_string_value(v);
+	else
+		return serde_type_error(e, v, "string or map", 0);
+	if ((*idx = serde_variant(name, variants)) == -1)
+		return serde_unknown_variant(e, name, variants);
+	if (unit != NULL && !json_is_null(unit))
+		return serde_type_error(e, unit, "unit", 0);
+	return 0;
+}

@@ -21,6 +21,11 @@ int	serde_type_error(struct jx_err *e, json_t *v, const char *expected, int cont
 int	serde_missing(struct jx_err *e, const char *field);
 /* "unknown variant `x`, expected one of `a`, `b`" from a NULL-terminated list */
 int	serde_unknown_variant(struct jx_err *e, const char *got, const char *const *variants);
+/*
+ * A unit variant as serde reads one: its name, or a map of that one key to
+ * null.  0 with *idx its index in variants (NULL-terminated), or -1.
+ */
+int	serde_unit_variant(json_t *v, const char *const *variants, int *idx, struct jx_err *e);
 /* Index of s in the NULL-terminated list, or -1. */
 int	serde_variant(const char *s, const char *const *variants);
 
