@@ -696,6 +696,14 @@ seq("process/start: metadata, sandbox, managedNetwork, envPolicy of wrong types"
     req(66, "process/start", dict(P("s0", ["true"]), sandbox={})),
     CLOSED("m2"), CLOSED("m3"),
 ])
+seq("a bare managedNetwork (no sandbox) runs the process unsandboxed, env untouched", [
+    start(1, "a", ["sh", "-c", "env | sort; readlink /proc/self/ns/net"],
+          managedNetwork={}),
+    start(2, "b", ["sh", "-c", "env | sort"],
+          managedNetwork={"loopbackPorts": [9], "allowLocalBinding": True}),
+    start(3, "c", ["sh", "-c", "env | sort"], managedNetwork=None),
+    CLOSED("a"), CLOSED("b"), CLOSED("c"),
+])
 seq("fs/open mode: serde's unit-variant forms and each wrong shape's words", [
     req(10 + i, "fs/open", {"handleId": "h%d" % i, "path": "file:///etc/hostname", "mode": w})
     for i, w in enumerate(WRONG_TYPES + [None, {}, {"read": None, "x": None}, {"read": 1},
