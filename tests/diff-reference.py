@@ -126,6 +126,7 @@ def INIT():
 class Side:
     def __init__(self, name, cmd, env, cwd, root):
         self.name, self.cmd, self.env, self.cwd, self.root = name, cmd, env, cwd, root
+        self.mask_root = False
         self.cv = threading.Condition()
         self.msgs = []          # (t, obj) in arrival order
         self.raw_bad = []       # non-JSON output lines
@@ -142,6 +143,8 @@ class Side:
 
     def _reader(self):
         for line in self.p.stdout:
+            if self.mask_root:      # a directory of its own: answers name it alike
+                line = line.replace(self.root.encode(), b"@ROOT@")
             try:
                 obj = json.loads(line)
             except ValueError:
@@ -543,10 +546,35 @@ def kill_leftovers(side, names):
 SEQUENCES = []
 
 
-def seq(desc, steps, init=True, loose_read=False, order=None, todo=None):
-    """todo: a known, documented difference; reported as TAP TODO, not a failure."""
+def seq(desc, steps, init=True, loose_read=False, order=None, todo=None, user=None, setup=None):
+    """todo: a known, documented difference; reported as TAP TODO, not a failure.
+    user: run both servers as this uid/gid (needs root and setpriv), each in its
+    own directory (@ROOT@) that the user owns, filled by setup(dir) first."""
     SEQUENCES.append({"desc": desc, "steps": (INIT() if init else []) + steps,
-                      "loose_read": loose_read, "order": order, "todo": todo})
+                      "loose_read": loose_read, "order": order, "todo": todo,
+                      "user": user, "setup": setup})
+
+
+def user_sides(sq, n, cmds, env, root):
+    """Both servers as sq["user"], each in a directory of its own, or None."""
+    uid = sq["user"]
+    if os.geteuid() != 0 or shutil.which("setpriv") is None:
+        return None
+    os.chmod(root, 0o755)
+    sides = {}
+    for name, cmd in cmds.items():
+        d = os.path.join(root, "%s-%d" % (name, n))
+        os.makedirs(os.path.join(d, ".home"))
+        if sq["setup"]:
+            sq["setup"](d)
+        for top, dirs, files in os.walk(d):
+            for x in [top] + [os.path.join(top, f) for f in dirs + files]:
+                os.lchown(x, uid, uid)
+        e = dict(env, CODEX_HOME=os.path.join(d, ".home"), HOME=os.path.join(d, ".home"))
+        sides[name] = Side(name, ["setpriv", "--reuid", str(uid), "--regid", str(uid),
+                                  "--clear-groups"] + cmd, e, d, d)
+        sides[name].mask_root = True
+    return sides
 
 
 # ---- lifecycle
@@ -956,6 +984,34 @@ seq("-32601 for an unknown method of 5000 bytes echoes all of it", [
 
 # ---- a NUL inside a JSON string: never cut (issue 16)
 NUL = "\u0000"
+def perm_tree(d):
+    os.mkdir(os.path.join(d, "noread"), 0o700)
+    os.mkdir(os.path.join(d, "rodir"))
+    for name, text in (("ro", "hi\n"), ("rodir/f", "x\n"), ("rw", "rw\n")):
+        with open(os.path.join(d, name), "w") as f:
+            f.write(text)
+    os.chmod(os.path.join(d, "noread"), 0)
+    os.chmod(os.path.join(d, "ro"), 0o444)
+    os.chmod(os.path.join(d, "rodir"), 0o555)
+
+
+seq("fs as an unprivileged user: an unreadable directory, a 0444 file, a 0555 directory", [
+    req(1, "fs/readFile", {"path": "file://@ROOT@/noread"}),
+    req(2, "fs/readFile", {"path": "file://@ROOT@/noread/x"}),
+    req(3, "fs/readFile", {"path": "file://@ROOT@/rodir"}),
+    req(4, "fs/readDirectory", {"path": "file://@ROOT@/noread"}),
+    req(5, "fs/writeFile", {"path": "file://@ROOT@/ro", "dataBase64": "eHgK"}),
+    req(6, "fs/readFile", {"path": "file://@ROOT@/ro"}),
+    req(7, "fs/writeFile", {"path": "file://@ROOT@/rodir/f", "dataBase64": "eHgK"}),
+    req(8, "fs/readFile", {"path": "file://@ROOT@/rodir/f"}),
+    req(9, "fs/writeFile", {"path": "file://@ROOT@/rodir/new", "dataBase64": "eHgK"}),
+    req(10, "fs/writeFile", {"path": "file://@ROOT@/noread/new", "dataBase64": "eHgK"}),
+    req(11, "fs/writeFile", {"path": "file://@ROOT@/rw", "dataBase64": "eHgK"}),
+    req(12, "fs/readFile", {"path": "file://@ROOT@/rw"}),
+    req(13, "fs/remove", {"path": "file://@ROOT@/rodir/f"}),
+    req(14, "fs/copy", {"sourcePath": "file://@ROOT@/rw", "destinationPath": "file://@ROOT@/ro"}),
+    req(15, "fs/readFile", {"path": "file://@ROOT@/ro"}),
+], user=65534, setup=perm_tree)
 seq("NUL in fs paths: refused as the URL parser sees it, never acted on as the prefix", [
     req(1, "fs/readFile", {"path": "file://@ROOT@/afile" + NUL + "x"}),
     req(2, "fs/getMetadata", {"path": "file://@ROOT@/afile" + NUL + "x"}),
@@ -1083,7 +1139,13 @@ def main():
                 print("not ok %d - %s # overall time budget exhausted" % (n, sq["desc"]))
                 failures += 1
                 continue
-            sides = {name: Side(name, cmd, env, root, root) for name, cmd in cmds.items()}
+            if sq["user"] is not None:
+                sides = user_sides(sq, n, cmds, env, root)
+                if sides is None:
+                    print("ok %d - %s # SKIP needs root and setpriv" % (n, sq["desc"]))
+                    continue
+            else:
+                sides = {name: Side(name, cmd, env, root, root) for name, cmd in cmds.items()}
             recs = {name: [] for name in sides}
             threads = [threading.Thread(target=run_side, args=(sides[k], sq["steps"], recs[k]),
                                         daemon=True) for k in sides]

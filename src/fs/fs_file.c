@@ -131,6 +131,25 @@ reply_b64(struct rpc_req *req, int fd, size_t hint)
 }
 #endif
 
+/*
+ * The reference opens before it looks: a directory it may not read is
+ * "Permission denied", one it may read "is not a file".
+ */
+static void
+fail_not_readable(struct rpc_req *req, const char *path, const struct stat *st)
+{
+	int	fd;
+
+	if (S_ISDIR(st->st_mode)) {
+		if ((fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) == -1) {
+			rpc_fail_errno(req, errno);
+			return;
+		}
+		close(fd);
+	}
+	fs_fail_not_a_file(req, path);
+}
+
 void
 fs_m_read_file(struct rpc_req *req, json_t *params)
 {
@@ -153,7 +172,7 @@ fs_m_read_file(struct rpc_req *req, json_t *params)
 		goto out;
 	}
 	if (!S_ISREG(st.st_mode)) {
-		fs_fail_not_a_file(req, path);
+		fail_not_readable(req, path, &st);
 		goto out;
 	}
 	if ((size_t)st.st_size > FS_READ_MAX)
@@ -283,6 +302,20 @@ copy_attrs(int fd, const struct stat *old)
 	return fchmod(fd, old->st_mode & 07777) == -1 ? errno : 0;
 }
 
+/* Whether the kernel lets us open leaf for writing (without truncating it). */
+static int
+may_write(int dfd, const char *leaf, int nofollow)
+{
+	int	fd;
+
+	fd = openat(dfd, leaf, O_WRONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC |
+	    (nofollow ? O_NOFOLLOW : 0));
+	if (fd == -1)
+		return errno;
+	close(fd);
+	return 0;
+}
+
 /*
  * Write leaf in the directory dfd (shown: its path, for the log) through a
  * temporary file renamed over it.  nofollow (sandboxed): leaf was followed
@@ -307,6 +340,9 @@ write_atomic(int dfd, const char *leaf, const char *shown, int nofollow,
 		return write_in_place(dfd, leaf, nofollow, data, len);
 	if (strcmp(leaf, ".") == 0 || strcmp(leaf, "..") == 0)
 		return write_in_place(dfd, leaf, nofollow, data, len);
+	/* a file the caller may not write (0444) is refused, as the reference's open is */
+	if (exists && (err = may_write(dfd, leaf, nofollow)) != 0)
+		return err;
 	if ((fd = make_temp(dfd, leaf, tmp, sizeof(tmp))) == -1) {
 		err = errno;
 		/* a writable file in a directory we may not add to: the old way */
