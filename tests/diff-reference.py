@@ -1012,6 +1012,18 @@ seq("fs as an unprivileged user: an unreadable directory, a 0444 file, a 0555 di
     req(14, "fs/copy", {"sourcePath": "file://@ROOT@/rw", "destinationPath": "file://@ROOT@/ro"}),
     req(15, "fs/readFile", {"path": "file://@ROOT@/ro"}),
 ], user=65534, setup=perm_tree)
+seq("fs/writeFile keeps hard links: every name sees the new content", [
+    start(1, "ln", ["sh", "-c", "printf old-content > hl-@SIDE@ && ln -f hl-@SIDE@ hl2-@SIDE@"]),
+    CLOSED("ln"),
+    req(2, "fs/writeFile", {"path": "file://@ROOT@/hl-@SIDE@", "dataBase64": "bmV3LWxvbmdlci1jb250ZW50"}),
+    req(3, "fs/readFile", {"path": "file://@ROOT@/hl2-@SIDE@"}),
+    req(4, "fs/writeFile", {"path": "file://@ROOT@/hl2-@SIDE@", "dataBase64": "bg=="}),
+    req(5, "fs/readFile", {"path": "file://@ROOT@/hl-@SIDE@"}),
+    req(6, "fs/writeFile", {"path": "file://@ROOT@/hl2-@SIDE@", "dataBase64": ""}),
+    req(7, "fs/readFile", {"path": "file://@ROOT@/hl-@SIDE@"}),
+    start(8, "n", ["sh", "-c", "stat -c %h hl-@SIDE@ hl2-@SIDE@; rm -f hl-@SIDE@ hl2-@SIDE@"]),
+    CLOSED("n"),
+])
 seq("NUL in fs paths: refused as the URL parser sees it, never acted on as the prefix", [
     req(1, "fs/readFile", {"path": "file://@ROOT@/afile" + NUL + "x"}),
     req(2, "fs/getMetadata", {"path": "file://@ROOT@/afile" + NUL + "x"}),

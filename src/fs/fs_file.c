@@ -5,7 +5,8 @@
  * text and one small chunk, not the file as well.  Writing never leaves a
  * half-written file: the data goes to a temporary file beside the target,
  * is synced, and renamed over it, keeping the target's mode and owner.
- * (The reference truncates and writes in place.)
+ * (The reference truncates and writes in place.)  A file with hard links
+ * is written in place instead, so that the links survive (write_linked).
  */
 #include "config.h"
 
@@ -302,17 +303,47 @@ copy_attrs(int fd, const struct stat *old)
 	return fchmod(fd, old->st_mode & 07777) == -1 ? errno : 0;
 }
 
-/* Whether the kernel lets us open leaf for writing (without truncating it). */
+/* leaf opened for writing, not truncated: the kernel judges whether we may write it */
 static int
-may_write(int dfd, const char *leaf, int nofollow)
+open_for_write(int dfd, const char *leaf, int nofollow, int *fd)
 {
-	int	fd;
-
-	fd = openat(dfd, leaf, O_WRONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC |
+	*fd = openat(dfd, leaf, O_WRONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC |
 	    (nofollow ? O_NOFOLLOW : 0));
-	if (fd == -1)
+	return *fd == -1 ? errno : 0;
+}
+
+/* data at off in fd */
+static int
+write_at(int fd, off_t off, const unsigned char *data, size_t len)
+{
+	if (lseek(fd, off, SEEK_SET) == -1)
 		return errno;
-	close(fd);
+	return fd_write_all(fd, data, len);
+}
+
+/*
+ * A file with other names (hard links) keeps its inode, so that every name
+ * sees the new content, as with the reference, but written more safely
+ * than the reference's truncate-then-write: the bytes past the old end go
+ * first, so that a full disk fails (and the file is cut back) before a byte
+ * of the old content changes; then the old extent, which needs no new space
+ * on a filesystem that overwrites in place, is overwritten and synced.
+ */
+static int
+write_linked(int fd, off_t old, const unsigned char *data, size_t len)
+{
+	size_t	head = (size_t)old < len ? (size_t)old : len;
+	int	err;
+
+	if (len > head && (err = write_at(fd, old, data + head, len - head)) != 0) {
+		if (ftruncate(fd, old) == -1)
+			log_warn("fs/writeFile: cutting back to %lld bytes", (long long)old);
+		return err;
+	}
+	if ((err = write_at(fd, 0, data, head)) != 0)
+		return err;
+	if (ftruncate(fd, (off_t)len) == -1 || fsync(fd) == -1)
+		return errno;
 	return 0;
 }
 
@@ -341,8 +372,15 @@ write_atomic(int dfd, const char *leaf, const char *shown, int nofollow,
 	if (strcmp(leaf, ".") == 0 || strcmp(leaf, "..") == 0)
 		return write_in_place(dfd, leaf, nofollow, data, len);
 	/* a file the caller may not write (0444) is refused, as the reference's open is */
-	if (exists && (err = may_write(dfd, leaf, nofollow)) != 0)
+	if (exists && (err = open_for_write(dfd, leaf, nofollow, &fd)) != 0)
 		return err;
+	if (exists) {
+		err = st.st_nlink > 1 ? write_linked(fd, st.st_size, data, len) : 0;
+		if (close(fd) == -1 && err == 0)
+			err = errno;
+		if (err != 0 || st.st_nlink > 1)
+			return err;
+	}
 	if ((fd = make_temp(dfd, leaf, tmp, sizeof(tmp))) == -1) {
 		err = errno;
 		/* a writable file in a directory we may not add to: the old way */
