@@ -691,7 +691,24 @@ seq("params forms: null, [], positional arrays, scalars", [
     req(4, "process/read", ["a", 0, None, 0]), req(5, "environment/status", []),
     req(6, "environment/status", None), req(7, "environment/status", 5),
     req(8, "process/read", "x"), req(9, "process/read", {"processId": None}),
-], todo="positional (array) params are not supported by execd (README)")
+])
+seq("positional params: initialize, read, write, signal, terminate as serde reads them", [
+    req(1, "initialize", []), req(2, "initialize", [5]), req(3, "initialize", ["t", None, 5]),
+    req(4, "initialize", ["t"]), N('{"method":"initialized"}'),
+    req(5, "initialize", ["t", None]),
+    start(6, "c", ["cat"], pipeStdin=True),
+    req(7, "process/write", ["c", "aGkK", "w1"]), OUTPUT("c", 3),
+    req(8, "process/read", ["c", 0, None, 0]),
+    req(9, "process/read", ["c", 0, 1]), req(10, "process/read", [5]),
+    req(11, "process/read", ["c", "x"]), req(12, "process/read", ["c", 0, None, 0, 1]),
+    req(13, "process/write", ["c", "!!", "w2"]), req(14, "process/write", ["c", "aGkK"]),
+    req(15, "process/signal", ["c"]), req(16, "process/signal", ["c", "kill"]),
+    req(17, "process/signal", ["zz", {"interrupt": None}]),
+    req(18, "process/terminate", []), req(19, "process/terminate", [5]),
+    req(20, "process/terminate", ["c", 1]),
+    req(21, "process/terminate", ["c"]), CLOSED("c"),
+    req(22, "environment/info", []), req(23, "environment/status", [1]),
+], init=False, loose_read=True)
 # ---- process/start
 seq("process/start: each required field missing, wrong types", [
     req(1, "process/start", {k: v for k, v in P("a", ["true"]).items() if k != "processId"}),

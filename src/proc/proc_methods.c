@@ -296,30 +296,42 @@ done:
 	json_decref(env);
 }
 
+/* The sequence (positional) forms of the params, as the reference's serde reads them. */
+static const char *const read_fields[] = { "processId", "afterSeq", "maxBytes", "waitMs", NULL };
+static const struct serde_struct read_struct = { "ReadParams", read_fields, 4 };
+static const char *const write_fields[] = { "processId", "chunk", "writeId", NULL };
+static const struct serde_struct write_struct = { "WriteParams", write_fields, 3 };
+static const char *const signal_fields[] = { "processId", "signal", NULL };
+static const struct serde_struct signal_struct = { "SignalParams", signal_fields, 2 };
+static const char *const terminate_fields[] = { "processId", NULL };
+static const struct serde_struct terminate_struct = { "TerminateParams", terminate_fields, 1 };
+
 static void
 m_read(struct rpc_req *req, json_t *params)
 {
 	struct jx_err	 e;
 	const char	*id;
 	uint64_t	 after = 0, max = 0, wait = 0;
-	int		 has_max;
+	int		 has_max = 0, rc;
 	struct proc	*p;
+	json_t		*o;
+	long		 n;
 
-	if (jx_struct(params, "ReadParams", &e) == -1 ||
-	    jx_id(params, "processId", JX_REQ, &id, &e) == -1 ||
-	    jx_u64(params, "afterSeq", JX_OPT, &after, &e) == -1 ||
-	    (has_max = jx_uint(params, "maxBytes", JX_OPT, &max, "usize", &e)) == -1 ||
-	    jx_u64(params, "waitMs", JX_OPT, &wait, &e) == -1) {
+	o = serde_struct_params(params, &read_struct, &n);
+	rc = jx_struct(o, "ReadParams", &e) == -1 ||
+	    jx_id(o, "processId", JX_REQ, &id, &e) == -1 ||
+	    jx_u64(o, "afterSeq", JX_OPT, &after, &e) == -1 ||
+	    (has_max = jx_uint(o, "maxBytes", JX_OPT, &max, "usize", &e)) == -1 ||
+	    jx_u64(o, "waitMs", JX_OPT, &wait, &e) == -1 ? -1 : 0;
+	if (serde_struct_seq_end(&read_struct, n, rc, &e) == -1)
 		rpc_fail_params(req, &e);
-		return;
+	else if (rpc_admit(req)) {
+		if ((p = proc_find(id)) == NULL)
+			rpc_fail(req, RPC_INVALID_REQUEST, "unknown process id %s", id);
+		else
+			proc_read(req, p, after, has_max, max, wait);
 	}
-	if (!rpc_admit(req))
-		return;
-	if ((p = proc_find(id)) == NULL) {
-		rpc_fail(req, RPC_INVALID_REQUEST, "unknown process id %s", id);
-		return;
-	}
-	proc_read(req, p, after, has_max, max, wait);
+	json_decref(o);
 }
 
 static json_t *
@@ -337,19 +349,24 @@ m_write(struct rpc_req *req, json_t *params)
 	struct proc	*p;
 	char		 err[128];
 	void		*data;
+	json_t		*o;
+	long		 n;
+	int		 rc;
 
-	if (jx_struct(params, "WriteParams", &e) == -1 ||
-	    jx_id(params, "processId", JX_REQ, &id, &e) == -1 ||
-	    jx_str(params, "chunk", JX_REQ, &chunk, &clen, &e) == -1 ||
-	    jx_id(params, "writeId", JX_REQ, &wid, &e) == -1) {
+	o = serde_struct_params(params, &write_struct, &n);
+	rc = jx_struct(o, "WriteParams", &e) == -1 ||
+	    jx_id(o, "processId", JX_REQ, &id, &e) == -1 ||
+	    jx_str(o, "chunk", JX_REQ, &chunk, &clen, &e) == -1 ||
+	    jx_id(o, "writeId", JX_REQ, &wid, &e) == -1 ? -1 : 0;
+	if (serde_struct_seq_end(&write_struct, n, rc, &e) == -1) {
 		rpc_fail_params(req, &e);
-		return;
+		goto out;
 	}
 	if (!rpc_admit(req))
-		return;
+		goto out;
 	if ((data = b64_decode(chunk, clen, &dlen, err, sizeof(err))) == NULL) {
 		rpc_fail(req, RPC_INVALID_PARAMS, "%s", err);
-		return;
+		goto out;
 	}
 	if (*wid == '\0')
 		rpc_fail(req, RPC_INVALID_PARAMS, "writeId must not be empty");
@@ -366,6 +383,8 @@ m_write(struct rpc_req *req, json_t *params)
 		rpc_reply(req, write_status("accepted"));
 	}
 	free(data);
+out:
+	json_decref(o);
 }
 
 static void
@@ -374,22 +393,24 @@ m_signal(struct rpc_req *req, json_t *params)
 	static const char *const signals[] = { "interrupt", NULL };
 	struct jx_err	 e;
 	const char	*id;
-	json_t		*sig;
-	int		 which;
+	json_t		*sig, *o;
+	int		 which, rc;
 	struct proc	*p;
+	long		 n;
 
-	if (jx_struct(params, "SignalParams", &e) == -1 ||
-	    jx_id(params, "processId", JX_REQ, &id, &e) == -1 ||
-	    jx_any(params, "signal", JX_REQ, &sig, &e) == -1 ||
-	    serde_unit_variant(sig, signals, &which, &e) == -1) {
+	o = serde_struct_params(params, &signal_struct, &n);
+	rc = jx_struct(o, "SignalParams", &e) == -1 ||
+	    jx_id(o, "processId", JX_REQ, &id, &e) == -1 ||
+	    jx_any(o, "signal", JX_REQ, &sig, &e) == -1 ||
+	    serde_unit_variant(sig, signals, &which, &e) == -1 ? -1 : 0;
+	if (serde_struct_seq_end(&signal_struct, n, rc, &e) == -1)
 		rpc_fail_params(req, &e);
-		return;
+	else if (rpc_admit(req)) {
+		if ((p = proc_find(id)) != NULL)
+			proc_signal_group(p, SIGINT);
+		rpc_reply(req, json_object());
 	}
-	if (!rpc_admit(req))
-		return;
-	if ((p = proc_find(id)) != NULL)
-		proc_signal_group(p, SIGINT);
-	rpc_reply(req, json_object());
+	json_decref(o);
 }
 
 static void
@@ -398,18 +419,21 @@ m_terminate(struct rpc_req *req, json_t *params)
 	struct jx_err	 e;
 	const char	*id;
 	struct proc	*p;
-	int		 running;
+	int		 running, rc;
+	json_t		*o;
+	long		 n;
 
-	if (jx_struct(params, "TerminateParams", &e) == -1 ||
-	    jx_id(params, "processId", JX_REQ, &id, &e) == -1) {
+	o = serde_struct_params(params, &terminate_struct, &n);
+	rc = jx_struct(o, "TerminateParams", &e) == -1 ||
+	    jx_id(o, "processId", JX_REQ, &id, &e) == -1 ? -1 : 0;
+	if (serde_struct_seq_end(&terminate_struct, n, rc, &e) == -1)
 		rpc_fail_params(req, &e);
-		return;
+	else if (rpc_admit(req)) {
+		p = proc_find(id);
+		running = p != NULL && !p->exited;
+		if (running)
+			proc_terminate(p);
+		rpc_reply(req, json_pack("{s:b}", "running", running));
 	}
-	if (!rpc_admit(req))
-		return;
-	p = proc_find(id);
-	running = p != NULL && !p->exited;
-	if (running)
-		proc_terminate(p);
-	rpc_reply(req, json_pack("{s:b}", "running", running));
+	json_decref(o);
 }

@@ -167,3 +167,43 @@ serde_unit_variant(json_t *v, const char *const *variants, int *idx, struct jx_e
 		return serde_type_error(e, unit, "unit", 0);
 	return 0;
 }
+
+json_t *
+serde_struct_params(json_t *params, const struct serde_struct *s, long *n)
+{
+	json_t	*obj;
+	size_t	 i;
+
+	*n = -1;
+	if (params == NULL || !json_is_array(params))
+		return json_incref(params);
+	*n = (long)json_array_size(params);
+	if ((obj = json_object()) == NULL)
+		return NULL;
+	for (i = 0; s->fields[i] != NULL && i < json_array_size(params); i++)
+		if (json_object_set(obj, s->fields[i], json_array_get(params, i)) == -1) {
+			json_decref(obj);
+			return NULL;
+		}
+	return obj;
+}
+
+int
+serde_struct_seq_end(const struct serde_struct *s, long n, int rc, struct jx_err *e)
+{
+	size_t	nf;
+
+	if (n < 0 || (rc == -1 && strncmp(e->msg, "missing field `", 15) != 0))
+		return rc;
+	for (nf = 0; s->fields[nf] != NULL; nf++)
+		;
+	if (rc == -1 || (size_t)n < s->required)
+		snprintf(e->msg, sizeof(e->msg), "invalid length %ld, expected struct %s with "
+		    "%zu element%s", n, s->name, nf, nf == 1 ? "" : "s");
+	else if ((size_t)n > nf)
+		snprintf(e->msg, sizeof(e->msg),
+		    "invalid length %ld, expected fewer elements in array", n);
+	else
+		return 0;
+	return -1;
+}

@@ -26,6 +26,25 @@ int	serde_unknown_variant(struct jx_err *e, const char *got, const char *const *
  * null.  0 with *idx its index in variants (NULL-terminated), or -1.
  */
 int	serde_unit_variant(json_t *v, const char *const *variants, int *idx, struct jx_err *e);
+/* A params struct as serde derives it, for its sequence (positional) form. */
+struct serde_struct {
+	const char		*name;		/* "ReadParams" */
+	const char *const	*fields;	/* declaration order, NULL-terminated */
+	size_t			 required;	/* how many a sequence must hold */
+};
+
+/*
+ * params as the method's decoder reads them: an array (serde's sequence
+ * form) becomes the object of its fields by position, anything else is
+ * itself.  A new reference (NULL for NULL); *n: the array's length, or -1.
+ */
+json_t	*serde_struct_params(json_t *params, const struct serde_struct *s, long *n);
+/*
+ * After decoding a sequence of n (rc: the decode's 0 or -1): serde's
+ * "invalid length" when a field was missing or too few or too many
+ * elements came; an earlier element's error stands.  0, or -1 with e set.
+ */
+int	serde_struct_seq_end(const struct serde_struct *s, long n, int rc, struct jx_err *e);
 /* Index of s in the NULL-terminated list, or -1. */
 int	serde_variant(const char *s, const char *const *variants);
 
