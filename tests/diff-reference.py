@@ -1041,6 +1041,39 @@ seq("fs/writeFile keeps hard links: every name sees the new content", [
     start(8, "n", ["sh", "-c", "stat -c %h hl-@SIDE@ hl2-@SIDE@; rm -f hl-@SIDE@ hl2-@SIDE@"]),
     CLOSED("n"),
 ])
+def caps_tree(top):
+    """skills for capabilityRoots/discoverV1: nested, hidden, linked, with metadata"""
+    for d in (".hidden/s", "a/b/c/d/e/f", "z", "A", "sk/agents", "empty"):
+        os.makedirs(os.path.join(top, d))
+    for d in ("", ".hidden/s", "a", "a/b/c/d/e/f", "z", "A", "sk"):
+        with open(os.path.join(top, d, "SKILL.md"), "w") as f:
+            f.write("---\nname: s%d\ndescription: skill in %s\n---\nDo it.\n" % (len(d), d))
+    with open(os.path.join(top, "sk/agents/openai.yaml"), "w") as f:
+        f.write("interface:\n  display_name: X\n")
+    with open(os.path.join(top, "skill.md"), "w") as f:
+        f.write("not a skill\n")
+    os.symlink(os.path.join(top, "z"), os.path.join(top, "link"))
+
+
+seq("capabilityRoots/discoverV1: skills under each root, errors per root, params", [
+    req(1, "capabilityRoots/discoverV1", {"roots": []}),
+    req(2, "capabilityRoots/discoverV1", {"roots": [{"id": "a", "path": "file://@ROOT@/caps"}]}),
+    req(3, "capabilityRoots/discoverV1", {"roots": [
+        {"id": "e", "path": "file://@ROOT@/caps/empty"}, {"id": "n", "path": "file:///nonexistent"},
+        {"id": "f", "path": "file://@ROOT@/caps/SKILL.md"},
+        {"id": "s", "path": "file://@ROOT@/caps/sk"}]}),
+    req(4, "capabilityRoots/discoverV1", {}), req(5, "capabilityRoots/discoverV1"),
+    req(6, "capabilityRoots/discoverV1", {"roots": [{"id": "a"}]}),
+    req(7, "capabilityRoots/discoverV1", {"roots": [{"path": "file:///"}]}),
+    req(8, "capabilityRoots/discoverV1", {"roots": 5}),
+])
+seq("capabilityRoots/discoverV1 before initialize and before initialized", [
+    req(1, "capabilityRoots/discoverV1", {"roots": []}),
+    req(2, "initialize", {"clientName": "t"}),
+    req(3, "capabilityRoots/discoverV1", {"roots": []}),
+    N('{"method":"initialized"}'),
+    req(4, "capabilityRoots/discoverV1", {"roots": []}),
+], init=False)
 seq("NUL in fs paths: refused as the URL parser sees it, never acted on as the prefix", [
     req(1, "fs/readFile", {"path": "file://@ROOT@/afile" + NUL + "x"}),
     req(2, "fs/getMetadata", {"path": "file://@ROOT@/afile" + NUL + "x"}),
@@ -1146,6 +1179,7 @@ def main():
     os.makedirs(os.path.join(root, "sub"))
     with open(os.path.join(root, "afile"), "w") as f:
         f.write("hi\n")
+    caps_tree(os.path.join(root, "caps"))
     env = {k: v for k, v in os.environ.items()
            if k not in ("TMPDIR", "TEMP", "TMP", "RUST_LOG", "CODEX_HOME")}
     env["CODEX_HOME"] = home
