@@ -755,6 +755,26 @@ seq("fs/open mode: serde's unit-variant forms and each wrong shape's words", [
                                          {"write": None}, "write", "Read", {"read": None},
                                          {"replace": None}])
 ])
+SP = ["p", None, ["true"], "file:///tmp", None, None, {"PATH": "/usr/bin:/bin"}, False, False,
+      None, None, False, None, None]   # WireExecParams in its declaration order
+seq("process/start: positional params, field by field, as serde reads them", [
+    req(10 + k, "process/start", SP[:k]) for k in range(0, 16, 1) if k not in (14,)
+] + [
+    req(30 + k, "process/start", SP[:k] + [12345]) for k in range(1, 14)
+] + [
+    req(50, "process/start", SP[:4] + [{}]), req(51, "process/start", SP + [1]),
+    req(52, "process/start", SP[:13] + [{}]),
+    req(53, "process/start", dict(P("q", ["true"]), envPolicy={"inherit": 5})),
+    req(54, "process/start", dict(P("q", ["true"]), envPolicy={})),
+    req(55, "process/start", dict(P("q", ["true"]), envPolicy={"inherit": {"all": None},
+                                                            "ignoreDefaultExcludes": 1})),
+    req(56, "process/start", dict(P("q", ["true"]), shellSnapshot=5)),
+    req(57, "process/start", dict(P("q", ["true"]), networkProxy=5)),
+    req(58, "process/start", dict(P("q", ["true"]), networkProxy={})),
+    req(59, "process/start", SP[:8] + [True, None, None, False, None, None]),
+    req(60, "process/start", ["r", None, ["true"], "file:///tmp", None, None, {}, False]),
+    CLOSED("p"), CLOSED("r"),
+])
 seq("process/start: argv [] / non-string / empty program", [
     start(1, "a", []), start(2, "a", ["true", 5]), start(3, "a", [""]),
     start(4, "a", [""], tty=True),
@@ -922,9 +942,10 @@ seq("write after the process ended by itself is accepted; after terminate it fai
     req(13, "process/terminate", {"processId": "a"}),
     req(14, "process/write", {"processId": "a", "chunk": "aGkK", "writeId": "w3"}),
     req(15, "process/terminate", {"processId": "x"}), CLOSED("x"),
-    req(16, "process/write", {"processId": "x", "chunk": "aGkK", "writeId": "w2"}),
-    req(17, "process/write", {"processId": "x", "chunk": "aGkK", "writeId": "w1"}),
-    req(18, "process/write", {"processId": "x", "chunk": "!!", "writeId": "w4"}),
+    start(16, "y", ["sleep", "30"], pipeStdin=True),
+    req(17, "process/terminate", {"processId": "y"}), CLOSED("y"),
+    req(18, "process/write", {"processId": "y", "chunk": "aGkK", "writeId": "w2"}),
+    req(19, "process/write", {"processId": "y", "chunk": "!!", "writeId": "w4"}),
 ])
 seq("signal: serde's forms of a unit variant, and each wrong shape's words", [
     start(1, "s", ["sleep", "30"]),

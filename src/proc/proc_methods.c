@@ -66,28 +66,64 @@ metadata_parse(json_t *params, struct jx_err *e)
 	return 0;
 }
 
+/* WireExecParams, in the reference's declaration order (its sequence form's) */
+static const char *const start_fields[] = {
+	"processId", "metadata", "argv", "cwd", "envPolicy", "shellSnapshot", "env", "tty",
+	"pipeStdin", "arg0", "sandbox", "enforceManagedNetwork", "managedNetwork",
+	"networkProxy", NULL
+};
+static const struct serde_struct start_struct = {
+	"WireExecParams", start_fields, 1UL << 8 | 1UL << 11	/* pipeStdin, enforce... */
+};
+
+/* envPolicy is decoded with the params, as the reference's is: its errors come first. */
 static int
-start_parse(json_t *params, struct start_params *sp, struct jx_err *e)
+env_policy_check(json_t *policy, struct jx_err *e)
 {
+	json_t	*none, *env;
+
+	if (policy == NULL)
+		return 0;
+	if ((none = json_object()) == NULL) {
+		snprintf(e->msg, sizeof(e->msg), "out of memory");
+		return -1;
+	}
+	env = proc_env_build(none, policy, e);
+	json_decref(none);
+	json_decref(env);
+	return env == NULL ? -1 : 0;
+}
+
+/* Fields decoded in declaration order: a sequence's errors come as serde's. */
+static int
+start_parse(json_t *params, long n, struct start_params *sp, struct jx_err *e)
+{
+	json_t	*unused;
+	int	rc;
+
 	memset(sp, 0, sizeof(*sp));
-	if (jx_struct(params, "WireExecParams", e) == -1 ||
+	rc = jx_struct(params, "WireExecParams", e) == -1 ||
 	    jx_id(params, "processId", JX_REQ, &sp->id, e) == -1 ||
+	    metadata_parse(params, e) == -1 ||
 	    jx_strarray(params, "argv", JX_REQ, &sp->argv, e) == -1 ||
 	    jx_str(params, "cwd", JX_REQ, &sp->cwd_uri, &sp->cwd_len, e) == -1 ||
+	    jx_substruct(params, "envPolicy", JX_OPT, "ExecEnvPolicy", &sp->env_policy, e) == -1 ||
+	    env_policy_check(sp->env_policy, e) == -1 ||
+	    jx_substruct(params, "shellSnapshot", JX_OPT, "ShellSnapshotRequest", &unused, e) == -1 ||
 	    jx_strmap(params, "env", JX_REQ, &sp->env, e) == -1 ||
 	    jx_bool(params, "tty", JX_REQ, &sp->tty, e) == -1 ||
 	    jx_bool(params, "pipeStdin", JX_DEFAULT, &sp->pipe_stdin, e) == -1 ||
 	    jx_str(params, "arg0", JX_OPT, &sp->arg0, &sp->arg0_len, e) == -1 ||
-	    jx_substruct(params, "envPolicy", JX_OPT, "ExecEnvPolicy", &sp->env_policy, e) == -1 ||
 	    jx_substruct(params, "sandbox", JX_OPT, "WireFileSystemSandboxContext",
 	    &sp->sandbox, e) == -1 ||
-	    jx_obj(params, "networkProxy", JX_OPT, &sp->network_proxy, e) == -1 ||
+	    jx_bool(params, "enforceManagedNetwork", JX_DEFAULT, &sp->enforce_managed, e) == -1 ||
 	    jx_substruct(params, "managedNetwork", JX_OPT, "ManagedNetworkSandboxContext",
 	    &sp->managed_network, e) == -1 ||
-	    jx_bool(params, "enforceManagedNetwork", JX_DEFAULT, &sp->enforce_managed, e) == -1 ||
-	    metadata_parse(params, e) == -1)
-		return -1;
-	return 0;
+	    jx_substruct(params, "networkProxy", JX_OPT, "RemoteNetworkProxyLaunchConfig",
+	    &sp->network_proxy, e) == -1 ||
+	    (sp->network_proxy != NULL && jx_any(sp->network_proxy, "proxy", JX_REQ, &unused,
+	    e) == -1) ? -1 : 0;
+	return serde_struct_seq_end(&start_struct, n, rc, e);
 }
 
 /*
@@ -175,8 +211,22 @@ start_register(struct rpc_req *req, json_t *params, const char *id, json_t *env,
 	return 0;
 }
 
+static void	start_with(struct rpc_req *, json_t *, long);
+
+/* Its sequence form read as the map of its fields, which the rest consults. */
 static void
-m_start(struct rpc_req *req, json_t *params)
+m_start(struct rpc_req *req, json_t *raw)
+{
+	json_t	*params;
+	long	 n;
+
+	params = serde_struct_params(raw, &start_struct, &n);
+	start_with(req, params, n);
+	json_decref(params);
+}
+
+static void
+start_with(struct rpc_req *req, json_t *params, long n)
 {
 	struct start_params	 sp;
 	struct spawn_req	 rq;
@@ -190,7 +240,7 @@ m_start(struct rpc_req *req, json_t *params)
 	const char		*nul;
 	int			 err, code;
 
-	if (start_parse(params, &sp, &e) == -1) {
+	if (start_parse(params, n, &sp, &e) == -1) {
 		rpc_fail_params(req, &e);
 		return;
 	}
@@ -298,13 +348,13 @@ done:
 
 /* The sequence (positional) forms of the params, as the reference's serde reads them. */
 static const char *const read_fields[] = { "processId", "afterSeq", "maxBytes", "waitMs", NULL };
-static const struct serde_struct read_struct = { "ReadParams", read_fields, 4 };
+static const struct serde_struct read_struct = { "ReadParams", read_fields, 0 };
 static const char *const write_fields[] = { "processId", "chunk", "writeId", NULL };
-static const struct serde_struct write_struct = { "WriteParams", write_fields, 3 };
+static const struct serde_struct write_struct = { "WriteParams", write_fields, 0 };
 static const char *const signal_fields[] = { "processId", "signal", NULL };
-static const struct serde_struct signal_struct = { "SignalParams", signal_fields, 2 };
+static const struct serde_struct signal_struct = { "SignalParams", signal_fields, 0 };
 static const char *const terminate_fields[] = { "processId", NULL };
-static const struct serde_struct terminate_struct = { "TerminateParams", terminate_fields, 1 };
+static const struct serde_struct terminate_struct = { "TerminateParams", terminate_fields, 0 };
 
 static void
 m_read(struct rpc_req *req, json_t *params)

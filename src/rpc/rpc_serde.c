@@ -191,15 +191,28 @@ serde_struct_params(json_t *params, const struct serde_struct *s, long *n)
 int
 serde_struct_seq_end(const struct serde_struct *s, long n, int rc, struct jx_err *e)
 {
-	size_t	nf;
+	size_t	nf, miss, k;
 
-	if (n < 0 || (rc == -1 && strncmp(e->msg, "missing field `", 15) != 0))
+	if (n < 0)
 		return rc;
 	for (nf = 0; s->fields[nf] != NULL; nf++)
 		;
-	if (rc == -1 || (size_t)n < s->required)
-		snprintf(e->msg, sizeof(e->msg), "invalid length %ld, expected struct %s with "
-		    "%zu element%s", n, s->name, nf, nf == 1 ? "" : "s");
+	/* only a field of this struct left out of the sequence is a length error */
+	if (rc == -1) {
+		for (k = (size_t)n; k < nf; k++)
+			if (strncmp(e->msg, "missing field `", 15) == 0 &&
+			    strncmp(e->msg + 15, s->fields[k], strlen(s->fields[k])) == 0 &&
+			    strcmp(e->msg + 15 + strlen(s->fields[k]), "`") == 0)
+				break;
+		if (k >= nf)
+			return rc;
+	}
+	/* serde names the first field left out that has no default */
+	for (miss = (size_t)n; miss < nf && (s->seq_defaults >> miss & 1); miss++)
+		;
+	if (miss < nf)
+		snprintf(e->msg, sizeof(e->msg), "invalid length %zu, expected struct %s with "
+		    "%zu element%s", miss, s->name, nf, nf == 1 ? "" : "s");
 	else if ((size_t)n > nf)
 		snprintf(e->msg, sizeof(e->msg),
 		    "invalid length %ld, expected fewer elements in array", n);

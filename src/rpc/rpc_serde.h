@@ -30,7 +30,7 @@ int	serde_unit_variant(json_t *v, const char *const *variants, int *idx, struct 
 struct serde_struct {
 	const char		*name;		/* "ReadParams" */
 	const char *const	*fields;	/* declaration order, NULL-terminated */
-	size_t			 required;	/* how many a sequence must hold */
+	unsigned long		 seq_defaults;	/* bit i: field i may be left out */
 };
 
 /*

@@ -192,7 +192,7 @@ static void
 m_initialize(struct rpc_req *req, json_t *params)
 {
 	static const char *const fields[] = { "clientName", "resumeSessionId", NULL };
-	static const struct serde_struct init_struct = { "InitializeParams", fields, 1 };
+	static const struct serde_struct init_struct = { "InitializeParams", fields, 1UL << 1 };
 	struct jx_err		 e;
 	const char		*client, *resume = NULL;
 	json_t			*o;
