@@ -1087,6 +1087,8 @@ seq("capabilityRoots/discoverV1: skills under each root, errors per root, params
     req(6, "capabilityRoots/discoverV1", {"roots": [{"id": "a"}]}),
     req(7, "capabilityRoots/discoverV1", {"roots": [{"path": "file:///"}]}),
     req(8, "capabilityRoots/discoverV1", {"roots": 5}),
+    req(9, "capabilityRoots/discoverV1", []), req(10, "capabilityRoots/discoverV1", [[]]),
+    req(11, "capabilityRoots/discoverV1", [[], 1]),
 ])
 seq("capabilityRoots/discoverV1 before initialize and before initialized", [
     req(1, "capabilityRoots/discoverV1", {"roots": []}),

@@ -201,29 +201,33 @@ root_result(json_t *root, struct jx_err *e)
 void
 fs_m_discover_v1(struct rpc_req *req, json_t *params)
 {
+	static const char *const fields[] = { "roots", NULL };
+	static const struct serde_struct dp = { "WireCapabilityRootsDiscoverParams", fields, 0 };
 	struct jx_err	 e;
-	json_t		*roots, *root, *out, *r;
+	json_t		*o, *roots = NULL, *root, *out, *r;
 	size_t		 i;
+	long		 n;
+	int		 rc;
 
-	if (jx_struct(params, "WireCapabilityRootsDiscoverParams", &e) == -1 ||
-	    jx_any(params, "roots", JX_REQ, &roots, &e) == -1) {
+	o = serde_struct_params(params, &dp, &n);
+	rc = jx_struct(o, dp.name, &e) == -1 || jx_any(o, "roots", JX_REQ, &roots, &e) == -1 ||
+	    (!json_is_array(roots) && serde_type_error(&e, roots, "a sequence", 0) == -1) ?
+	    -1 : 0;
+	if (serde_struct_seq_end(&dp, n, rc, &e) == -1) {
 		rpc_fail_params(req, &e);
-		return;
-	}
-	if (!json_is_array(roots)) {
-		serde_type_error(&e, roots, "a sequence", 0);
-		rpc_fail_params(req, &e);
-		return;
+		goto done;
 	}
 	if (!rpc_admit(req) || (out = json_array()) == NULL)
-		return;
+		goto done;
 	json_array_foreach(roots, i, root) {
 		if ((r = root_result(root, &e)) == NULL) {
 			json_decref(out);
 			rpc_fail_params(req, &e);
-			return;
+			goto done;
 		}
 		json_array_append_new(out, r);
 	}
 	rpc_reply(req, json_pack("{s:o}", "roots", out));
+done:
+	json_decref(o);
 }
