@@ -99,7 +99,9 @@ ev_io_add(struct ev_io *io, int fd, uint32_t events, ev_io_cb *cb, void *arg)
 	io->cb = cb;
 	io->arg = arg;
 	if (epoll_ctl(ev.epfd, EPOLL_CTL_ADD, fd, &ee) == -1) {
-		log_warn("epoll_ctl add fd %d", fd);
+		/* EPERM: a descriptor epoll cannot watch; the caller decides */
+		if (errno != EPERM)
+			log_warn("epoll_ctl add fd %d", fd);
 		io->active = 0;
 		return -1;
 	}

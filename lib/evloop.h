@@ -39,6 +39,10 @@ int	 ev_run(void);			/* until ev_break() or nothing is left */
 void	 ev_break(void);
 uint64_t ev_now(void);			/* monotonic milliseconds */
 
+/*
+ * -1 on failure, logged, except errno EPERM: fd is one epoll cannot watch
+ * (a regular file, /dev/null), always ready, which the caller serves itself.
+ */
 int	 ev_io_add(struct ev_io *io, int fd, uint32_t events, ev_io_cb *cb, void *arg);
 int	 ev_io_set(struct ev_io *io, uint32_t events);	/* change the interest set */
 void	 ev_io_del(struct ev_io *io);	/* safe from inside any callback */

@@ -228,21 +228,6 @@ jx_uint(json_t *o, const char *key, enum jx_need need, uint64_t *out, const char
 }
 
 int
-jx_enum(json_t *o, const char *key, const char **out, struct jx_err *e)
-{
-	json_t	*v;
-	int	 r;
-
-	if ((r = jx_field(o, key, JX_REQ, &v, e)) <= 0)
-		return r;
-	/* a unit variant is a string; serde would also take a one-key map */
-	if (!json_is_string(v))
-		return jx_type_error(e, v, "string or map");
-	*out = json_string_value(v);
-	return 1;
-}
-
-int
 jx_i64(json_t *o, const char *key, enum jx_need need, int64_t *out, struct jx_err *e)
 {
 	json_t	*v;
@@ -270,6 +255,36 @@ jx_obj(json_t *o, const char *key, enum jx_need need, json_t **out, struct jx_er
 		return r;
 	if (!json_is_object(v))
 		return jx_type_error(e, v, "a map");
+	*out = v;
+	return 1;
+}
+
+int
+jx_any(json_t *o, const char *key, enum jx_need need, json_t **out, struct jx_err *e)
+{
+	json_t	*v;
+	int	 r;
+
+	if ((r = jx_field(o, key, need, &v, e)) <= 0)
+		return r;
+	*out = v;
+	return 1;
+}
+
+int
+jx_substruct(json_t *o, const char *key, enum jx_need need, const char *sname, json_t **out,
+    struct jx_err *e)
+{
+	json_t	*v;
+	char	 exp[128];
+	int	 r;
+
+	if ((r = jx_field(o, key, need, &v, e)) <= 0)
+		return r;
+	if (!json_is_object(v)) {
+		snprintf(exp, sizeof(exp), "struct %s", sname);
+		return jx_type_error(e, v, exp);
+	}
 	*out = v;
 	return 1;
 }

@@ -51,11 +51,14 @@ int	 jx_u64(json_t *o, const char *key, enum jx_need need, uint64_t *out, struct
 /* the same with the type named in errors ("usize") */
 int	 jx_uint(json_t *o, const char *key, enum jx_need need, uint64_t *out,
 	    const char *tname, struct jx_err *e);
-/* a required enum given as its variant name */
-int	 jx_enum(json_t *o, const char *key, const char **out, struct jx_err *e);
 int	 jx_i64(json_t *o, const char *key, enum jx_need need, int64_t *out, struct jx_err *e);
 /* any JSON object; *out borrowed */
 int	 jx_obj(json_t *o, const char *key, enum jx_need need, json_t **out, struct jx_err *e);
+/* any value; *out borrowed */
+int	 jx_any(json_t *o, const char *key, enum jx_need need, json_t **out, struct jx_err *e);
+/* an object, else serde's "expected struct <sname>"; *out borrowed */
+int	 jx_substruct(json_t *o, const char *key, enum jx_need need, const char *sname,
+	    json_t **out, struct jx_err *e);
 /* an array of strings; *out borrowed */
 int	 jx_strarray(json_t *o, const char *key, enum jx_need need, json_t **out, struct jx_err *e);
 /* an object whose values are all strings; *out borrowed */

@@ -126,6 +126,7 @@ def INIT():
 class Side:
     def __init__(self, name, cmd, env, cwd, root):
         self.name, self.cmd, self.env, self.cwd, self.root = name, cmd, env, cwd, root
+        self.mask_root = False
         self.cv = threading.Condition()
         self.msgs = []          # (t, obj) in arrival order
         self.raw_bad = []       # non-JSON output lines
@@ -142,6 +143,8 @@ class Side:
 
     def _reader(self):
         for line in self.p.stdout:
+            if self.mask_root:      # a directory of its own: answers name it alike
+                line = line.replace(self.root.encode(), b"@ROOT@")
             try:
                 obj = json.loads(line)
             except ValueError:
@@ -543,10 +546,35 @@ def kill_leftovers(side, names):
 SEQUENCES = []
 
 
-def seq(desc, steps, init=True, loose_read=False, order=None, todo=None):
-    """todo: a known, documented difference; reported as TAP TODO, not a failure."""
+def seq(desc, steps, init=True, loose_read=False, order=None, todo=None, user=None, setup=None):
+    """todo: a known, documented difference; reported as TAP TODO, not a failure.
+    user: run both servers as this uid/gid (needs root and setpriv), each in its
+    own directory (@ROOT@) that the user owns, filled by setup(dir) first."""
     SEQUENCES.append({"desc": desc, "steps": (INIT() if init else []) + steps,
-                      "loose_read": loose_read, "order": order, "todo": todo})
+                      "loose_read": loose_read, "order": order, "todo": todo,
+                      "user": user, "setup": setup})
+
+
+def user_sides(sq, n, cmds, env, root):
+    """Both servers as sq["user"], each in a directory of its own, or None."""
+    uid = sq["user"]
+    if os.geteuid() != 0 or shutil.which("setpriv") is None:
+        return None
+    os.chmod(root, 0o755)
+    sides = {}
+    for name, cmd in cmds.items():
+        d = os.path.join(root, "%s-%d" % (name, n))
+        os.makedirs(os.path.join(d, ".home"))
+        if sq["setup"]:
+            sq["setup"](d)
+        for top, dirs, files in os.walk(d):
+            for x in [top] + [os.path.join(top, f) for f in dirs + files]:
+                os.lchown(x, uid, uid)
+        e = dict(env, CODEX_HOME=os.path.join(d, ".home"), HOME=os.path.join(d, ".home"))
+        sides[name] = Side(name, ["setpriv", "--reuid", str(uid), "--regid", str(uid),
+                                  "--clear-groups"] + cmd, e, d, d)
+        sides[name].mask_root = True
+    return sides
 
 
 # ---- lifecycle
@@ -594,6 +622,16 @@ seq("initialize: param errors, failed initialize does not count, second initiali
     req(10, "initialize", {"clientName": "t"}),
     req(11, "environment/status"),
 ], init=False)
+seq("a second initialize decodes its params first (-32602), then is refused (-32600)", [
+    req(1, "initialize", {"clientName": "t"}),
+    req(2, "initialize", {}), req(3, "initialize"), req(4, "initialize", "x"),
+    req(5, "initialize", {"clientName": "t", "resumeSessionId": 5}),
+    req(6, "initialize", {"clientName": "t", "resumeSessionId": "nope"}),
+    N('{"method":"initialized"}'),
+    req(7, "initialize", {"clientName": 5}), req(8, "initialize", None),
+    req(9, "initialize", {"clientName": "t", "x": 1}),
+    req(10, "environment/status"),
+], init=False)
 seq("initialized before initialize closes the connection",
     [X('{"method":"initialized"}')], init=False)
 seq("initialized repeated, with params and malformed trace, is accepted", [
@@ -619,6 +657,29 @@ seq("malformed JSON and bad envelopes get id -1 errors, connection stays open", 
     R('{"id":5,"method":"nope","result":{}}'),
     R('{"id":6,"method":"environment/status","trace":{"traceparent":"00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"}}'),
 ], init=False)
+def big(line, rid, what):
+    """a long line, described shortly"""
+    return Step("R", line, rid, desc="%s (%d bytes)" % (what, len(line)))
+
+
+def values_line(rid, elems, tail="]}"):
+    return '{"id":%d,"method":"nope","params":[%s%s' % (rid, ",".join(elems), tail)
+
+
+LIMIT = 262144      # root + id + method + params = 4 values before the elements
+seq("262144 JSON values per message: every value counts as it begins, keys do not", [
+    big(values_line(1, ["0"] * (LIMIT - 4)), 1, "exactly the limit"),
+    big(values_line(2, ["0"] * (LIMIT - 3)), -1, "one value over, in an array"),
+    big(values_line(3, ["0"] * (LIMIT - 4), ", \t0]}"), -1, "over, after whitespace"),
+    big('{"id":4,"method":"nope","params":{%s}}' % ",".join(
+        '"k%d":0' % i for i in range(LIMIT - 3)), -1, "over, in an object"),
+    big(values_line(5, ["[0]"] * ((LIMIT - 3) // 2 + 1)), -1, "over, nested arrays"),
+    big('{"id":6,"method":"nope","params":{%s,"z": ' % ",".join(
+        '"k%d":0' % i for i in range(LIMIT - 4)), -1, "over at the end of input, after a colon"),
+    big(values_line(7, ["0"] * (LIMIT - 4), ",  "), -1, "EOF where a value is due: EOF first"),
+    big(values_line(8, ["0"] * (LIMIT - 4), ",x]}"), -1, "a bad value past the limit: the limit"),
+    R('{"id":9,"method":"nope"}'),
+], init=False)
 seq("invalid UTF-8 on stdin closes the connection", [X(b'{"id":2,"method":"\xff\xfe"}')])
 seq("a notification other than initialized closes the connection",
     [X('{"method":"process/read","params":{"processId":"a"}}')])
@@ -630,7 +691,24 @@ seq("params forms: null, [], positional arrays, scalars", [
     req(4, "process/read", ["a", 0, None, 0]), req(5, "environment/status", []),
     req(6, "environment/status", None), req(7, "environment/status", 5),
     req(8, "process/read", "x"), req(9, "process/read", {"processId": None}),
-], todo="positional (array) params are not supported by execd (README)")
+])
+seq("positional params: initialize, read, write, signal, terminate as serde reads them", [
+    req(1, "initialize", []), req(2, "initialize", [5]), req(3, "initialize", ["t", None, 5]),
+    req(4, "initialize", ["t"]), N('{"method":"initialized"}'),
+    req(5, "initialize", ["t", None]),
+    start(6, "c", ["cat"], pipeStdin=True),
+    req(7, "process/write", ["c", "aGkK", "w1"]), OUTPUT("c", 3),
+    req(8, "process/read", ["c", 0, None, 0]),
+    req(9, "process/read", ["c", 0, 1]), req(10, "process/read", [5]),
+    req(11, "process/read", ["c", "x"]), req(12, "process/read", ["c", 0, None, 0, 1]),
+    req(13, "process/write", ["c", "!!", "w2"]), req(14, "process/write", ["c", "aGkK"]),
+    req(15, "process/signal", ["c"]), req(16, "process/signal", ["c", "kill"]),
+    req(17, "process/signal", ["zz", {"interrupt": None}]),
+    req(18, "process/terminate", []), req(19, "process/terminate", [5]),
+    req(20, "process/terminate", ["c", 1]),
+    req(21, "process/terminate", ["c"]), CLOSED("c"),
+    req(22, "environment/info", []), req(23, "environment/status", [1]),
+], init=False, loose_read=True)
 # ---- process/start
 seq("process/start: each required field missing, wrong types", [
     req(1, "process/start", {k: v for k, v in P("a", ["true"]).items() if k != "processId"}),
@@ -647,6 +725,55 @@ seq("process/start: each required field missing, wrong types", [
     req(12, "process/start", P("a", ["true"], arg0=5)),
     req(13, "process/start", P("a", ["true"], cwd=None)),
     req(14, "process/start", None),
+])
+WRONG_TYPES = [5, "x", True, -1, 1.5, {"a": 1}]
+seq("process/start: metadata, sandbox, managedNetwork, envPolicy of wrong types", [
+    req(10 + 10 * k + i, "process/start", dict(P("p%d%d" % (k, i), ["true"]), **{f: w}))
+    for k, f in enumerate(["metadata", "sandbox", "managedNetwork", "envPolicy"])
+    for i, w in enumerate(WRONG_TYPES[:5])
+] + [
+    req(60, "process/start", dict(P("m0", ["true"]), metadata={"threadId": 5})),
+    req(61, "process/start", dict(P("m1", ["true"]), metadata={"toolCallId": []})),
+    req(62, "process/start", dict(P("m2", ["true"]), metadata={"toolCallId": "t", "x": 1})),
+    req(63, "process/start", dict(P("m3", ["true"]), metadata=None)),
+    req(64, "process/start", dict(P("n0", ["true"]), managedNetwork={"loopbackPorts": 5})),
+    req(65, "process/start", dict(P("e0", ["true"]), envPolicy={})),
+    req(66, "process/start", dict(P("s0", ["true"]), sandbox={})),
+    CLOSED("m2"), CLOSED("m3"),
+])
+seq("a bare managedNetwork (no sandbox) runs the process unsandboxed, env untouched", [
+    start(1, "a", ["sh", "-c", "env | sort; readlink /proc/self/ns/net"],
+          managedNetwork={}),
+    start(2, "b", ["sh", "-c", "env | sort"],
+          managedNetwork={"loopbackPorts": [9], "allowLocalBinding": True}),
+    start(3, "c", ["sh", "-c", "env | sort"], managedNetwork=None),
+    CLOSED("a"), CLOSED("b"), CLOSED("c"),
+])
+seq("fs/open mode: serde's unit-variant forms and each wrong shape's words", [
+    req(10 + i, "fs/open", {"handleId": "h%d" % i, "path": "file:///etc/hostname", "mode": w})
+    for i, w in enumerate(WRONG_TYPES + [None, {}, {"read": None, "x": None}, {"read": 1},
+                                         {"write": None}, "write", "Read", {"read": None},
+                                         {"replace": None}])
+])
+SP = ["p", None, ["true"], "file:///tmp", None, None, {"PATH": "/usr/bin:/bin"}, False, False,
+      None, None, False, None, None]   # WireExecParams in its declaration order
+seq("process/start: positional params, field by field, as serde reads them", [
+    req(10 + k, "process/start", SP[:k]) for k in range(0, 16, 1) if k not in (14,)
+] + [
+    req(30 + k, "process/start", SP[:k] + [12345]) for k in range(1, 14)
+] + [
+    req(50, "process/start", SP[:4] + [{}]), req(51, "process/start", SP + [1]),
+    req(52, "process/start", SP[:13] + [{}]),
+    req(53, "process/start", dict(P("q", ["true"]), envPolicy={"inherit": 5})),
+    req(54, "process/start", dict(P("q", ["true"]), envPolicy={})),
+    req(55, "process/start", dict(P("q", ["true"]), envPolicy={"inherit": {"all": None},
+                                                            "ignoreDefaultExcludes": 1})),
+    req(56, "process/start", dict(P("q", ["true"]), shellSnapshot=5)),
+    req(57, "process/start", dict(P("q", ["true"]), networkProxy=5)),
+    req(58, "process/start", dict(P("q", ["true"]), networkProxy={})),
+    req(59, "process/start", SP[:8] + [True, None, None, False, None, None]),
+    req(60, "process/start", ["r", None, ["true"], "file:///tmp", None, None, {}, False]),
+    CLOSED("p"), CLOSED("r"),
 ])
 seq("process/start: argv [] / non-string / empty program", [
     start(1, "a", []), start(2, "a", ["true", 5]), start(3, "a", [""]),
@@ -799,6 +926,34 @@ seq("write to a non-stdin process, an unknown process, and after exit", [
     req(9, "process/write", {"processId": "c", "chunk": "aGkK", "writeId": "w3"}),
     req(10, "process/write", {"processId": "n", "chunk": "aGkK", "writeId": "w5"}),
 ])
+seq("write after the process ended by itself is accepted; after terminate it fails", [
+    start(1, "a", ["true"], pipeStdin=True), CLOSED("a"),
+    start(2, "t", ["true"], tty=True), CLOSED("t"),
+    start(3, "k", ["sh", "-c", "kill -9 $$"], pipeStdin=True), CLOSED("k"),
+    start(4, "s", ["sleep", "30"], pipeStdin=True),
+    start(5, "x", ["sh", "-c", "exec 0<&-; sleep 30"], pipeStdin=True),
+    req(6, "process/write", {"processId": "a", "chunk": "aGkK", "writeId": "w1"}),
+    req(7, "process/write", {"processId": "a", "chunk": "", "writeId": "w2"}),
+    req(8, "process/write", {"processId": "t", "chunk": "aGkK", "writeId": "w1"}),
+    req(9, "process/write", {"processId": "k", "chunk": "aGkK", "writeId": "w1"}),
+    req(10, "process/signal", {"processId": "s", "signal": "interrupt"}), CLOSED("s"),
+    req(11, "process/write", {"processId": "s", "chunk": "aGkK", "writeId": "w1"}),
+    req(12, "process/write", {"processId": "x", "chunk": "aGkK", "writeId": "w1"}),
+    req(13, "process/terminate", {"processId": "a"}),
+    req(14, "process/write", {"processId": "a", "chunk": "aGkK", "writeId": "w3"}),
+    req(15, "process/terminate", {"processId": "x"}), CLOSED("x"),
+    start(16, "y", ["sleep", "30"], pipeStdin=True),
+    req(17, "process/terminate", {"processId": "y"}), CLOSED("y"),
+    req(18, "process/write", {"processId": "y", "chunk": "aGkK", "writeId": "w2"}),
+    req(19, "process/write", {"processId": "y", "chunk": "!!", "writeId": "w4"}),
+])
+seq("signal: serde's forms of a unit variant, and each wrong shape's words", [
+    start(1, "s", ["sleep", "30"]),
+    req(2, "process/signal", {"processId": "s", "signal": {"interrupt": None}}), CLOSED("s"),
+] + [req(10 + i, "process/signal", {"processId": "zz", "signal": f}) for i, f in enumerate([
+    {"interrupt": None}, {"interrupt": {}}, {"interrupt": []}, {"interrupt": 1},
+    {"interrupt": "x"}, {"interrupt": False}, {"interrupt": None, "x": None}, {},
+    {"kill": None}, {"kill": 5}, "kill", "Interrupt", "", None, 5, [], ["interrupt"], True])])
 # ---- tty
 seq("pty: echo through cat, ^D ends it, tty and window size", [
     start(1, "i", ["cat"], tty=True),
@@ -867,6 +1022,81 @@ seq("-32601 for an unknown method of 5000 bytes echoes all of it", [
 
 # ---- a NUL inside a JSON string: never cut (issue 16)
 NUL = "\u0000"
+def perm_tree(d):
+    os.mkdir(os.path.join(d, "noread"), 0o700)
+    os.mkdir(os.path.join(d, "rodir"))
+    for name, text in (("ro", "hi\n"), ("rodir/f", "x\n"), ("rw", "rw\n")):
+        with open(os.path.join(d, name), "w") as f:
+            f.write(text)
+    os.chmod(os.path.join(d, "noread"), 0)
+    os.chmod(os.path.join(d, "ro"), 0o444)
+    os.chmod(os.path.join(d, "rodir"), 0o555)
+
+
+seq("fs as an unprivileged user: an unreadable directory, a 0444 file, a 0555 directory", [
+    req(1, "fs/readFile", {"path": "file://@ROOT@/noread"}),
+    req(2, "fs/readFile", {"path": "file://@ROOT@/noread/x"}),
+    req(3, "fs/readFile", {"path": "file://@ROOT@/rodir"}),
+    req(4, "fs/readDirectory", {"path": "file://@ROOT@/noread"}),
+    req(5, "fs/writeFile", {"path": "file://@ROOT@/ro", "dataBase64": "eHgK"}),
+    req(6, "fs/readFile", {"path": "file://@ROOT@/ro"}),
+    req(7, "fs/writeFile", {"path": "file://@ROOT@/rodir/f", "dataBase64": "eHgK"}),
+    req(8, "fs/readFile", {"path": "file://@ROOT@/rodir/f"}),
+    req(9, "fs/writeFile", {"path": "file://@ROOT@/rodir/new", "dataBase64": "eHgK"}),
+    req(10, "fs/writeFile", {"path": "file://@ROOT@/noread/new", "dataBase64": "eHgK"}),
+    req(11, "fs/writeFile", {"path": "file://@ROOT@/rw", "dataBase64": "eHgK"}),
+    req(12, "fs/readFile", {"path": "file://@ROOT@/rw"}),
+    req(13, "fs/remove", {"path": "file://@ROOT@/rodir/f"}),
+    req(14, "fs/copy", {"sourcePath": "file://@ROOT@/rw", "destinationPath": "file://@ROOT@/ro"}),
+    req(15, "fs/readFile", {"path": "file://@ROOT@/ro"}),
+], user=65534, setup=perm_tree)
+seq("fs/writeFile keeps hard links: every name sees the new content", [
+    start(1, "ln", ["sh", "-c", "printf old-content > hl-@SIDE@ && ln -f hl-@SIDE@ hl2-@SIDE@"]),
+    CLOSED("ln"),
+    req(2, "fs/writeFile", {"path": "file://@ROOT@/hl-@SIDE@", "dataBase64": "bmV3LWxvbmdlci1jb250ZW50"}),
+    req(3, "fs/readFile", {"path": "file://@ROOT@/hl2-@SIDE@"}),
+    req(4, "fs/writeFile", {"path": "file://@ROOT@/hl2-@SIDE@", "dataBase64": "bg=="}),
+    req(5, "fs/readFile", {"path": "file://@ROOT@/hl-@SIDE@"}),
+    req(6, "fs/writeFile", {"path": "file://@ROOT@/hl2-@SIDE@", "dataBase64": ""}),
+    req(7, "fs/readFile", {"path": "file://@ROOT@/hl-@SIDE@"}),
+    start(8, "n", ["sh", "-c", "stat -c %h hl-@SIDE@ hl2-@SIDE@; rm -f hl-@SIDE@ hl2-@SIDE@"]),
+    CLOSED("n"),
+])
+def caps_tree(top):
+    """skills for capabilityRoots/discoverV1: nested, hidden, linked, with metadata"""
+    for d in (".hidden/s", "a/b/c/d/e/f", "z", "A", "sk/agents", "empty"):
+        os.makedirs(os.path.join(top, d))
+    for d in ("", ".hidden/s", "a", "a/b/c/d/e/f", "z", "A", "sk"):
+        with open(os.path.join(top, d, "SKILL.md"), "w") as f:
+            f.write("---\nname: s%d\ndescription: skill in %s\n---\nDo it.\n" % (len(d), d))
+    with open(os.path.join(top, "sk/agents/openai.yaml"), "w") as f:
+        f.write("interface:\n  display_name: X\n")
+    with open(os.path.join(top, "skill.md"), "w") as f:
+        f.write("not a skill\n")
+    os.symlink(os.path.join(top, "z"), os.path.join(top, "link"))
+
+
+seq("capabilityRoots/discoverV1: skills under each root, errors per root, params", [
+    req(1, "capabilityRoots/discoverV1", {"roots": []}),
+    req(2, "capabilityRoots/discoverV1", {"roots": [{"id": "a", "path": "file://@ROOT@/caps"}]}),
+    req(3, "capabilityRoots/discoverV1", {"roots": [
+        {"id": "e", "path": "file://@ROOT@/caps/empty"}, {"id": "n", "path": "file:///nonexistent"},
+        {"id": "f", "path": "file://@ROOT@/caps/SKILL.md"},
+        {"id": "s", "path": "file://@ROOT@/caps/sk"}]}),
+    req(4, "capabilityRoots/discoverV1", {}), req(5, "capabilityRoots/discoverV1"),
+    req(6, "capabilityRoots/discoverV1", {"roots": [{"id": "a"}]}),
+    req(7, "capabilityRoots/discoverV1", {"roots": [{"path": "file:///"}]}),
+    req(8, "capabilityRoots/discoverV1", {"roots": 5}),
+    req(9, "capabilityRoots/discoverV1", []), req(10, "capabilityRoots/discoverV1", [[]]),
+    req(11, "capabilityRoots/discoverV1", [[], 1]),
+])
+seq("capabilityRoots/discoverV1 before initialize and before initialized", [
+    req(1, "capabilityRoots/discoverV1", {"roots": []}),
+    req(2, "initialize", {"clientName": "t"}),
+    req(3, "capabilityRoots/discoverV1", {"roots": []}),
+    N('{"method":"initialized"}'),
+    req(4, "capabilityRoots/discoverV1", {"roots": []}),
+], init=False)
 seq("NUL in fs paths: refused as the URL parser sees it, never acted on as the prefix", [
     req(1, "fs/readFile", {"path": "file://@ROOT@/afile" + NUL + "x"}),
     req(2, "fs/getMetadata", {"path": "file://@ROOT@/afile" + NUL + "x"}),
@@ -972,6 +1202,7 @@ def main():
     os.makedirs(os.path.join(root, "sub"))
     with open(os.path.join(root, "afile"), "w") as f:
         f.write("hi\n")
+    caps_tree(os.path.join(root, "caps"))
     env = {k: v for k, v in os.environ.items()
            if k not in ("TMPDIR", "TEMP", "TMP", "RUST_LOG", "CODEX_HOME")}
     env["CODEX_HOME"] = home
@@ -994,7 +1225,13 @@ def main():
                 print("not ok %d - %s # overall time budget exhausted" % (n, sq["desc"]))
                 failures += 1
                 continue
-            sides = {name: Side(name, cmd, env, root, root) for name, cmd in cmds.items()}
+            if sq["user"] is not None:
+                sides = user_sides(sq, n, cmds, env, root)
+                if sides is None:
+                    print("ok %d - %s # SKIP needs root and setpriv" % (n, sq["desc"]))
+                    continue
+            else:
+                sides = {name: Side(name, cmd, env, root, root) for name, cmd in cmds.items()}
             recs = {name: [] for name in sides}
             threads = [threading.Thread(target=run_side, args=(sides[k], sq["steps"], recs[k]),
                                         daemon=True) for k in sides]

@@ -5,6 +5,7 @@ Every expected text below is what the reference answered (tests/reference-notes.
 and live probes of `codex exec-server`)."""
 import asyncio
 import json
+import time
 
 import websockets
 
@@ -225,6 +226,53 @@ async def ws_session(url):
         await ws.send('{"id":9,"method":"nope"}')
         got.append(json.loads(await asyncio.wait_for(ws.recv(), 5)))
     return got
+
+# stdio on descriptors epoll cannot watch (/dev/null, regular files): always ready
+import os
+import subprocess
+import tempfile
+
+from execd_client import EXECD
+
+with tempfile.TemporaryDirectory() as d:
+    mark = os.path.join(d, "mark")
+    reqs = os.path.join(d, "requests")
+    with open(reqs, "w") as f:
+        f.write('{"id":1,"method":"initialize","params":{"clientName":"t"}}\n'
+                '{"method":"initialized"}\n'
+                '{"id":2,"method":"process/start","params":{"processId":"a","argv":["sh","-c",'
+                '"echo hi > %s"],"cwd":"file:///","env":{"PATH":"/usr/bin:/bin"},"tty":false}}\n'
+                '{"id":3,"method":"nope"}\n' % mark)
+    for name, stdin, stdout in (("pipe in, /dev/null out", "pipe", "null"),
+                                ("file in, /dev/null out", "file", "null"),
+                                ("file in, file out", "file", "file"),
+                                ("/dev/null in and out", "null", "null")):
+        if os.path.exists(mark):
+            os.unlink(mark)
+        out = os.path.join(d, "out")
+        fin = {"pipe": subprocess.PIPE, "file": open(reqs, "rb"),
+               "null": subprocess.DEVNULL}[stdin]
+        fout = open(out, "wb") if stdout == "file" else subprocess.DEVNULL
+        p = subprocess.Popen([EXECD, "--stdio"], stdin=fin, stdout=fout,
+                             stderr=subprocess.PIPE)
+        if stdin == "pipe":
+            p.stdin.write(open(reqs, "rb").read())
+            p.stdin.flush()
+            time.sleep(0.5)
+            p.stdin.close()
+        try:
+            rc = p.wait(10)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            rc = p.wait()
+        err = p.stderr.read().decode(errors="replace")
+        p.stderr.close()
+        t.ok(rc == 0 and "epoll_ctl" not in err, "stdio %s: runs and exits 0" % name, (rc, err))
+        if stdin == "pipe":     # from a file, EOF comes at once and ends the process
+            t.ok(os.path.exists(mark), "stdio %s: the request was served" % name)
+        if stdout == "file":
+            ids = [json.loads(x).get("id") for x in open(out, "rb").read().splitlines()]
+            t.eq(ids, [1, 2, 3], "stdio %s: every answer written" % name)
 
 L = Listener()
 try:

@@ -109,7 +109,12 @@ c.call("process/terminate", {"processId": "cat"})
 c.collect("cat")
 c.collect("nostdin")
 r = c.call("process/write", {"processId": "cat", "chunk": "aGkK", "writeId": "w9"})
-t.eq(r.get("error"), {"code": -32603, "message": "failed to write to process stdin"}, "write after exit")
+t.eq(r.get("error"), {"code": -32603, "message": "failed to write to process stdin"},
+     "write after terminate")
+c.start("self", ["true"], pipeStdin=True)
+c.collect("self")
+r = c.call("process/write", {"processId": "self", "chunk": "aGkK", "writeId": "w1"})
+t.eq(r.get("result"), {"status": "accepted"}, "write after the process ended by itself")
 
 # signal and terminate
 c.start("int", ["sleep", "30"])

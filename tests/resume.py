@@ -106,4 +106,41 @@ L.stop()
 if pid_alive(pid):
     os.kill(pid, 9)
 os.rmdir(state)
+
+# the listener's SIGTERM ends a detached session at once: its instance does not
+# linger (it used to wait out the closed processes' keep time, ~80 s)
+state2 = tempfile.mkdtemp(prefix="execd-resume.")
+L2 = Listener(["--state-dir", state2])
+
+
+async def detach():
+    ws = await websockets.connect(L2.url, ping_interval=None)
+    await ws_call(ws, 1, "initialize", {"clientName": "F"})
+    await ws.send(json.dumps({"method": "initialized"}))
+    await ws_call(ws, 2, "process/start", {"processId": "long", "argv": ["sh", "-c",
+                  "echo $$; exec sleep 600"], "cwd": "file:///tmp", "env": {}, "tty": False})
+    pid = None
+    while pid is None:
+        m = json.loads(await ws.recv())
+        if m.get("method") == "process/output" and m["params"]["processId"] == "long":
+            pid = int(base64.b64decode(m["params"]["chunk"]).split()[0])
+    await ws.close()
+    return pid
+pid = run(detach())
+owner = [f for f in os.listdir(state2) if f.endswith(".pid")]
+inst = int(open(os.path.join(state2, owner[0])).read().split()[0]) if owner else None
+t.ok(inst is not None and pid_alive(inst), "the detached session's instance waits", owner)
+t0 = time.time()
+L2.stop()
+while (pid_alive(pid) or (inst and pid_alive(inst))) and time.time() - t0 < 5:
+    time.sleep(0.05)
+t.ok(not pid_alive(pid), "after the listener's SIGTERM the session's processes are killed")
+t.ok(inst is None or not pid_alive(inst),
+     "and its instance exits within seconds (%.1f s)" % (time.time() - t0))
+for x in (pid, inst):
+    if x and pid_alive(x):
+        os.kill(x, 9)
+for f in os.listdir(state2):
+    os.unlink(os.path.join(state2, f))
+os.rmdir(state2)
 t.done()

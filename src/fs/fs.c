@@ -46,6 +46,8 @@ const struct rpc_method fs_methods[] = {
 	{ "fs/readBlock", FS_GROUP, fs_m_read_block, RPC_SELF_GATED },
 	{ "fs/writeBlock", FS_GROUP, fs_m_write_block, RPC_SELF_GATED },
 	{ "fs/close", FS_GROUP, fs_m_close, RPC_SELF_GATED },
+	{ "capabilityRoots/discoverV1", "capability discovery", fs_m_discover_v1,
+	    RPC_SELF_GATED },
 	{ NULL, NULL, NULL },
 };
 

@@ -5,7 +5,8 @@
  * text and one small chunk, not the file as well.  Writing never leaves a
  * half-written file: the data goes to a temporary file beside the target,
  * is synced, and renamed over it, keeping the target's mode and owner.
- * (The reference truncates and writes in place.)
+ * (The reference truncates and writes in place.)  A file with hard links
+ * is written in place instead, so that the links survive (write_linked).
  */
 #include "config.h"
 
@@ -131,6 +132,25 @@ reply_b64(struct rpc_req *req, int fd, size_t hint)
 }
 #endif
 
+/*
+ * The reference opens before it looks: a directory it may not read is
+ * "Permission denied", one it may read "is not a file".
+ */
+static void
+fail_not_readable(struct rpc_req *req, const char *path, const struct stat *st)
+{
+	int	fd;
+
+	if (S_ISDIR(st->st_mode)) {
+		if ((fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) == -1) {
+			rpc_fail_errno(req, errno);
+			return;
+		}
+		close(fd);
+	}
+	fs_fail_not_a_file(req, path);
+}
+
 void
 fs_m_read_file(struct rpc_req *req, json_t *params)
 {
@@ -153,7 +173,7 @@ fs_m_read_file(struct rpc_req *req, json_t *params)
 		goto out;
 	}
 	if (!S_ISREG(st.st_mode)) {
-		fs_fail_not_a_file(req, path);
+		fail_not_readable(req, path, &st);
 		goto out;
 	}
 	if ((size_t)st.st_size > FS_READ_MAX)
@@ -283,6 +303,50 @@ copy_attrs(int fd, const struct stat *old)
 	return fchmod(fd, old->st_mode & 07777) == -1 ? errno : 0;
 }
 
+/* leaf opened for writing, not truncated: the kernel judges whether we may write it */
+static int
+open_for_write(int dfd, const char *leaf, int nofollow, int *fd)
+{
+	*fd = openat(dfd, leaf, O_WRONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC |
+	    (nofollow ? O_NOFOLLOW : 0));
+	return *fd == -1 ? errno : 0;
+}
+
+/* data at off in fd */
+static int
+write_at(int fd, off_t off, const unsigned char *data, size_t len)
+{
+	if (lseek(fd, off, SEEK_SET) == -1)
+		return errno;
+	return fd_write_all(fd, data, len);
+}
+
+/*
+ * A file with other names (hard links) keeps its inode, so that every name
+ * sees the new content, as with the reference, but written more safely
+ * than the reference's truncate-then-write: the bytes past the old end go
+ * first, so that a full disk fails (and the file is cut back) before a byte
+ * of the old content changes; then the old extent, which needs no new space
+ * on a filesystem that overwrites in place, is overwritten and synced.
+ */
+static int
+write_linked(int fd, off_t old, const unsigned char *data, size_t len)
+{
+	size_t	head = (size_t)old < len ? (size_t)old : len;
+	int	err;
+
+	if (len > head && (err = write_at(fd, old, data + head, len - head)) != 0) {
+		if (ftruncate(fd, old) == -1)
+			log_warn("fs/writeFile: cutting back to %lld bytes", (long long)old);
+		return err;
+	}
+	if ((err = write_at(fd, 0, data, head)) != 0)
+		return err;
+	if (ftruncate(fd, (off_t)len) == -1 || fsync(fd) == -1)
+		return errno;
+	return 0;
+}
+
 /*
  * Write leaf in the directory dfd (shown: its path, for the log) through a
  * temporary file renamed over it.  nofollow (sandboxed): leaf was followed
@@ -307,6 +371,16 @@ write_atomic(int dfd, const char *leaf, const char *shown, int nofollow,
 		return write_in_place(dfd, leaf, nofollow, data, len);
 	if (strcmp(leaf, ".") == 0 || strcmp(leaf, "..") == 0)
 		return write_in_place(dfd, leaf, nofollow, data, len);
+	/* a file the caller may not write (0444) is refused, as the reference's open is */
+	if (exists && (err = open_for_write(dfd, leaf, nofollow, &fd)) != 0)
+		return err;
+	if (exists) {
+		err = st.st_nlink > 1 ? write_linked(fd, st.st_size, data, len) : 0;
+		if (close(fd) == -1 && err == 0)
+			err = errno;
+		if (err != 0 || st.st_nlink > 1)
+			return err;
+	}
 	if ((fd = make_temp(dfd, leaf, tmp, sizeof(tmp))) == -1) {
 		err = errno;
 		/* a writable file in a directory we may not add to: the old way */

@@ -113,6 +113,7 @@ void	fs_m_write_file(struct rpc_req *, json_t *);
 void	fs_m_remove(struct rpc_req *, json_t *);	/* fs_tree.c */
 void	fs_m_copy(struct rpc_req *, json_t *);
 void	fs_m_walk(struct rpc_req *, json_t *);		/* fs_walk.c */
+void	fs_m_discover_v1(struct rpc_req *, json_t *);	/* fs_discover.c */
 void	fs_m_open(struct rpc_req *, json_t *);		/* fs_handle.c */
 void	fs_m_read_block(struct rpc_req *, json_t *);
 void	fs_m_write_block(struct rpc_req *, json_t *);

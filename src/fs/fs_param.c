@@ -59,23 +59,8 @@ static int
 get_mode(json_t *v, int *out, struct jx_err *e)
 {
 	static const char *const modes[] = { "read", "replace", NULL };
-	const char	*k;
-	int		 i;
 
-	if (json_is_object(v) && json_object_size(v) == 1) {
-		/* serde also takes a unit variant spelled as a one-key map */
-		k = json_object_iter_key(json_object_iter(v));
-		if ((i = serde_variant(k, modes)) == -1)
-			return serde_unknown_variant(e, k, modes);
-		*out = i;
-		return 0;
-	}
-	if (!json_is_string(v))
-		return serde_type_error(e, v, "string or map", 0);
-	if ((i = serde_variant(json_string_value(v), modes)) == -1)
-		return serde_unknown_variant(e, json_string_value(v), modes);
-	*out = i;
-	return 0;
+	return serde_unit_variant(v, modes, out, e);
 }
 
 static int

@@ -27,6 +27,7 @@ static size_t		 nprocs;
 static struct ev_timer	 sweep_timer;	/* after a disconnect: kill what is left */
 static const struct proc_events *ev;
 static struct proc_limits	 lim;
+static int			 ended;	/* the session ended: nobody will read again */
 
 static void	proc_out_cb(struct ev_io *, uint32_t, void *);
 static void	proc_in_cb(struct ev_io *, uint32_t, void *);
@@ -189,6 +190,7 @@ proc_signal_group(struct proc *p, int sig)
 void
 proc_terminate(struct proc *p)
 {
+	p->terminated = 1;
 	if (lim.kill_grace_ms == 0) {
 		proc_signal_group(p, SIGKILL);
 		return;
@@ -216,7 +218,7 @@ proc_emit_closed(struct proc *p)
 		    "retention bound of %zu bytes", p->id,
 		    (unsigned long long)p->ring.dropped_bytes, lim.retention_bytes);
 	/* nobody can read it any more once the client is gone for good */
-	ev_timer_start(&p->expire_timer, ev->kept() ? lim.closed_keep_ms : 0);
+	ev_timer_start(&p->expire_timer, !ended && ev->kept() ? lim.closed_keep_ms : 0);
 	ev->changed(p);
 }
 
@@ -320,9 +322,9 @@ proc_in_cb(struct ev_io *io, uint32_t events, void *arg)
 int
 proc_write_stdin(struct proc *p, const void *data, size_t len)
 {
-	if (!p->in_open || p->exited)
+	if (p->terminated || (!p->in_open && !p->exited))
 		return -1;
-	if (len == 0)
+	if (p->exited || len == 0)
 		return 0;
 	if (buf_avail(&p->inbuf) + len > lim.max_stdin || buf_append(&p->inbuf, data, len) == -1)
 		return -1;
@@ -477,6 +479,12 @@ proc_end_session(void)
 {
 	struct proc	*p;
 
+	/*
+	 * Whatever the transport still says of the gone client, what closes
+	 * from now on is forgotten at once: an instance with nothing left to
+	 * serve exits instead of waiting out the keep time.
+	 */
+	ended = 1;
 	proc_kill_all();
 	for (p = procs; p != NULL; p = p->next)
 		if (p->closed)

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "proc/proc_env.h"
+#include "rpc/rpc_serde.h"
 
 extern char **environ;
 
@@ -74,27 +75,23 @@ env_from_server(const char *inherit, int ignore_defaults, json_t *exclude)
 json_t *
 proc_env_build(json_t *env, json_t *policy, struct jx_err *e)
 {
-	const char	*inherit, *k;
-	json_t		*exclude, *set, *only, *out, *v;
-	int		 ignore;
+	static const char *const inherits[] = { "core", "all", "none", NULL };
+	const char	*k;
+	json_t		*inherit, *exclude, *set, *only, *out, *v;
+	int		 ignore, which;
 	void		*tmp;
 
 	if (policy == NULL || json_is_null(policy))
 		return json_deep_copy(env);
 	if (jx_struct(policy, "ShellEnvironmentPolicy", e) == -1 ||
-	    jx_str(policy, "inherit", JX_REQ, &inherit, NULL, e) == -1 ||
+	    jx_any(policy, "inherit", JX_REQ, &inherit, e) == -1 ||
+	    serde_unit_variant(inherit, inherits, &which, e) == -1 ||
 	    jx_bool(policy, "ignoreDefaultExcludes", JX_REQ, &ignore, e) == -1 ||
 	    jx_strarray(policy, "exclude", JX_REQ, &exclude, e) == -1 ||
 	    jx_strmap(policy, "set", JX_REQ, &set, e) == -1 ||
 	    jx_strarray(policy, "includeOnly", JX_REQ, &only, e) == -1)
 		return NULL;
-	if (strcmp(inherit, "core") != 0 && strcmp(inherit, "all") != 0 &&
-	    strcmp(inherit, "none") != 0) {
-		snprintf(e->msg, sizeof(e->msg),
-		    "unknown variant `%s`, expected one of `core`, `all`, `none`", inherit);
-		return NULL;
-	}
-	out = env_from_server(inherit, ignore, exclude);
+	out = env_from_server(inherits[which], ignore, exclude);
 	json_object_update(out, set);
 	if (json_array_size(only) > 0)
 		json_object_foreach_safe(out, tmp, k, v)

@@ -12,6 +12,7 @@
 #include "proc/proc_rpc.h"
 #include "proc/proc_spawn.h"
 #include "proc/proc_table.h"
+#include "rpc/rpc_serde.h"
 #include "sandbox/sandbox.h"
 #include "netproxy/netproxy.h"
 #include "util/uri.h"
@@ -48,25 +49,81 @@ struct start_params {
 	int		 enforce_managed;
 };
 
+/* telemetry only, unused, but refused as the reference refuses it */
 static int
-start_parse(json_t *params, struct start_params *sp, struct jx_err *e)
+metadata_parse(json_t *params, struct jx_err *e)
 {
+	json_t		*md;
+	const char	*s;
+	size_t		 len;
+	int		 r;
+
+	if ((r = jx_substruct(params, "metadata", JX_OPT, "ExecMetadata", &md, e)) <= 0)
+		return r;
+	if (jx_str(md, "threadId", JX_OPT, &s, &len, e) == -1 ||
+	    jx_str(md, "toolCallId", JX_OPT, &s, &len, e) == -1)
+		return -1;
+	return 0;
+}
+
+/* WireExecParams, in the reference's declaration order (its sequence form's) */
+static const char *const start_fields[] = {
+	"processId", "metadata", "argv", "cwd", "envPolicy", "shellSnapshot", "env", "tty",
+	"pipeStdin", "arg0", "sandbox", "enforceManagedNetwork", "managedNetwork",
+	"networkProxy", NULL
+};
+static const struct serde_struct start_struct = {
+	"WireExecParams", start_fields, 1UL << 8 | 1UL << 11	/* pipeStdin, enforce... */
+};
+
+/* envPolicy is decoded with the params, as the reference's is: its errors come first. */
+static int
+env_policy_check(json_t *policy, struct jx_err *e)
+{
+	json_t	*none, *env;
+
+	if (policy == NULL)
+		return 0;
+	if ((none = json_object()) == NULL) {
+		snprintf(e->msg, sizeof(e->msg), "out of memory");
+		return -1;
+	}
+	env = proc_env_build(none, policy, e);
+	json_decref(none);
+	json_decref(env);
+	return env == NULL ? -1 : 0;
+}
+
+/* Fields decoded in declaration order: a sequence's errors come as serde's. */
+static int
+start_parse(json_t *params, long n, struct start_params *sp, struct jx_err *e)
+{
+	json_t	*unused;
+	int	rc;
+
 	memset(sp, 0, sizeof(*sp));
-	if (jx_struct(params, "WireExecParams", e) == -1 ||
+	rc = jx_struct(params, "WireExecParams", e) == -1 ||
 	    jx_id(params, "processId", JX_REQ, &sp->id, e) == -1 ||
+	    metadata_parse(params, e) == -1 ||
 	    jx_strarray(params, "argv", JX_REQ, &sp->argv, e) == -1 ||
 	    jx_str(params, "cwd", JX_REQ, &sp->cwd_uri, &sp->cwd_len, e) == -1 ||
+	    jx_substruct(params, "envPolicy", JX_OPT, "ExecEnvPolicy", &sp->env_policy, e) == -1 ||
+	    env_policy_check(sp->env_policy, e) == -1 ||
+	    jx_substruct(params, "shellSnapshot", JX_OPT, "ShellSnapshotRequest", &unused, e) == -1 ||
 	    jx_strmap(params, "env", JX_REQ, &sp->env, e) == -1 ||
 	    jx_bool(params, "tty", JX_REQ, &sp->tty, e) == -1 ||
 	    jx_bool(params, "pipeStdin", JX_DEFAULT, &sp->pipe_stdin, e) == -1 ||
 	    jx_str(params, "arg0", JX_OPT, &sp->arg0, &sp->arg0_len, e) == -1 ||
-	    jx_obj(params, "envPolicy", JX_OPT, &sp->env_policy, e) == -1 ||
-	    jx_obj(params, "sandbox", JX_OPT, &sp->sandbox, e) == -1 ||
-	    jx_obj(params, "networkProxy", JX_OPT, &sp->network_proxy, e) == -1 ||
-	    jx_obj(params, "managedNetwork", JX_OPT, &sp->managed_network, e) == -1 ||
-	    jx_bool(params, "enforceManagedNetwork", JX_DEFAULT, &sp->enforce_managed, e) == -1)
-		return -1;
-	return 0;
+	    jx_substruct(params, "sandbox", JX_OPT, "WireFileSystemSandboxContext",
+	    &sp->sandbox, e) == -1 ||
+	    jx_bool(params, "enforceManagedNetwork", JX_DEFAULT, &sp->enforce_managed, e) == -1 ||
+	    jx_substruct(params, "managedNetwork", JX_OPT, "ManagedNetworkSandboxContext",
+	    &sp->managed_network, e) == -1 ||
+	    jx_substruct(params, "networkProxy", JX_OPT, "RemoteNetworkProxyLaunchConfig",
+	    &sp->network_proxy, e) == -1 ||
+	    (sp->network_proxy != NULL && jx_any(sp->network_proxy, "proxy", JX_REQ, &unused,
+	    e) == -1) ? -1 : 0;
+	return serde_struct_seq_end(&start_struct, n, rc, e);
 }
 
 /*
@@ -154,8 +211,22 @@ start_register(struct rpc_req *req, json_t *params, const char *id, json_t *env,
 	return 0;
 }
 
+static void	start_with(struct rpc_req *, json_t *, long);
+
+/* Its sequence form read as the map of its fields, which the rest consults. */
 static void
-m_start(struct rpc_req *req, json_t *params)
+m_start(struct rpc_req *req, json_t *raw)
+{
+	json_t	*params;
+	long	 n;
+
+	params = serde_struct_params(raw, &start_struct, &n);
+	start_with(req, params, n);
+	json_decref(params);
+}
+
+static void
+start_with(struct rpc_req *req, json_t *params, long n)
 {
 	struct start_params	 sp;
 	struct spawn_req	 rq;
@@ -169,7 +240,7 @@ m_start(struct rpc_req *req, json_t *params)
 	const char		*nul;
 	int			 err, code;
 
-	if (start_parse(params, &sp, &e) == -1) {
+	if (start_parse(params, n, &sp, &e) == -1) {
 		rpc_fail_params(req, &e);
 		return;
 	}
@@ -275,30 +346,42 @@ done:
 	json_decref(env);
 }
 
+/* The sequence (positional) forms of the params, as the reference's serde reads them. */
+static const char *const read_fields[] = { "processId", "afterSeq", "maxBytes", "waitMs", NULL };
+static const struct serde_struct read_struct = { "ReadParams", read_fields, 0 };
+static const char *const write_fields[] = { "processId", "chunk", "writeId", NULL };
+static const struct serde_struct write_struct = { "WriteParams", write_fields, 0 };
+static const char *const signal_fields[] = { "processId", "signal", NULL };
+static const struct serde_struct signal_struct = { "SignalParams", signal_fields, 0 };
+static const char *const terminate_fields[] = { "processId", NULL };
+static const struct serde_struct terminate_struct = { "TerminateParams", terminate_fields, 0 };
+
 static void
 m_read(struct rpc_req *req, json_t *params)
 {
 	struct jx_err	 e;
 	const char	*id;
 	uint64_t	 after = 0, max = 0, wait = 0;
-	int		 has_max;
+	int		 has_max = 0, rc;
 	struct proc	*p;
+	json_t		*o;
+	long		 n;
 
-	if (jx_struct(params, "ReadParams", &e) == -1 ||
-	    jx_id(params, "processId", JX_REQ, &id, &e) == -1 ||
-	    jx_u64(params, "afterSeq", JX_OPT, &after, &e) == -1 ||
-	    (has_max = jx_uint(params, "maxBytes", JX_OPT, &max, "usize", &e)) == -1 ||
-	    jx_u64(params, "waitMs", JX_OPT, &wait, &e) == -1) {
+	o = serde_struct_params(params, &read_struct, &n);
+	rc = jx_struct(o, "ReadParams", &e) == -1 ||
+	    jx_id(o, "processId", JX_REQ, &id, &e) == -1 ||
+	    jx_u64(o, "afterSeq", JX_OPT, &after, &e) == -1 ||
+	    (has_max = jx_uint(o, "maxBytes", JX_OPT, &max, "usize", &e)) == -1 ||
+	    jx_u64(o, "waitMs", JX_OPT, &wait, &e) == -1 ? -1 : 0;
+	if (serde_struct_seq_end(&read_struct, n, rc, &e) == -1)
 		rpc_fail_params(req, &e);
-		return;
+	else if (rpc_admit(req)) {
+		if ((p = proc_find(id)) == NULL)
+			rpc_fail(req, RPC_INVALID_REQUEST, "unknown process id %s", id);
+		else
+			proc_read(req, p, after, has_max, max, wait);
 	}
-	if (!rpc_admit(req))
-		return;
-	if ((p = proc_find(id)) == NULL) {
-		rpc_fail(req, RPC_INVALID_REQUEST, "unknown process id %s", id);
-		return;
-	}
-	proc_read(req, p, after, has_max, max, wait);
+	json_decref(o);
 }
 
 static json_t *
@@ -316,19 +399,24 @@ m_write(struct rpc_req *req, json_t *params)
 	struct proc	*p;
 	char		 err[128];
 	void		*data;
+	json_t		*o;
+	long		 n;
+	int		 rc;
 
-	if (jx_struct(params, "WriteParams", &e) == -1 ||
-	    jx_id(params, "processId", JX_REQ, &id, &e) == -1 ||
-	    jx_str(params, "chunk", JX_REQ, &chunk, &clen, &e) == -1 ||
-	    jx_id(params, "writeId", JX_REQ, &wid, &e) == -1) {
+	o = serde_struct_params(params, &write_struct, &n);
+	rc = jx_struct(o, "WriteParams", &e) == -1 ||
+	    jx_id(o, "processId", JX_REQ, &id, &e) == -1 ||
+	    jx_str(o, "chunk", JX_REQ, &chunk, &clen, &e) == -1 ||
+	    jx_id(o, "writeId", JX_REQ, &wid, &e) == -1 ? -1 : 0;
+	if (serde_struct_seq_end(&write_struct, n, rc, &e) == -1) {
 		rpc_fail_params(req, &e);
-		return;
+		goto out;
 	}
 	if (!rpc_admit(req))
-		return;
+		goto out;
 	if ((data = b64_decode(chunk, clen, &dlen, err, sizeof(err))) == NULL) {
 		rpc_fail(req, RPC_INVALID_PARAMS, "%s", err);
-		return;
+		goto out;
 	}
 	if (*wid == '\0')
 		rpc_fail(req, RPC_INVALID_PARAMS, "writeId must not be empty");
@@ -345,30 +433,34 @@ m_write(struct rpc_req *req, json_t *params)
 		rpc_reply(req, write_status("accepted"));
 	}
 	free(data);
+out:
+	json_decref(o);
 }
 
 static void
 m_signal(struct rpc_req *req, json_t *params)
 {
+	static const char *const signals[] = { "interrupt", NULL };
 	struct jx_err	 e;
-	const char	*id, *sig;
+	const char	*id;
+	json_t		*sig, *o;
+	int		 which, rc;
 	struct proc	*p;
+	long		 n;
 
-	if (jx_struct(params, "SignalParams", &e) == -1 ||
-	    jx_id(params, "processId", JX_REQ, &id, &e) == -1 ||
-	    jx_enum(params, "signal", &sig, &e) == -1) {
+	o = serde_struct_params(params, &signal_struct, &n);
+	rc = jx_struct(o, "SignalParams", &e) == -1 ||
+	    jx_id(o, "processId", JX_REQ, &id, &e) == -1 ||
+	    jx_any(o, "signal", JX_REQ, &sig, &e) == -1 ||
+	    serde_unit_variant(sig, signals, &which, &e) == -1 ? -1 : 0;
+	if (serde_struct_seq_end(&signal_struct, n, rc, &e) == -1)
 		rpc_fail_params(req, &e);
-		return;
+	else if (rpc_admit(req)) {
+		if ((p = proc_find(id)) != NULL)
+			proc_signal_group(p, SIGINT);
+		rpc_reply(req, json_object());
 	}
-	if (strcmp(sig, "interrupt") != 0) {
-		rpc_fail(req, RPC_INVALID_PARAMS, "unknown variant `%s`, expected `interrupt`", sig);
-		return;
-	}
-	if (!rpc_admit(req))
-		return;
-	if ((p = proc_find(id)) != NULL)
-		proc_signal_group(p, SIGINT);
-	rpc_reply(req, json_object());
+	json_decref(o);
 }
 
 static void
@@ -377,18 +469,21 @@ m_terminate(struct rpc_req *req, json_t *params)
 	struct jx_err	 e;
 	const char	*id;
 	struct proc	*p;
-	int		 running;
+	int		 running, rc;
+	json_t		*o;
+	long		 n;
 
-	if (jx_struct(params, "TerminateParams", &e) == -1 ||
-	    jx_id(params, "processId", JX_REQ, &id, &e) == -1) {
+	o = serde_struct_params(params, &terminate_struct, &n);
+	rc = jx_struct(o, "TerminateParams", &e) == -1 ||
+	    jx_id(o, "processId", JX_REQ, &id, &e) == -1 ? -1 : 0;
+	if (serde_struct_seq_end(&terminate_struct, n, rc, &e) == -1)
 		rpc_fail_params(req, &e);
-		return;
+	else if (rpc_admit(req)) {
+		p = proc_find(id);
+		running = p != NULL && !p->exited;
+		if (running)
+			proc_terminate(p);
+		rpc_reply(req, json_pack("{s:b}", "running", running));
 	}
-	if (!rpc_admit(req))
-		return;
-	p = proc_find(id);
-	running = p != NULL && !p->exited;
-	if (running)
-		proc_terminate(p);
-	rpc_reply(req, json_pack("{s:b}", "running", running));
+	json_decref(o);
 }

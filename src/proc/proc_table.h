@@ -52,6 +52,7 @@ struct proc {
 	uint64_t		 next_seq;
 	struct out_ring		 ring;
 	int			 exited, closed;
+	int			 terminated;	/* process/terminate found it running */
 	int			 exit_code;
 	int			 sandboxed;	/* started with a sandbox plan */
 	int			 sandbox_denied;
@@ -73,7 +74,10 @@ struct proc	*proc_new(const char *id);
 void		 proc_start_io(struct proc *p, int out_fd, int err_fd, int in_fd);
 void		 proc_signal_group(struct proc *p, int sig);
 void		 proc_terminate(struct proc *p);
-/* queue stdin bytes; -1 when stdin is gone */
+/*
+ * queue stdin bytes; -1 after a terminate or when over the limit.  Bytes
+ * for a process that ended by itself are dropped, as the reference does.
+ */
 int		 proc_write_stdin(struct proc *p, const void *data, size_t len);
 int		 proc_seen_write_id(struct proc *p, const char *wid);
 void		 proc_remember_write_id(struct proc *p, const char *wid);

@@ -40,6 +40,7 @@ static const char *const scan_msgs[] = {
 	[SE_TRAILING] = "trailing characters",
 	[SE_RECURSION] = "recursion limit exceeded",
 	[SE_DUPLICATE] = "duplicate JSON object key",
+	[SE_VALUES] = "JSON-RPC message exceeds the limit of 262144 JSON values",
 };
 
 /* Where a value sits, for the numbers the classifier judges as written. */
@@ -301,10 +302,18 @@ scan_object(struct scan *s, enum watch w)
 	return 0;
 }
 
+/*
+ * The reference counts each value as it begins, before looking at it: the
+ * one past the limit is refused at its first byte, even at the end of input.
+ */
 static int
 scan_value(struct scan *s, enum watch w)
 {
-	switch (scan_skip_ws(s)) {
+	int	c = scan_skip_ws(s);
+
+	if (++s->values > RPC_MAX_VALUES)
+		return scan_error(s, SE_VALUES);
+	switch (c) {
 	case -1:
 		return scan_peek_error(s, SE_EOF_VALUE);
 	case 'n':

@@ -15,12 +15,14 @@
 #include "buf.h"
 
 #define SERDE_DEPTH	128	/* serde_json's recursion limit */
+/* the reference's limit on the values (not keys) of one message */
+#define RPC_MAX_VALUES	262144
 
 enum scan_err {
 	SE_NONE, SE_NOMEM, SE_EOF_LIST, SE_EOF_OBJECT, SE_EOF_STRING, SE_EOF_VALUE,
 	SE_COLON, SE_LIST_COMMA, SE_OBJECT_COMMA, SE_IDENT, SE_VALUE, SE_ESCAPE,
 	SE_NUMBER, SE_UNICODE, SE_CONTROL, SE_KEY, SE_LONE_SURROGATE, SE_HEX_END,
-	SE_TRAILING_COMMA, SE_TRAILING, SE_RECURSION, SE_DUPLICATE,
+	SE_TRAILING_COMMA, SE_TRAILING, SE_RECURSION, SE_DUPLICATE, SE_VALUES,
 };
 
 /* How a number fits jansson, and what serde's RequestId makes of it. */
@@ -31,6 +33,7 @@ struct scan {
 	size_t		 len;
 	size_t		 i;		/* serde's read index */
 	int		 depth;		/* nesting left */
+	size_t		 values;	/* values begun so far */
 	enum scan_err	 err;
 	size_t		 epos;		/* index the error is reported at */
 	struct buf	 key;		/* the key just read, decoded */

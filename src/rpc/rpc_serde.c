@@ -141,3 +141,82 @@ serde_unknown_variant(struct jx_err *e, const char *got, const char *const *vari
 	}
 	return -1;
 }
+
+/* The variant is named first; then its value, if a map gave one, must be a unit. */
+int
+serde_unit_variant(json_t *v, const char *const *variants, int *idx, struct jx_err *e)
+{
+	json_t		*unit = NULL;
+	const char	*name;
+
+	if (json_is_object(v)) {
+		if (json_object_size(v) != 1) {
+			snprintf(e->msg, sizeof(e->msg),
+			    "invalid value: map, expected map with a single key");
+			return -1;
+		}
+		name = json_object_iter_key(json_object_iter(v));
+		unit = json_object_iter_value(json_object_iter(v));
+	} else if (json_is_string(v))
+		name = json_string_value(v);
+	else
+		return serde_type_error(e, v, "string or map", 0);
+	if ((*idx = serde_variant(name, variants)) == -1)
+		return serde_unknown_variant(e, name, variants);
+	if (unit != NULL && !json_is_null(unit))
+		return serde_type_error(e, unit, "unit", 0);
+	return 0;
+}
+
+json_t *
+serde_struct_params(json_t *params, const struct serde_struct *s, long *n)
+{
+	json_t	*obj;
+	size_t	 i;
+
+	*n = -1;
+	if (params == NULL || !json_is_array(params))
+		return json_incref(params);
+	*n = (long)json_array_size(params);
+	if ((obj = json_object()) == NULL)
+		return NULL;
+	for (i = 0; s->fields[i] != NULL && i < json_array_size(params); i++)
+		if (json_object_set(obj, s->fields[i], json_array_get(params, i)) == -1) {
+			json_decref(obj);
+			return NULL;
+		}
+	return obj;
+}
+
+int
+serde_struct_seq_end(const struct serde_struct *s, long n, int rc, struct jx_err *e)
+{
+	size_t	nf, miss, k;
+
+	if (n < 0)
+		return rc;
+	for (nf = 0; s->fields[nf] != NULL; nf++)
+		;
+	/* only a field of this struct left out of the sequence is a length error */
+	if (rc == -1) {
+		for (k = (size_t)n; k < nf; k++)
+			if (strncmp(e->msg, "missing field `", 15) == 0 &&
+			    strncmp(e->msg + 15, s->fields[k], strlen(s->fields[k])) == 0 &&
+			    strcmp(e->msg + 15 + strlen(s->fields[k]), "`") == 0)
+				break;
+		if (k >= nf)
+			return rc;
+	}
+	/* serde names the first field left out that has no default */
+	for (miss = (size_t)n; miss < nf && (s->seq_defaults >> miss & 1); miss++)
+		;
+	if (miss < nf)
+		snprintf(e->msg, sizeof(e->msg), "invalid length %zu, expected struct %s with "
+		    "%zu element%s", miss, s->name, nf, nf == 1 ? "" : "s");
+	else if ((size_t)n > nf)
+		snprintf(e->msg, sizeof(e->msg),
+		    "invalid length %ld, expected fewer elements in array", n);
+	else
+		return 0;
+	return -1;
+}

@@ -21,6 +21,30 @@ int	serde_type_error(struct jx_err *e, json_t *v, const char *expected, int cont
 int	serde_missing(struct jx_err *e, const char *field);
 /* "unknown variant `x`, expected one of `a`, `b`" from a NULL-terminated list */
 int	serde_unknown_variant(struct jx_err *e, const char *got, const char *const *variants);
+/*
+ * A unit variant as serde reads one: its name, or a map of that one key to
+ * null.  0 with *idx its index in variants (NULL-terminated), or -1.
+ */
+int	serde_unit_variant(json_t *v, const char *const *variants, int *idx, struct jx_err *e);
+/* A params struct as serde derives it, for its sequence (positional) form. */
+struct serde_struct {
+	const char		*name;		/* "ReadParams" */
+	const char *const	*fields;	/* declaration order, NULL-terminated */
+	unsigned long		 seq_defaults;	/* bit i: field i may be left out */
+};
+
+/*
+ * params as the method's decoder reads them: an array (serde's sequence
+ * form) becomes the object of its fields by position, anything else is
+ * itself.  A new reference (NULL for NULL); *n: the array's length, or -1.
+ */
+json_t	*serde_struct_params(json_t *params, const struct serde_struct *s, long *n);
+/*
+ * After decoding a sequence of n (rc: the decode's 0 or -1): serde's
+ * "invalid length" when a field was missing or too few or too many
+ * elements came; an earlier element's error stands.  0, or -1 with e set.
+ */
+int	serde_struct_seq_end(const struct serde_struct *s, long n, int rc, struct jx_err *e);
 /* Index of s in the NULL-terminated list, or -1. */
 int	serde_variant(const char *s, const char *const *variants);
 

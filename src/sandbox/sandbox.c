@@ -167,6 +167,20 @@ plan_namespaces(struct sandbox_plan *plan, char *why, size_t whylen)
 	return 0;
 }
 
+/*
+ * Without a sandbox, a managedNetwork alone confines nothing: the reference
+ * runs such a process unsandboxed ("none"), with its network and env as
+ * they are.  Asking for enforcement, or for the proxy, still confines it.
+ */
+static int
+net_confines(json_t *params)
+{
+	json_t	*np = json_object_get(params, "networkProxy");
+
+	return json_is_true(json_object_get(params, "enforceManagedNetwork")) ||
+	    (np != NULL && !json_is_null(np));
+}
+
 int
 sandbox_prepare(json_t *sandbox, json_t *params, struct sandbox_plan **out, int *code,
     char *msg, size_t msglen)
@@ -201,7 +215,7 @@ sandbox_prepare(json_t *sandbox, json_t *params, struct sandbox_plan **out, int 
 			return -1;
 		}
 	}
-	if (sandbox == NULL && sbx_net_mode(NULL, params) != SBX_NET_MANAGED)
+	if (sandbox == NULL && !net_confines(params))
 		return 0;
 	if ((plan = sbx_plan_new()) == NULL) {
 		json_decref(ctx);

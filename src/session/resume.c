@@ -351,6 +351,7 @@ resume_cleanup(void)
 	close(rs.lio.fd);
 	unpublish();
 	rs.listening = 0;
+	rs.waiting = 0;		/* nobody can come back now */
 	ev_timer_stop(&rs.ttl);
 }
 

@@ -14,6 +14,7 @@
 #include "log.h"
 #include "session/session.h"
 #include "session/resume.h"
+#include "rpc/rpc_serde.h"
 #include "util/uri.h"
 
 static const char	*session_gate(const struct rpc_method *);
@@ -185,27 +186,41 @@ session_resume_elsewhere(struct rpc_req *req, const char *resume, json_t *params
  * The session id is what a resume must name: a bearer secret.  The log
  * shows its first 8 characters, enough to tell sessions apart.
  */
+static void	session_begin(struct rpc_req *, const char *, const char *);
+
 static void
 m_initialize(struct rpc_req *req, json_t *params)
 {
+	static const char *const fields[] = { "clientName", "resumeSessionId", NULL };
+	static const struct serde_struct init_struct = { "InitializeParams", fields, 1UL << 1 };
 	struct jx_err		 e;
 	const char		*client, *resume = NULL;
+	json_t			*o;
+	long			 n;
+	int			 rc;
+
+	/* as the reference: params are decoded before the repetition is judged */
+	o = serde_struct_params(params, &init_struct, &n);
+	rc = jx_struct(o, "InitializeParams", &e) == -1 ||
+	    jx_str(o, "clientName", JX_REQ, &client, NULL, &e) == -1 ||
+	    jx_str(o, "resumeSessionId", JX_OPT, &resume, NULL, &e) == -1 ? -1 : 0;
+	if (serde_struct_seq_end(&init_struct, n, rc, &e) == -1)
+		rpc_fail_params(req, &e);
+	else if (sess.init_done)
+		rpc_fail(req, RPC_INVALID_REQUEST, "initialize may only be sent once per connection");
+	else if (resume != NULL && !(sess.has_id && strcmp(resume, sess.id) == 0))
+		session_resume_elsewhere(req, resume, params);
+	else
+		session_begin(req, client, resume);
+	json_decref(o);
+}
+
+/* A new session, or our own resumed in place. */
+static void
+session_begin(struct rpc_req *req, const char *client, const char *resume)
+{
 	struct rpc_transport	*t;
 
-	if (sess.init_done) {
-		rpc_fail(req, RPC_INVALID_REQUEST, "initialize may only be sent once per connection");
-		return;
-	}
-	if (jx_struct(params, "InitializeParams", &e) == -1 ||
-	    jx_str(params, "clientName", JX_REQ, &client, NULL, &e) == -1 ||
-	    jx_str(params, "resumeSessionId", JX_OPT, &resume, NULL, &e) == -1) {
-		rpc_fail_params(req, &e);
-		return;
-	}
-	if (resume != NULL && !(sess.has_id && strcmp(resume, sess.id) == 0)) {
-		session_resume_elsewhere(req, resume, params);
-		return;
-	}
 	if (resume == NULL) {
 		session_new_id();
 		sess.has_id = 1;

@@ -78,6 +78,22 @@ conn_plain_ready(struct ev_timer *t, void *arg)
 		c->on_write(c);
 }
 
+/*
+ * Watch fd with epoll; one epoll refuses (/dev/null, and regular files
+ * caught above) is always ready, served from the loop as *plain.
+ */
+static int
+watch(struct ev_io *io, int fd, struct conn *c, int *plain)
+{
+	if (ev_io_add(io, fd, 0, conn_io, c) == 0)
+		return 0;
+	if (errno != EPERM)
+		return -1;
+	log_debug("fd %d cannot be watched: served as always ready", fd);
+	*plain = 1;
+	return 0;
+}
+
 int
 conn_open(struct conn *c, int in_fd, int out_fd)
 {
@@ -90,11 +106,12 @@ conn_open(struct conn *c, int in_fd, int out_fd)
 	if (nonblock(in_fd) == -1 || (out_fd != in_fd && nonblock(out_fd) == -1))
 		return -1;
 	conn_describe(c);
-	if (!c->in_plain && ev_io_add(&c->rio, in_fd, 0, conn_io, c) == -1)
+	if (!c->in_plain && watch(&c->rio, in_fd, c, &c->in_plain) == -1)
 		return -1;
-	if (out_fd != in_fd && !c->out_plain &&
-	    ev_io_add(&c->wio, out_fd, 0, conn_io, c) == -1)
+	if (out_fd != in_fd && !c->out_plain && watch(&c->wio, out_fd, c, &c->out_plain) == -1)
 		return -1;
+	if (out_fd == in_fd && c->in_plain)
+		c->out_plain = 1;
 	return 0;
 }
 

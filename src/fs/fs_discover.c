@@ -1,0 +1,233 @@
+/*
+ * capabilityRoots/discoverV1, the legacy discovery the reference still
+ * serves: every SKILL.md under each root (hidden directories and symlinks
+ * followed, one entry per file however many paths reach it), in path
+ * order, with the agents/openai.yaml beside it as its metadata.  Plugins
+ * and namespace manifests are not looked for: always null and [].
+ */
+#include "config.h"
+
+#include <sys/stat.h>
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "log.h"
+#include "fs/fs_int.h"
+#include "rpc/errno_text.h"
+#include "rpc/rpc_serde.h"
+#include "util/uri.h"
+
+#define DISCOVER_DEPTH	64		/* directories below a root */
+#define DISCOVER_FILE_MAX (1U << 20)	/* bytes of one SKILL.md or its metadata */
+
+/* The walk's state: what it found, and what it must not find twice. */
+struct walk {
+	json_t	*found;		/* paths of SKILL.md files */
+	json_t	*seen;		/* their real paths, and "dev:ino" of directories */
+};
+
+static void	walk_dir(struct walk *w, const char *dir, int depth);
+
+static void
+walk_entry(struct walk *w, const char *dir, const char *name, int depth)
+{
+	char		path[PATH_MAX], real[PATH_MAX], key[64];
+	struct stat	st;
+
+	if (fs_pathf(path, sizeof(path), "%s/%s", strcmp(dir, "/") == 0 ? "" : dir,
+	    name) != 0 || stat(path, &st) == -1)
+		return;
+	if (S_ISDIR(st.st_mode)) {
+		snprintf(key, sizeof(key), "%ju:%ju", (uintmax_t)st.st_dev, (uintmax_t)st.st_ino);
+		if (json_object_get(w->seen, key) == NULL &&
+		    json_object_set_new(w->seen, key, json_true()) == 0)
+			walk_dir(w, path, depth + 1);
+		return;
+	}
+	if (!S_ISREG(st.st_mode) || strcmp(name, "SKILL.md") != 0 ||
+	    realpath(path, real) == NULL || json_object_get(w->seen, real) != NULL)
+		return;
+	if (json_object_set_new(w->seen, real, json_true()) == -1 ||
+	    json_array_append_new(w->found, json_string(path)) == -1)
+		log_warnx("capabilityRoots/discoverV1: out of memory");
+}
+
+static void
+walk_dir(struct walk *w, const char *dir, int depth)
+{
+	DIR		*d;
+	struct dirent	*de;
+	json_t		*names = json_array(), *v;
+	size_t		 i;
+
+	if (depth > DISCOVER_DEPTH || names == NULL || (d = opendir(dir)) == NULL) {
+		json_decref(names);
+		return;
+	}
+	while ((de = readdir(d)) != NULL)
+		if (strcmp(de->d_name, ".") != 0 && strcmp(de->d_name, "..") != 0)
+			json_array_append_new(names, json_string_nocheck(de->d_name));
+	closedir(d);
+	json_array_foreach(names, i, v)
+		walk_entry(w, dir, json_string_value(v), depth);
+	json_decref(names);
+}
+
+static int
+by_path(const void *a, const void *b)
+{
+	return strcmp(json_string_value(*(json_t *const *)a),
+	    json_string_value(*(json_t *const *)b));
+}
+
+/* Up to len bytes of fd, to its end; -1 on a read error. */
+static ssize_t
+read_some(int fd, char *buf, size_t len)
+{
+	size_t	got = 0;
+	ssize_t	r;
+
+	while (got < len) {
+		if ((r = read(fd, buf + got, len - got)) == -1) {
+			if (errno == EINTR)
+				continue;
+			return -1;
+		}
+		if (r == 0)
+			break;
+		got += (size_t)r;
+	}
+	return (ssize_t)got;
+}
+
+/* {"path": URI, "contents": text}, or null when it cannot be read as text */
+static json_t *
+file_entry(const char *path)
+{
+	char	*buf, *uri;
+	json_t	*v = NULL;
+	ssize_t	 n;
+	int	 fd;
+
+	if ((fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC)) == -1)
+		return json_null();
+	if ((buf = malloc(DISCOVER_FILE_MAX)) != NULL &&
+	    (n = read_some(fd, buf, DISCOVER_FILE_MAX)) >= 0 &&
+	    (uri = path_to_uri(path)) != NULL) {
+		/* not UTF-8: no text, null (json_pack refuses it) */
+		v = json_pack("{s:s,s:s%}", "path", uri, "contents", buf, (size_t)n);
+		free(uri);
+	}
+	free(buf);
+	close(fd);
+	return v != NULL ? v : json_null();
+}
+
+static json_t *
+skill_entry(const char *path)
+{
+	char	meta[PATH_MAX];
+	size_t	dlen = strlen(path) - strlen("SKILL.md");
+	json_t	*md = json_null();
+
+	if (fs_pathf(meta, sizeof(meta), "%.*sagents/openai.yaml", (int)dlen, path) == 0 &&
+	    access(meta, F_OK) == 0)
+		md = file_entry(meta);
+	return json_pack("{s:o,s:o}", "instructions", file_entry(path), "metadata", md);
+}
+
+/* The skills under dir, or an error text for the root. */
+static json_t *
+discover_root(const char *dir, const char *uri, char *err, size_t errlen)
+{
+	struct walk	 w = { json_array(), json_object() };
+	json_t		*skills = json_array(), *v;
+	struct stat	 st;
+	char		 text[128];
+	size_t		 i, n;
+	json_t		**sorted;
+
+	err[0] = '\0';
+	if (stat(dir, &st) == -1)
+		snprintf(err, errlen, "failed to inspect capability root %s: %s", uri,
+		    errno_text(errno, text, sizeof(text)));
+	else if (!S_ISDIR(st.st_mode))
+		snprintf(err, errlen, "capability root %s is not a directory", uri);
+	else if (w.found != NULL && w.seen != NULL) {
+		json_object_set_new(w.seen, "", json_true());	/* no key is "" otherwise */
+		walk_dir(&w, dir, 0);
+	}
+	n = json_array_size(w.found);
+	if (skills != NULL && (sorted = calloc(n + 1, sizeof(*sorted))) != NULL) {
+		json_array_foreach(w.found, i, v)
+			sorted[i] = v;
+		qsort(sorted, n, sizeof(*sorted), by_path);
+		for (i = 0; i < n; i++)
+			json_array_append_new(skills, skill_entry(json_string_value(sorted[i])));
+		free(sorted);
+	}
+	json_decref(w.found);
+	json_decref(w.seen);
+	return skills;
+}
+
+static json_t *
+root_result(json_t *root, struct jx_err *e)
+{
+	const char	*id, *uri;
+	char		*dir, err[PATH_MAX + 256];
+	json_t		*skills;
+	int		 code;
+
+	if (jx_struct(root, "WireCapabilityRoot", e) == -1 ||
+	    jx_str(root, "id", JX_REQ, &id, NULL, e) == -1 ||
+	    jx_str(root, "path", JX_REQ, &uri, NULL, e) == -1 ||
+	    (dir = uri_to_path_code(uri, e, &code)) == NULL)
+		return NULL;
+	skills = discover_root(dir, uri, err, sizeof(err));
+	free(dir);
+	return json_pack("{s:s,s:s,s:n,s:o,s:[],s:[],s:s?}", "id", id, "path", uri, "plugin",
+	    "skills", skills != NULL ? skills : json_array(), "namespaceManifests", "warnings",
+	    "error", err[0] != '\0' ? err : NULL);
+}
+
+void
+fs_m_discover_v1(struct rpc_req *req, json_t *params)
+{
+	static const char *const fields[] = { "roots", NULL };
+	static const struct serde_struct dp = { "WireCapabilityRootsDiscoverParams", fields, 0 };
+	struct jx_err	 e;
+	json_t		*o, *roots = NULL, *root, *out, *r;
+	size_t		 i;
+	long		 n;
+	int		 rc;
+
+	o = serde_struct_params(params, &dp, &n);
+	rc = jx_struct(o, dp.name, &e) == -1 || jx_any(o, "roots", JX_REQ, &roots, &e) == -1 ||
+	    (!json_is_array(roots) && serde_type_error(&e, roots, "a sequence", 0) == -1) ?
+	    -1 : 0;
+	if (serde_struct_seq_end(&dp, n, rc, &e) == -1) {
+		rpc_fail_params(req, &e);
+		goto done;
+	}
+	if (!rpc_admit(req) || (out = json_array()) == NULL)
+		goto done;
+	json_array_foreach(roots, i, root) {
+		if ((r = root_result(root, &e)) == NULL) {
+			json_decref(out);
+			rpc_fail_params(req, &e);
+			goto done;
+		}
+		json_array_append_new(out, r);
+	}
+	rpc_reply(req, json_pack("{s:o}", "roots", out));
+done:
+	json_decref(o);
+}
