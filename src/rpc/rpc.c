@@ -19,7 +19,13 @@
 #include "rpc/rpc_int.h"
 #include "rpc/rpc_parse.h"
 
-#define RPC_QUEUE_MAX	256	/* parsed requests waiting; then input pauses */
+/*
+ * Requests read ahead of their answers: past either bound input pauses, so
+ * that a client that pipelines without reading gets back-pressure, not
+ * execd's memory.
+ */
+#define RPC_QUEUE_MAX	256	/* parsed requests waiting */
+#define RPC_QUEUE_BYTES	RPC_HIGH_WATER	/* their messages' size */
 #define RPC_HOOKS_MAX	8
 #define RPC_TABLES_MAX	8
 
@@ -29,11 +35,13 @@ struct rpc_req {
 	unsigned	 gen;		/* connection generation it came on */
 	struct rpc_req	*next;		/* queue link */
 	json_t		*params;
+	size_t		 size;		/* of the message it came in */
 };
 
 static struct {
 	struct rpc_req		*qhead, *qtail;
 	size_t			 qlen;
+	size_t			 qbytes;	/* sum of the waiting requests' size */
 	unsigned		 inflight;
 	int			 paused;	/* we told the transport to stop */
 	int			 dispatching;
@@ -130,6 +138,25 @@ rpc_output_drained(void)
 
 	for (i = 0; i < rpc.ndrain; i++)
 		rpc.drain[i]();
+	/* requests held back while the answers waited: run them from the loop */
+	if (rpc.qlen > 0 || rpc.paused)
+		if (!ev_timer_armed(&rpc.kick))
+			ev_timer_start(&rpc.kick, 0);
+}
+
+/* Read no further ahead: too many requests wait, or their answers do. */
+static int
+rpc_input_full(void)
+{
+	return rpc.qlen >= RPC_QUEUE_MAX || rpc.qbytes >= RPC_QUEUE_BYTES || rpc_congested();
+}
+
+/* Input paused may go on: the queues are down to their low-water marks. */
+static int
+rpc_input_drained(void)
+{
+	/* the transport tells when its output drained below its low-water mark */
+	return rpc.qlen < RPC_QUEUE_MAX / 2 && rpc.qbytes < RPC_LOW_WATER && !rpc_congested();
 }
 
 /* A request is finished: free it and let the next one in. */
@@ -295,23 +322,28 @@ rpc_dispatch(void)
 	if (rpc.dispatching)
 		return;
 	rpc.dispatching = 1;
-	while (rpc.qhead != NULL && rpc.inflight < rpc.concurrency) {
+	/*
+	 * While answers wait on a congested transport no new request runs:
+	 * its answer would only grow the queue.  rpc_output_drained() goes on.
+	 */
+	while (rpc.qhead != NULL && rpc.inflight < rpc.concurrency && !rpc_congested()) {
 		req = rpc.qhead;
 		rpc.qhead = req->next;
 		if (rpc.qhead == NULL)
 			rpc.qtail = NULL;
 		rpc.qlen--;
+		rpc.qbytes -= req->size;
 		rpc_run(req);
 	}
 	rpc.dispatching = 0;
-	if (rpc.paused && rpc.qlen < RPC_QUEUE_MAX / 2 && (t = rpc_transport()) != NULL) {
+	if (rpc.paused && rpc_input_drained() && (t = rpc_transport()) != NULL) {
 		rpc.paused = 0;
 		t->resume_input(t->ctx);
 	}
 }
 
 static void
-rpc_enqueue(json_t *id, const char *method, json_t *params)
+rpc_enqueue(json_t *id, const char *method, json_t *params, size_t size)
 {
 	struct rpc_req	*req;
 
@@ -322,6 +354,7 @@ rpc_enqueue(json_t *id, const char *method, json_t *params)
 	req->id = json_incref(id);
 	req->gen = rpc_out_gen();
 	req->params = json_incref(params);
+	req->size = size;
 	req->m = rpc_lookup(method);
 	if (req->m == NULL) {
 		/* answered in turn, like any other request */
@@ -338,6 +371,7 @@ rpc_enqueue(json_t *id, const char *method, json_t *params)
 		rpc.qhead = req;
 	rpc.qtail = req;
 	rpc.qlen++;
+	rpc.qbytes += size;
 }
 
 int
@@ -385,7 +419,7 @@ rpc_input(const char *data, size_t len)
 			    "` yet");
 			break;
 		}
-		rpc_enqueue(m.id, m.method, m.params);
+		rpc_enqueue(m.id, m.method, m.params, len);
 		rpc_dispatch();
 		break;
 	case RPC_MSG_NOTIFICATION:
@@ -402,7 +436,7 @@ rpc_input(const char *data, size_t len)
 		break;
 	}
 	rpc_msg_clear(&m);
-	if (rpc.qlen >= RPC_QUEUE_MAX) {
+	if (rpc_input_full()) {
 		rpc.paused = 1;
 		return 1;
 	}
@@ -425,6 +459,7 @@ rpc_detach(void)
 	}
 	rpc.qtail = NULL;
 	rpc.qlen = 0;
+	rpc.qbytes = 0;
 	rpc.paused = 0;
 	for (i = 0; i < rpc.ndetach; i++)
 		rpc.detach[i]();

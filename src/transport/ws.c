@@ -15,6 +15,13 @@
 #include "transport/ws.h"
 
 #define WS_LINGER_MS	2000
+/*
+ * wslay queues a pong for every ping it reads, unsent ones included: past
+ * this many queued messages (or RPC_HIGH_WATER bytes) no more frames are
+ * read until the queue is down to half (or RPC_LOW_WATER), so a ping flood
+ * from a client that does not read meets back-pressure.
+ */
+#define WS_QUEUE_MSGS_MAX	1024
 
 static struct {
 	struct conn		*c;
@@ -23,6 +30,7 @@ static struct {
 	struct ev_timer		 ping, linger;
 	int			 paused;
 	int			 was_congested;
+	int			 out_full;	/* reading stopped until the queue drains */
 	int			 closing;	/* close frame queued by us */
 	int			 detached;
 	/*
@@ -36,11 +44,33 @@ static struct {
 
 static void	ws_update(void);
 
+/* Is the outgoing queue too long to read more (with hysteresis)? */
+static int
+ws_output_full(void)
+{
+	size_t	bytes = wslay_event_get_queued_msg_length(ws.ctx);
+	size_t	msgs = wslay_event_get_queued_msg_count(ws.ctx);
+
+	if (bytes > RPC_HIGH_WATER || msgs > WS_QUEUE_MSGS_MAX)
+		ws.out_full = 1;
+	else if (bytes < RPC_LOW_WATER && msgs < WS_QUEUE_MSGS_MAX / 2)
+		ws.out_full = 0;
+	return ws.out_full;
+}
+
 static ssize_t
 ws_recv_cb(wslay_event_context_ptr ctx, uint8_t *buf, size_t len, int flags, void *ud)
 {
 	ssize_t	n;
 
+	/*
+	 * wslay reads until the socket is dry: stop it here, between frames
+	 * it already holds, once the dispatcher paused or the queue is full.
+	 */
+	if (ws.paused || ws_output_full()) {
+		wslay_event_set_error(ctx, WSLAY_ERR_WOULDBLOCK);
+		return -1;
+	}
 	n = conn_read(ws.c, buf, len);
 	if (n == -1) {
 		if (errno == EAGAIN || errno == EINTR)
@@ -200,7 +230,10 @@ ws_update(void)
 		ws_finish();
 		return;
 	}
-	conn_want(ws.c, rd && !ws.paused, wr);
+	/* pongs grow the queue too: the dispatcher hears when it drains */
+	if (wslay_event_get_queued_msg_length(ws.ctx) > RPC_HIGH_WATER)
+		ws.was_congested = 1;
+	conn_want(ws.c, rd && !ws.paused && !ws_output_full(), wr);
 }
 
 static void
