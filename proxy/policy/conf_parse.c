@@ -95,14 +95,9 @@ parse_duration(const char *s, unsigned *ms)
 static int
 parse_count(const char *s, unsigned *v)
 {
-	char		*end;
-	unsigned long	 n;
+	unsigned long	n;
 
-	if (!isdigit((unsigned char)*s))
-		return -1;
-	errno = 0;
-	n = strtoul(s, &end, 10);
-	if (errno != 0 || *end != '\0' || n == 0 || n > 1000000)
+	if (parse_number(s, 1000000, &n) == -1)
 		return -1;
 	*v = (unsigned)n;
 	return 0;

@@ -24,6 +24,8 @@ void	 policy_clear(struct policy *);
 int	 policy_add_pattern(struct policy *, int deny, const char *pat,
 	    char *err, size_t errlen);
 int	 policy_add_ports(struct policy *, const char *spec);
+/* decimal 1..max, digits only; -1 for anything else */
+int	 parse_number(const char *s, unsigned long max, unsigned long *out);
 int	 parse_port(const char *s, uint16_t *port);
 int	 parse_hostport(const char *s, struct sockaddr_storage *ss, uint16_t defport);
 

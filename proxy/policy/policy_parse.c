@@ -175,9 +175,9 @@ policy_add_pattern(struct policy *pol, int deny, const char *pat, char *err, siz
 	return 0;
 }
 
-/* A port number, 1-65535. */
+/* A decimal number from 1 to max, digits only (no sign, blank or suffix). */
 int
-parse_port(const char *s, uint16_t *port)
+parse_number(const char *s, unsigned long max, unsigned long *out)
 {
 	char		*end;
 	unsigned long	 v;
@@ -186,7 +186,19 @@ parse_port(const char *s, uint16_t *port)
 		return -1;
 	errno = 0;
 	v = strtoul(s, &end, 10);
-	if (errno != 0 || *end != '\0' || v == 0 || v > 65535)
+	if (errno != 0 || *end != '\0' || v == 0 || v > max)
+		return -1;
+	*out = v;
+	return 0;
+}
+
+/* A port number, 1-65535. */
+int
+parse_port(const char *s, uint16_t *port)
+{
+	unsigned long	v;
+
+	if (parse_number(s, 65535, &v) == -1)
 		return -1;
 	*port = (uint16_t)v;
 	return 0;
