@@ -6,14 +6,13 @@ checked as its IPv4; host names with bad bytes refused on every protocol;
 an upstream proxy only ever sees the canonical address; control-socket
 patterns keep their brackets; unregister only of one's own credentials."""
 
-import base64
 import json
 import socket
 import struct
 import subprocess
 import threading
 
-from proxytest import (PROXY_BIN, Dnsmasq, EchoServer, Proxy, Tap, clean_env, deadline,
+from proxytest import (PROXY_BIN, auth_header, Dnsmasq, EchoServer, Proxy, Tap, clean_env, deadline,
                        tmpdir)
 
 deadline(150)
@@ -23,10 +22,6 @@ dns = Dnsmasq({"example.test": "127.0.0.1", "other.test": "127.0.0.1"})
 echo = EchoServer()
 E = echo.port
 
-
-def auth_header(creds):
-    tok = base64.b64encode(("%s:%s" % (creds.id, creds.secret)).encode()).decode()
-    return "Proxy-Authorization: Basic %s\r\n" % tok
 
 
 def raw_http(proxy, creds, head, timeout=10):

@@ -5,7 +5,6 @@ one credential's flood of denials is rate-limited into summary records
 without crowding out another's; "audit-overflow block" stops taking new
 work while the sink is behind and loses nothing; "drop" counts."""
 
-import base64
 import json
 import os
 import socket
@@ -13,7 +12,7 @@ import struct
 import threading
 import time
 
-from proxytest import EchoServer, Proxy, Tap, deadline, tmpdir
+from proxytest import auth_header, EchoServer, Proxy, Tap, deadline, tmpdir
 
 deadline(150)
 t = Tap()
@@ -21,16 +20,12 @@ echo = EchoServer()
 E = echo.port
 
 
-def auth(creds):
-    tok = base64.b64encode(("%s:%s" % (creds.id, creds.secret)).encode()).decode()
-    return "Proxy-Authorization: Basic %s\r\n" % tok
-
 
 def connect(proxy, creds, target, timeout=10):
     """CONNECT; returns the status code (0: no answer within timeout) and the socket."""
     h, p = proxy.http.rsplit(":", 1)
     s = socket.create_connection((h, int(p)), timeout=timeout)
-    s.sendall(("CONNECT %s HTTP/1.1\r\nHost: %s\r\n%s\r\n" % (target, target, auth(creds)))
+    s.sendall(("CONNECT %s HTTP/1.1\r\nHost: %s\r\n%s\r\n" % (target, target, auth_header(creds)))
               .encode())
     data = b""
     try:
@@ -85,7 +80,8 @@ t.ok(ev is not None and ev["decision"] == "deny" and ev["credential"] == a.id,
      "audit: BIND recorded", ev)
 h, p = P.http.rsplit(":", 1)
 s = socket.create_connection((h, int(p)), timeout=10)
-s.sendall(("GET https://127.0.0.1/ HTTP/1.1\r\nHost: 127.0.0.1\r\n%s\r\n" % auth(a)).encode())
+s.sendall(("GET https://127.0.0.1/ HTTP/1.1\r\nHost: 127.0.0.1\r\n%s\r\n" % auth_header(a))
+          .encode())
 t.ok(s.recv(100).startswith(b"HTTP/1.1 400"), "https:// in absolute form: 400")
 s.close()
 ev = P.wait_audit(lambda e: e["event"] == "decision" and e.get("reason") == "bad_request" and

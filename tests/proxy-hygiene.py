@@ -4,11 +4,10 @@ without a body or Upgrade, for every request a connection carries (nothing
 pipelined behind the first is forwarded); duplicate Host or Content-Length,
 CR or NUL inside a value, Content-Length with Transfer-Encoding: 400."""
 
-import base64
 import socket
 import time
 
-from proxytest import Origin, Proxy, Tap, deadline
+from proxytest import auth_header, Origin, Proxy, Tap, deadline
 
 deadline(90)
 t = Tap()
@@ -16,17 +15,13 @@ origin = Origin()
 O = origin.port
 
 
-def auth(creds):
-    tok = base64.b64encode(("%s:%s" % (creds.id, creds.secret)).encode()).decode()
-    return ("Proxy-Authorization: Basic %s\r\n" % tok).encode()
-
 
 def send(proxy, creds, raw, wait=0.0, more=None):
     """raw: the request bytes after the request line's CRLF is split off."""
     h, p = proxy.http.rsplit(":", 1)
     s = socket.create_connection((h, int(p)), timeout=5)
     first, _, rest = raw.partition(b"\r\n")
-    s.sendall(first + b"\r\n" + auth(creds) + rest)
+    s.sendall(first + b"\r\n" + auth_header(creds).encode() + rest)
     if more is not None:
         time.sleep(wait)
         try:

@@ -375,15 +375,20 @@ class EchoServer:
         threading.Thread(target=self.srv.serve_forever, daemon=True).start()
 
 
+def auth_header(creds):
+    """The Proxy-Authorization line (with its CRLF) for a registration's credentials."""
+    import base64
+    tok = base64.b64encode(("%s:%s" % (creds.id, creds.secret)).encode()).decode()
+    return "Proxy-Authorization: Basic %s\r\n" % tok
+
+
 def connect_via_http(proxy_addr, target, creds=None, timeout=10):
     """Open a CONNECT tunnel; returns (socket, status line, head bytes)."""
     host, port = proxy_addr.rsplit(":", 1)
     s = socket.create_connection((host, int(port)), timeout=timeout)
     req = "CONNECT %s HTTP/1.1\r\nHost: %s\r\n" % (target, target)
     if creds is not None:
-        import base64
-        tok = base64.b64encode(("%s:%s" % (creds.id, creds.secret)).encode()).decode()
-        req += "Proxy-Authorization: Basic %s\r\n" % tok
+        req += auth_header(creds)
     s.sendall((req + "\r\n").encode())
     head = b""
     while b"\r\n\r\n" not in head:
