@@ -10,6 +10,7 @@
 
 #include <errno.h>
 #include <limits.h>
+#include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -163,7 +164,11 @@ result(const char *home, json_t *cpaths, json_t *rpaths, const struct ec_layers 
 	const char	*user = getenv("HOME");
 	char		 host[256], *home_uri, *user_uri = NULL;
 	json_t		*c, *r, *out = NULL;
+	struct passwd	*pw;
 
+	/* no HOME: the account's home directory, as the reference finds it */
+	if ((user == NULL || user[0] == '\0') && (pw = getpwuid(getuid())) != NULL)
+		user = pw->pw_dir;
 	if (gethostname(host, sizeof(host)) == -1)
 		host[0] = '\0';
 	host[sizeof(host) - 1] = '\0';
@@ -223,6 +228,7 @@ m_read(struct rpc_req *req, json_t *params)
 	    jx_any(o, "cwd", JX_REQ, &cwd_j, &e) == -1 ||
 	    (!json_is_string(cwd_j) && serde_type_error(&e, cwd_j, "a string", 0) == -1) ||
 	    (cwd = uri_json_to_path(cwd_j, &e, &code)) == NULL ||
+	    (code = RPC_INVALID_PARAMS) == 0 ||
 	    key_paths(o, "configPaths", &cpaths, &e) == -1 ||
 	    key_paths(o, "requirementsPaths", &rpaths, &e) == -1 ? -1 : 0;
 	if (serde_struct_seq_end(&sp, n, rc, &e) == -1) {

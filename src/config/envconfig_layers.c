@@ -42,8 +42,8 @@ read_file(const char *path, char **buf, size_t *len, char *err, size_t errlen)
 {
 	struct stat	st;
 	char		text[128];
-	ssize_t		r;
-	size_t		got = 0;
+	ssize_t		r = 0;
+	size_t		got = 0, at, seq;
 	int		fd;
 
 	*buf = NULL;
@@ -74,11 +74,14 @@ read_file(const char *path, char **buf, size_t *len, char *err, size_t errlen)
 		got += (size_t)r;
 	}
 	close(fd);
-	if (r == -1 || got > TOML_MAX_INPUT || !toml_utf8_valid(*buf, got)) {
+	if (r == -1 || got > TOML_MAX_INPUT || toml_utf8_check(*buf, got, &at, &seq) == -1) {
 		if (got > TOML_MAX_INPUT)
 			snprintf(err, errlen, "file larger than %u bytes", TOML_MAX_INPUT);
+		else if (r != -1 && seq == 0)
+			snprintf(err, errlen, "incomplete utf-8 byte sequence from index %zu", at);
 		else if (r != -1)
-			snprintf(err, errlen, "stream did not contain valid UTF-8");
+			snprintf(err, errlen, "invalid utf-8 sequence of %zu bytes from index %zu",
+			    seq, at);
 		free(*buf);
 		*buf = NULL;
 		return -1;
@@ -118,7 +121,8 @@ load(const char *path, enum style st, struct toml_node **doc, char *err, size_t 
 	if ((rc = read_file(path, &buf, &len, why, sizeof(why))) <= 0) {
 		if (rc == -1)
 			snprintf(err, errlen, "Failed to read %s file %s: %s",
-			    st == ST_REQUIREMENTS ? "requirements" : "config", path, why);
+			    st == ST_REQUIREMENTS ? "requirements" : st == ST_PROJECT ?
+			    "project config" : "config", path, why);
 		return rc;
 	}
 	*doc = toml_parse(buf, len, &te);

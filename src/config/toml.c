@@ -35,6 +35,25 @@ struct dotted {
 
 static int	parse_value(struct tparser *, struct toml_node **);
 
+/*
+ * A duplicate key is reported only when the document has no syntax error,
+ * as the reference reports it: the first one is noted, and what it would
+ * have defined goes to a table that is thrown away.
+ */
+static struct toml_node *
+duplicate(struct tparser *P, const struct keypart *k)
+{
+	struct toml_node	*t;
+
+	if (P->dup_at == NULL)
+		P->dup_at = k->at;
+	if ((t = toml_table_new()) == NULL || toml_table_add(P->sink, "", 0, t) == -1) {
+		tp_oom(P);
+		return NULL;
+	}
+	return t;
+}
+
 static void
 dotted_free(struct dotted *k)
 {
@@ -58,13 +77,14 @@ tp_fail(struct tparser *P, const char *at, size_t span, const char *fmt, ...)
 	P->failed = 1;
 	if (at > P->end)
 		at = P->end;
+	/* at the end, after a last newline: the reference stays on the last line */
 	for (ls = q = P->buf; q < at; q++)
-		if (*q == '\n') {
+		if (*q == '\n' && !(at == P->end && q + 1 == P->end)) {
 			line++;
 			ls = q + 1;
 		}
 	for (q = ls; q < at; q++)
-		if (((unsigned char)*q & 0xC0) != 0x80)
+		if (((unsigned char)*q & 0xC0) != 0x80 && !(*q == '\r' && q + 1 < at && q[1] == '\n'))
 			col++;
 	P->err->line = line;
 	P->err->col = col;
@@ -108,7 +128,7 @@ skip_comment(struct tparser *P)
 			continue;
 		if ((c < 0x20 && c != '\t') || c == 0x7F)
 			return tp_fail(P, P->p, 1,
-			    "invalid comment, expected printable characters");
+			    "invalid comment character, expected printable characters");
 	}
 	return 0;
 }
@@ -161,7 +181,9 @@ simple_key(struct tparser *P, struct keypart *k)
 	while (P->p < P->end && is_bare((unsigned char)*P->p))
 		P->p++;
 	if (P->p == s)
-		return tp_fail(P, s, 1, E_BAREKEY);
+		return tp_fail(P, s, 1, s >= P->end || strchr("=.] \t\r\n", *s) != NULL ?
+		    "unquoted keys cannot be empty, expected letters, numbers, `-`, `_`" :
+		    E_BAREKEY);
 	if ((k->s = strndup(s, (size_t)(P->p - s))) == NULL)
 		return tp_oom(P);
 	k->len = (size_t)(P->p - s);
@@ -219,10 +241,8 @@ descend(struct tparser *P, struct toml_node *t, const struct keypart *k, int hea
 	if (header && kid->kind == TOML_ARRAY && (kid->flags & TOML_F_AOT) && kid->n > 0)
 		return kid->kid[kid->n - 1];
 	if (kid->kind != TOML_TABLE || (kid->flags & TOML_F_INLINE) ||
-	    (!header && !(kid->flags & TOML_F_DOTTED))) {
-		tp_fail(P, k->at, 1, E_DUP);
-		return NULL;
-	}
+	    (!header && !(kid->flags & TOML_F_DOTTED)))
+		return duplicate(P, k);
 	return kid;
 }
 
@@ -261,10 +281,9 @@ keyval(struct tparser *P, struct toml_node *t)
 	for (i = 0; i + 1 < k.n; i++)
 		if ((t = descend(P, t, &k.part[i], 0)) == NULL)
 			goto done;
-	if (toml_table_get(t, k.part[i].s, k.part[i].len) != NULL) {
-		tp_fail(P, k.part[i].at, 1, E_DUP);
+	if (toml_table_get(t, k.part[i].s, k.part[i].len) != NULL &&
+	    (t = duplicate(P, &k.part[i])) == NULL)
 		goto done;
-	}
 	rc = add_kid(P, t, &k.part[i], v);
 	v = NULL;
 done:
@@ -277,19 +296,22 @@ static int
 parse_array(struct tparser *P, struct toml_node **out)
 {
 	struct toml_node	*a, *v;
-	const char		*after;
+	const char		*after, *start;
 
 	if ((a = calloc(1, sizeof(*a))) == NULL)
 		return tp_oom(P);
 	a->kind = TOML_ARRAY;
 	a->flags = TOML_F_INLINE;
 	*out = a;
-	P->p++;
+	after = ++P->p;
 	for (;;) {
 		if (skip_ws_nl(P) == -1)
 			return -1;
 		if (P->p < P->end && *P->p == ']')
 			break;
+		if (P->p >= P->end)
+			return tp_fail(P, after, 1, "unclosed array, expected `]`");
+		start = P->p;
 		if (parse_value(P, &v) == -1)
 			return -1;
 		if (toml_array_add(a, v) == -1)
@@ -309,6 +331,9 @@ parse_array(struct tparser *P, struct toml_node **out)
 		}
 		if (P->p < P->end && *P->p == ']')
 			break;
+		/* the reference's words when a comma is missing */
+		if (P->p < P->end)
+			return tp_fail(P, start, 1, E_UNQUOTED);
 		return tp_fail(P, after, 1, "unclosed array, expected `]`");
 	}
 	P->p++;
@@ -319,29 +344,31 @@ static int
 parse_inline(struct tparser *P, struct toml_node **out)
 {
 	struct toml_node	*t;
+	const char		*after;
 
 	if ((t = toml_table_new()) == NULL)
 		return tp_oom(P);
 	*out = t;
-	P->p++;
-	skip_ws(P);
-	if (P->p < P->end && *P->p == '}') {
-		P->p++;
-		seal(t);
-		return 0;
-	}
+	after = ++P->p;
 	for (;;) {
+		if (skip_ws_nl(P) == -1)
+			return -1;
+		if (P->p < P->end && *P->p == '}')
+			break;
+		if (P->p >= P->end)
+			return tp_fail(P, after, 1, "unclosed inline table, expected `}`");
 		if (keyval(P, t) == -1)
 			return -1;
-		skip_ws(P);
+		after = P->p;
+		if (skip_ws_nl(P) == -1)
+			return -1;
 		if (P->p < P->end && *P->p == ',') {
-			P->p++;
-			skip_ws(P);
+			after = ++P->p;
 			continue;
 		}
 		if (P->p < P->end && *P->p == '}')
 			break;
-		return tp_fail(P, P->p, 1, "unclosed inline table, expected `}`");
+		return tp_fail(P, after, 1, "unclosed inline table, expected `}`");
 	}
 	P->p++;
 	seal(t);
@@ -360,9 +387,10 @@ parse_bool(struct tparser *P, struct toml_node **out)
 	else if (left >= 5 && memcmp(s, "false", 5) == 0)
 		b = 0;
 	else
-		return tp_fail(P, s, 1, E_UNQUOTED);
-	if (s + 5 - b < P->end && is_bare((unsigned char)s[5 - b]))
-		return tp_fail(P, s, 1, E_UNQUOTED);
+		b = -1;
+	if (b == -1 || (s + 5 - b < P->end && is_bare((unsigned char)s[5 - b])))
+		return tp_fail(P, s, 1, "invalid boolean, expected `%s`",
+		    *s == 't' ? "true" : "false");
 	if ((*out = calloc(1, sizeof(**out))) == NULL)
 		return tp_oom(P);
 	(*out)->kind = TOML_BOOL;
@@ -410,9 +438,13 @@ header(struct tparser *P)
 	P->p += aot ? 2 : 1;
 	if (parse_key(P, &k) == -1)
 		goto done;
-	if (P->p >= P->end || *P->p != ']' || (aot && (P->p + 1 >= P->end || P->p[1] != ']'))) {
-		tp_fail(P, P->p, 1, aot ? "invalid array table, expected `]]`" :
-		    "invalid table header, expected `.`, `]`");
+	if (P->p >= P->end || *P->p != ']') {
+		tp_fail(P, P->p, 1, aot ? "unclosed array table, expected `]]`" :
+		    "unclosed table, expected `]`");
+		goto done;
+	}
+	if (aot && (P->p + 1 >= P->end || P->p[1] != ']')) {
+		tp_fail(P, P->p + 1, 1, "unclosed array table, expected `]`");
 		goto done;
 	}
 	P->p += aot ? 2 : 1;
@@ -432,7 +464,8 @@ header(struct tparser *P)
 				goto done;
 			kid = arr;
 		} else if (kid->kind != TOML_ARRAY || !(kid->flags & TOML_F_AOT)) {
-			tp_fail(P, k.part[i].at, 1, E_DUP);
+			P->cur = duplicate(P, &k.part[i]);
+			rc = P->cur == NULL ? -1 : 0;
 			goto done;
 		}
 		if (kid->n >= TOML_MAX_KEYS) {
@@ -456,7 +489,8 @@ header(struct tparser *P)
 		t = kid;
 	} else if (kid->kind != TOML_TABLE ||
 	    (kid->flags & (TOML_F_HEADER | TOML_F_DOTTED | TOML_F_INLINE))) {
-		tp_fail(P, k.part[i].at, 1, E_DUP);
+		P->cur = duplicate(P, &k.part[i]);
+		rc = P->cur == NULL ? -1 : 0;
 		goto done;
 	} else {
 		kid->flags |= TOML_F_HEADER;
@@ -467,6 +501,24 @@ header(struct tparser *P)
 done:
 	dotted_free(&k);
 	return rc;
+}
+
+/*
+ * Where the reference reports text after a value: past a bare key and
+ * blanks when "key =" follows, else where the text starts.
+ */
+static const char *
+stray_key(const struct tparser *P)
+{
+	const char	*q = P->p;
+
+	while (q < P->end && is_bare((unsigned char)*q))
+		q++;
+	if (q == P->p)
+		return P->p;
+	while (q < P->end && (*q == ' ' || *q == '\t'))
+		q++;
+	return q < P->end && *q == '=' ? q : P->p;
 }
 
 /* One line of the document: blank, comment, header or key/value. */
@@ -489,7 +541,7 @@ line(struct tparser *P)
 	if (P->p >= P->end)
 		return 0;
 	if ((nl = tp_newline(P, P->p)) == 0)
-		return tp_fail(P, P->p, 1, E_NEWLINE);
+		return tp_fail(P, stray_key(P), 1, E_NEWLINE);
 	P->p += nl;
 	return 0;
 }
@@ -510,14 +562,19 @@ toml_parse(const char *buf, size_t len, struct toml_error *err)
 	}
 	if (len >= 3 && memcmp(buf, "\xEF\xBB\xBF", 3) == 0)
 		P.p += 3;
-	if ((P.root = P.cur = toml_table_new()) == NULL) {
+	if ((P.root = P.cur = toml_table_new()) == NULL || (P.sink = toml_table_new()) == NULL) {
+		toml_free(P.root);
 		tp_oom(&P);
 		return NULL;
 	}
-	while (P.p < P.end)
-		if (line(&P) == -1) {
-			toml_free(P.root);
-			return NULL;
-		}
+	while (P.p < P.end && line(&P) == 0)
+		;
+	if (!P.failed && P.dup_at != NULL)
+		tp_fail(&P, P.dup_at, 1, E_DUP);
+	toml_free(P.sink);
+	if (P.failed) {
+		toml_free(P.root);
+		return NULL;
+	}
 	return P.root;
 }

@@ -66,8 +66,11 @@ int		 toml_table_add(struct toml_node *t, const char *key, size_t len,
 struct toml_node *toml_table_get(const struct toml_node *t, const char *key, size_t len);
 /* Append kid to an array; takes kid.  0, or -1 (kid freed). */
 int		 toml_array_add(struct toml_node *a, struct toml_node *kid);
-/* 1 when the len bytes at s are UTF-8 (no surrogates, nothing above U+10FFFF). */
-int		 toml_utf8_valid(const char *s, size_t len);
+/*
+ * 0 when the len bytes at s are UTF-8; else -1 with *at the offset of the
+ * first bad sequence and *seqlen its length (0: cut short by the end).
+ */
+int		 toml_utf8_check(const char *s, size_t len, size_t *at, size_t *seqlen);
 
 /* The document for root, malloc'd and NUL-terminated, or NULL. */
 char		*toml_emit(const struct toml_node *root, size_t *len);

@@ -6,7 +6,8 @@
  * gets no header of its own unless it is empty.  Floats are plain
  * decimals of the shortest digits that read back the same; each string
  * takes the first form that holds it without escapes (basic, literal,
- * multi-line basic, multi-line literal), else an escaped basic one.
+ * multi-line basic, multi-line literal; a tab only in a string of several
+ * lines), else an escaped basic one.
  */
 #include "config.h"
 
@@ -55,7 +56,8 @@ puts_(struct out *o, const char *s)
 
 /* What a string holds, to choose its form. */
 struct shape {
-	int	ctl;		/* a character only an escape can show (tab too) */
+	int	ctl;		/* a character only an escape can show */
+	int	tab;		/* shown as is only in a multi-line string */
 	int	bs, nl, sq, dq;
 	size_t	sq_run, dq_run;	/* longest runs of ' and " */
 };
@@ -77,6 +79,8 @@ shape_of(const char *s, size_t len, struct shape *sh)
 			sh->dq_run = dq;
 		if (c == '\n')
 			sh->nl = 1;
+		else if (c == '\t')
+			sh->tab = 1;
 		else if (c < 0x20 || c == 0x7F)
 			sh->ctl = 1;
 		sh->bs |= c == '\\';
@@ -127,15 +131,17 @@ static void
 string(struct out *o, const char *s, size_t len, int key)
 {
 	struct shape	sh;
+	int		ml_ok;
 
 	shape_of(s, len, &sh);
-	if (!sh.ctl && !sh.bs && !sh.dq && !sh.nl)
+	ml_ok = !key && !sh.ctl && (!sh.tab || sh.nl);
+	if (!sh.ctl && !sh.tab && !sh.bs && !sh.dq && !sh.nl)
 		quoted(o, "\"", s, len, 0);
-	else if (!sh.ctl && !sh.sq && !sh.nl)
+	else if (!sh.ctl && !sh.tab && !sh.sq && !sh.nl)
 		quoted(o, "'", s, len, 0);
-	else if (!key && !sh.ctl && !sh.bs && sh.dq_run < 3)
+	else if (ml_ok && !sh.bs && sh.dq_run < 3)
 		quoted(o, "\"\"\"", s, len, sh.nl);
-	else if (!key && !sh.ctl && sh.sq_run < 3)
+	else if (ml_ok && sh.sq_run < 3)
 		quoted(o, "'''", s, len, sh.nl);
 	else if (!key && sh.nl) {
 		puts_(o, "\"\"\"\n");

@@ -8,6 +8,8 @@ struct tparser {
 	const char		*buf, *p, *end;
 	struct toml_error	*err;
 	struct toml_node	*root, *cur;	/* cur: where key/values go */
+	struct toml_node	*sink;		/* what duplicate keys define */
+	const char		*dup_at;	/* the first duplicate key */
 	int			 depth;
 	int			 failed;
 };

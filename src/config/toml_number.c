@@ -51,16 +51,20 @@ node(enum toml_kind kind)
 
 /* HH:MM:SS[.frac] at s (len bytes); its length, or 0; the normal form appended to out. */
 static size_t
-time_part(const char *s, size_t len, char *out, size_t outlen)
+time_part(const char *s, size_t len, char *out, size_t outlen, const char **why)
 {
 	char	frac[10];
 	size_t	n = 8, f = 0;
 	int	h, m, sec;
 
 	if (len < 8 || s[2] != ':' || s[5] != ':' || (h = digits(s, 2)) < 0 ||
-	    (m = digits(s + 3, 2)) < 0 || (sec = digits(s + 6, 2)) < 0 ||
-	    h > 23 || m > 59 || sec > 60)
+	    (m = digits(s + 3, 2)) < 0 || (sec = digits(s + 6, 2)) < 0)
 		return 0;
+	if (h > 23 || m > 59 || sec > 60) {
+		*why = h > 23 ? "hour between 00 and 23" : m > 59 ? "minute between 00 and 59" :
+		    "second between 00 and 60";
+		return 0;
+	}
 	if (n < len && s[n] == '.') {
 		for (n++; n < len && is_digit((unsigned char)s[n]); n++)
 			if (f < 9)
@@ -113,10 +117,12 @@ datetime(struct tparser *P, const char *s, size_t len, struct toml_node **out)
 		}
 	}
 	if (n < len || n == 0) {
-		size_t	t = time_part(s + n, len - n, text, sizeof(text));
+		const char	*why = NULL;
+		size_t		 t = time_part(s + n, len - n, text, sizeof(text), &why);
 
 		if (t == 0)
-			return tp_fail(P, s + n, 1, "invalid time");
+			return tp_fail(P, s + n, 1, "invalid time%s%s", why != NULL ?
+			    ", expected " : "", why != NULL ? why : "");
 		n += t;
 		if (n < len && (s[n] == 'Z' || s[n] == 'z') && s[0] != ':' && len > 10 &&
 		    s[4] == '-') {
@@ -141,27 +147,32 @@ datetime(struct tparser *P, const char *s, size_t len, struct toml_node **out)
 
 /*
  * Digits of base with single underscores between them, from s to end,
- * into buf without the underscores; 0 or -1.
+ * into buf without the underscores; 0, or -1 with the reference's words
+ * (what: the part of a number they are, for "invalid <what>").
  */
 static int
-digit_run(const char *s, const char *end, int base, char *buf, size_t *blen, size_t cap)
+digit_run(struct tparser *P, const char *s, const char *end, int base, char *buf,
+    size_t *blen, size_t cap, const char *what)
 {
 	const char	*q;
 	int		 c, ok;
 
-	if (s >= end)
-		return -1;
+	if (s >= end || *s == '_')
+		return tp_fail(P, s, 1, "invalid %s, expected digits", what);
 	for (q = s; q < end; q++) {
 		c = (unsigned char)*q;
 		if (c == '_') {
-			if (q == s || q + 1 == end || q[1] == '_')
-				return -1;
+			if (q + 1 == end || q[1] == '_')
+				return tp_fail(P, q, 1,
+				    "`_` may only go between digits, expected nothing");
 			continue;
 		}
 		ok = base == 16 ? (is_digit(c) || (c >= 'a' && c <= 'f') ||
 		    (c >= 'A' && c <= 'F')) : (c >= '0' && c < '0' + base);
-		if (!ok || *blen + 1 >= cap)
-			return -1;
+		if (!ok)
+			return tp_fail(P, q, 1, "invalid %s", what);
+		if (*blen + 1 >= cap)
+			return tp_fail(P, s, 1, "number too long");
 		buf[(*blen)++] = (char)c;
 	}
 	buf[*blen] = '\0';
@@ -182,17 +193,20 @@ integer(struct tparser *P, const char *s, size_t len, struct toml_node **out)
 		base = s[1] == 'x' ? 16 : s[1] == 'o' ? 8 : 2;
 		d = s + 2;
 		if (len == 2)	/* the reference's words for "0x" */
-			return tp_fail(P, s, 1, "integer number overflowed");
+			return tp_fail(P, s, 1, base == 10 && !neg ? "u64 value was too large" :
+			    "integer number overflowed");
 	} else if (*d == '+' || *d == '-')
 		neg = *d++ == '-';
-	if (digit_run(d, end, base, buf, &blen, sizeof(buf)) == -1 ||
-	    (base == 10 && blen > 1 && buf[0] == '0'))
-		return tp_fail(P, s, 1, "invalid integer");
+	if (digit_run(P, d, end, base, buf, &blen, sizeof(buf), "integer") == -1)
+		return -1;
+	if (base == 10 && blen > 1 && buf[0] == '0')
+		return tp_fail(P, d, 1, "unexpected leading zero, expected nothing");
 	for (i = 0; i < blen; i++) {
 		dv = hexval_digit(buf[i]);
 		if (__builtin_mul_overflow(v, base, &v) ||
 		    (neg ? __builtin_sub_overflow(v, dv, &v) : __builtin_add_overflow(v, dv, &v)))
-			return tp_fail(P, s, 1, "integer number overflowed");
+			return tp_fail(P, s, 1, base == 10 && !neg ? "u64 value was too large" :
+			    "integer number overflowed");
 	}
 	if ((*out = node(TOML_INT)) == NULL)
 		return tp_oom(P);
@@ -216,22 +230,23 @@ floating(struct tparser *P, const char *s, size_t len, struct toml_node **out)
 	} else {
 		for (part = q; q < end && *q != '.' && *q != 'e' && *q != 'E'; q++)
 			;
-		if (digit_run(part, q, 10, buf, &blen, sizeof(buf)) == -1 ||
-		    (q - part > 1 && *part == '0'))
-			return tp_fail(P, s, 1, "invalid floating-point number");
+		if (digit_run(P, part, q, 10, buf, &blen, sizeof(buf), "mantissa") == -1)
+			return -1;
+		if (q - part > 1 && *part == '0')
+			return tp_fail(P, part, 1, "unexpected leading zero, expected nothing");
 		if (q < end && *q == '.') {
 			buf[blen++] = *q++;
 			for (part = q; q < end && *q != 'e' && *q != 'E'; q++)
 				;
-			if (digit_run(part, q, 10, buf, &blen, sizeof(buf)) == -1)
-				return tp_fail(P, s, 1, "invalid floating-point number");
+			if (digit_run(P, part, q, 10, buf, &blen, sizeof(buf), "fraction") == -1)
+				return -1;
 		}
 		if (q < end) {
 			buf[blen++] = *q++;
 			if (q < end && (*q == '+' || *q == '-'))
 				buf[blen++] = *q++;
-			if (digit_run(q, end, 10, buf, &blen, sizeof(buf)) == -1)
-				return tp_fail(P, s, 1, "invalid floating-point number");
+			if (digit_run(P, q, end, 10, buf, &blen, sizeof(buf), "exponent") == -1)
+				return -1;
 		}
 	}
 	v = strtod(buf, NULL);
@@ -255,7 +270,7 @@ tp_scalar(struct tparser *P, struct toml_node **out)
 	size_t		 len;
 	int		 c = (unsigned char)*s;
 
-	if (!is_digit(c) && c != '+' && c != '-' && c != 'i' && c != 'n')
+	if (!is_digit(c) && c != '+' && c != '-' && c != 'i' && c != 'n' && c != '.')
 		return tp_fail(P, s, 1, E_UNQUOTED);
 	while (q < P->end && token_char((unsigned char)*q))
 		q++;
@@ -271,6 +286,8 @@ tp_scalar(struct tparser *P, struct toml_node **out)
 		return datetime(P, s, len, out);
 	if (q - t == 3 && (memcmp(t, "inf", 3) == 0 || memcmp(t, "nan", 3) == 0))
 		return floating(P, s, len, out);
+	if (*t == '.')
+		return tp_fail(P, t, 1, "invalid mantissa, expected digits");
 	if (!is_digit((unsigned char)*t))
 		return tp_fail(P, s, 1, E_UNQUOTED);
 	if (!(len > 1 && s[0] == '0' && (s[1] == 'x' || s[1] == 'o' || s[1] == 'b')) &&

@@ -6,6 +6,7 @@
  */
 #include "config.h"
 
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -107,7 +108,7 @@ escape(struct tparser *P, struct sbuf *b)
 		P->p++;
 	}
 	if (cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF))
-		return tp_fail(P, at, 1, "invalid unicode scalar value");
+		return tp_fail(P, at + 1, 1, "invalid value, expected unicode hexadecimal value");
 	return put_utf8(b, cp) == -1 ? tp_oom(P) : 0;
 }
 
@@ -145,7 +146,7 @@ closing(struct tparser *P, struct sbuf *b, char q, int ml)
 		return sb_put(b, P->p - run, run) == -1 ? tp_oom(P) : 0;
 	}
 	if (run > 5)
-		return tp_fail(P, P->p + 5, 1, "invalid multiline %s string, expected newline",
+		return tp_fail(P, P->p + 5, 1, "invalid multi-line %s string, expected newline",
 		    q == '"' ? "basic" : "literal");
 	if (sb_put(b, P->p, run - 3) == -1)
 		return tp_oom(P);
@@ -160,10 +161,9 @@ bad_char(struct tparser *P, char q, int ml)
 
 	if (P->p >= P->end || (!ml && tp_newline(P, P->p) > 0))
 		return tp_fail(P, P->p, 1, "invalid %s%s string, expected `%s`",
-		    ml ? "multiline " : "", kind, q == '"' ? (ml ? "\"\"\"" : "\"") :
-		    (ml ? "'''" : "'"));
+		    ml ? "multi-line " : "", kind, q == '"' ? "\"" : "'");
 	return tp_fail(P, P->p, 1, "invalid %s%s string, expected non-%s-quote visible "
-	    "characters%s", ml ? "multiline " : "", kind, q == '"' ? "double" : "single",
+	    "characters%s", ml ? "multi-line " : "", kind, q == '"' ? "double" : "single",
 	    q == '"' ? ", `\\`" : "");
 }
 
@@ -212,36 +212,59 @@ tp_string(struct tparser *P, char **out, size_t *outlen)
 	return 0;
 }
 
+/*
+ * How long the invalid sequence at p is, as Rust's from_utf8 counts it:
+ * 0 when the text ends inside a sequence that could still be valid.
+ */
+static size_t
+bad_seq(const unsigned char *p, const unsigned char *end, size_t *ok)
+{
+	size_t	n, i;
+	int	lo = 0x80, hi = 0xBF;
+
+	if (*p < 0x80) {
+		*ok = 1;
+		return SIZE_MAX;
+	}
+	if (*p >= 0xC2 && *p <= 0xDF)
+		n = 2;
+	else if (*p >= 0xE0 && *p <= 0xEF)
+		n = 3;
+	else if (*p >= 0xF0 && *p <= 0xF4)
+		n = 4;
+	else
+		return 1;
+	if (*p == 0xE0)
+		lo = 0xA0;
+	else if (*p == 0xED)
+		hi = 0x9F;
+	else if (*p == 0xF0)
+		lo = 0x90;
+	else if (*p == 0xF4)
+		hi = 0x8F;
+	for (i = 1; i < n; i++) {
+		if (p + i >= end)
+			return 0;
+		if (p[i] < (i == 1 ? lo : 0x80) || p[i] > (i == 1 ? hi : 0xBF))
+			return i;
+	}
+	*ok = n;
+	return SIZE_MAX;
+}
+
 int
-toml_utf8_valid(const char *s, size_t len)
+toml_utf8_check(const char *s, size_t len, size_t *at, size_t *seqlen)
 {
 	const unsigned char	*p = (const unsigned char *)s, *end = p + len;
-	unsigned long		 cp, min;
-	int			 n, i;
+	size_t			 ok, bad;
 
 	while (p < end) {
-		if (*p < 0x80) {
-			p++;
-			continue;
+		if ((bad = bad_seq(p, end, &ok)) != SIZE_MAX) {
+			*at = (size_t)(p - (const unsigned char *)s);
+			*seqlen = bad;
+			return -1;
 		}
-		if ((*p & 0xE0) == 0xC0)
-			n = 1, cp = *p & 0x1F, min = 0x80;
-		else if ((*p & 0xF0) == 0xE0)
-			n = 2, cp = *p & 0x0F, min = 0x800;
-		else if ((*p & 0xF8) == 0xF0)
-			n = 3, cp = *p & 0x07, min = 0x10000;
-		else
-			return 0;
-		if (end - p <= n)
-			return 0;
-		for (i = 1; i <= n; i++) {
-			if ((p[i] & 0xC0) != 0x80)
-				return 0;
-			cp = (cp << 6) | (p[i] & 0x3F);
-		}
-		if (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF))
-			return 0;
-		p += n + 1;
+		p += ok;
 	}
-	return 1;
+	return 0;
 }
