@@ -221,6 +221,42 @@ p.s = 2
 u = 3
 """
 
+MORE = r"""
+m1 = "q\"\n\u0001"
+m2 = "cr\r only"
+m3 = 'a	"'
+m4 = "tab\t and \"\"\" three"
+m5 = "x\\y\ttab"
+m6 = "\"\"\"\n@@@"
+m7 = "q\"\n\tx"
+m8 = "\"\"\"\"\"\n\u0002\""
+m9 = "it's\ttab"
+f1 = 1e300
+f2 = -0
+f3 = +0.0
+f4 = 1E5
+f5 = 1e-7
+f6 = 123e-20
+f7 = 9007199254740993.0
+f8 = 1e22
+f9 = 1e21
+d1 = 1979-05-27T07:32:00-00:00
+d2 = 1979-05-27T07:32:00.0
+d3 = 1979-05-27T07:32:00.100Z
+d4 = 0001-01-01
+n1 = { a = [{ b = 1 }, { c = { d = 2 } }] }
+n2 = [[{ x = 1 }], [{ y = 2 }]]
+n3 = [{ a = [1, { b = [] }] }]
+[ spaced . "quoted.part" ]
+k = 1
+[[ aot ]]
+[aot.sub]
+x = 1
+[[aot.sub2]]
+[[aot]]
+y = 2
+""".replace("@@@", "'" * 3)
+
 BAD = [
     "a = \n", 'a = 1\nb = "x\n', "[t]\na=1\n[t]\n", "a=1\na=2\n", "x = 1979-13-01\n",
     "\u00e9 = 1\n", "a = [1,\n", "a = { b = 1\n", "a = 0x\n", 's = "\\q"\n', "\ufeffa = 1\n",
@@ -230,6 +266,19 @@ BAD = [
     "a = 01\n", "a = 1.\n", "a = .5\n", "a = 1e\n", "a = 2021-02-30\n", "a = 25:00:00\n",
     "a = { b = 1, }\n", "a = {\n b = 1 }\n", "a = \"\\uD800\"\n", "a = 1 # \x01\n",
     "a = 9223372036854775808\n", "[a]]\n", "a = [1 2]\n", "a = 'x' 'y'\n",
+    "a = -\n", "a = 07:32\n", "a = 1979-05-27T07:32Z\n", "a = 1979-05-27T\n",
+    "a = 18446744073709551616\n", "a = -9223372036854775809\n", "a = 0xG\n", "a = 0x_1\n",
+    "a = 1_\n", "a = +0x1\n", "a = 1e1.5\n", "a = nan1\n", "a = -inf_\n",
+    "a = 1979-05-27T07:32:60Z\n", "a = 1979-05-27T24:00:00\n", "a = 1979-05-27T07:60:00\n",
+    "a = 1979-00-27\n", "a = 1979-05-00\n", 'a = "\\x4"\n', 'a = "\\u12"\n',
+    'a = "\\U00110000"\n', "a = " + "'" * 3 + "x" + "'" * 6 + "\n", "a = '\x7f'\n", "[]\n",
+    "[[]]\n", "[a.]\n", "a. = 1\n", "a = 1\r\nb = \n", "a\n", "a = { b = 1, b = 2 }\n",
+    "a = { b.c = 1 }\n[a.b]\n", "[a]\nb.c = 1\n[a.b.d]\n", "x = [{a=1}]\n[[x]]\n",
+    "[[x]]\n[x]\n", 'a = """\\ \n  x"""\n', "a = 'x\ty'\n", 'a = "x\ry"\n',
+    "a = [\n  1,\n  # c\n  2\n  3]\n", "a = 1\r\n", "a = 1\rb = 2\n", "a = 1e400\n",
+    "a = 0o8\n", "a = 0b2\n", "a = 0xFFFFFFFFFFFFFFFFF\n", "a = 1.5x\n", "a = ['a' 'b']\n",
+    "a = [1, 'a'\n'b']\n", "a = 07:3\n", "a = 07:32:0\n", "a = 1979-05-27T07:32:00+25:00\n",
+    "a = {b = 1}\na.c = 2\n", "a = 'x'\na.b = 1\n", "[[a]]\na.b = 1\n", "a = 1979-05-27\n[a.b]\n", "a = 1\n[a.b]\n", "a = [1]\n[a.b]\n", "a = \"\"\"x\"\"\"\"\"\"\n",
 ]
 
 
@@ -307,6 +356,14 @@ def cases():
     yield "re-serialisation", {U: RESERIALISE}, None, {}, "@R", [
         read(config=keys), read(config=[["quoted key"], ["a.b"], [""], ["lit"], ['k"q'], ["\u00fc"],
                                         ["a b"], ["-_"], ["nl\nkey"], ["tab\tkey"]])]
+    keys2 = [m.group(1) for m in re.finditer(r"^([A-Za-z0-9_-]+) =", MORE, re.M)]
+    yield "re-serialisation 2", {U: MORE}, None, {}, "@R", [
+        read(config=keys2 + ["spaced", "aot"]), read(config=[["spaced", "quoted.part", "k"]])]
+    ml = "'" * 3
+    yield "CRLF, comments, empty layers", {
+        U: "# only a comment\r\n\r\n" + trusted("p", "q"), "p/.git": "x", "p/.codex/config.toml": "",
+        "q/.git": "x", "q/.codex/config.toml": "a = 1\r\nb = %sx\r\ny%s\r\n# c\r\n" % (ml, ml)}, None, {}, "@R", [
+        read(cwd="@R/p", config=["a"]), read(cwd="@R/q", config=["a", "b"]), read(config=["projects"])]
     # malformed and unreadable
     for i, bad in enumerate(BAD):
         yield "malformed user config %d %r" % (i, bad), {U: bad}, None, {}, "@R", [read(config=["a"])]

@@ -7,7 +7,6 @@
  */
 #include "config.h"
 
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -41,12 +40,14 @@ static int	parse_value(struct tparser *, struct toml_node **);
  * have defined goes to a table that is thrown away.
  */
 static struct toml_node *
-duplicate(struct tparser *P, const struct keypart *k)
+duplicate(struct tparser *P, const struct keypart *k, const char *why)
 {
 	struct toml_node	*t;
 
-	if (P->dup_at == NULL)
+	if (P->dup_at == NULL) {
 		P->dup_at = k->at;
+		P->dup_why = why;
+	}
 	if ((t = toml_table_new()) == NULL || toml_table_add(P->sink, "", 0, t) == -1) {
 		tp_oom(P);
 		return NULL;
@@ -62,49 +63,6 @@ dotted_free(struct dotted *k)
 	for (i = 0; i < k->n; i++)
 		free(k->part[i].s);
 	k->n = 0;
-}
-
-/* Record the first error, at `at`, covering span characters; always -1. */
-int
-tp_fail(struct tparser *P, const char *at, size_t span, const char *fmt, ...)
-{
-	const char	*ls, *q;
-	va_list		 ap;
-	size_t		 line = 1, col = 1, n;
-
-	if (P->failed)
-		return -1;
-	P->failed = 1;
-	if (at > P->end)
-		at = P->end;
-	/* at the end, after a last newline: the reference stays on the last line */
-	for (ls = q = P->buf; q < at; q++)
-		if (*q == '\n' && !(at == P->end && q + 1 == P->end)) {
-			line++;
-			ls = q + 1;
-		}
-	for (q = ls; q < at; q++)
-		if (((unsigned char)*q & 0xC0) != 0x80 && !(*q == '\r' && q + 1 < at && q[1] == '\n'))
-			col++;
-	P->err->line = line;
-	P->err->col = col;
-	P->err->span = span > 0 ? span : 1;
-	for (n = 0; ls + n < P->end && ls[n] != '\n' && n + 1 < sizeof(P->err->text); n++)
-		;
-	if (n > 0 && ls[n - 1] == '\r' && (ls + n == P->end || ls[n] == '\n'))
-		n--;
-	memcpy(P->err->text, ls, n);
-	P->err->text[n] = '\0';
-	va_start(ap, fmt);
-	vsnprintf(P->err->msg, sizeof(P->err->msg), fmt, ap);
-	va_end(ap);
-	return -1;
-}
-
-int
-tp_oom(struct tparser *P)
-{
-	return tp_fail(P, P->p, 1, "out of memory");
 }
 
 static void
@@ -130,17 +88,6 @@ skip_comment(struct tparser *P)
 			return tp_fail(P, P->p, 1,
 			    "invalid comment character, expected printable characters");
 	}
-	return 0;
-}
-
-/* A newline (LF or CRLF) at p: its length, else 0. */
-int
-tp_newline(const struct tparser *P, const char *p)
-{
-	if (p < P->end && *p == '\n')
-		return 1;
-	if (p + 1 < P->end && p[0] == '\r' && p[1] == '\n')
-		return 2;
 	return 0;
 }
 
@@ -224,6 +171,28 @@ add_kid(struct tparser *P, struct toml_node *t, const struct keypart *k,
 	return 0;
 }
 
+/* The reference's words for a value a header or dotted key runs through. */
+static const char *
+extend_error(const struct toml_node *v)
+{
+	switch (v->kind) {
+	case TOML_STRING:
+		return "cannot extend value of type string with a dotted key";
+	case TOML_INT:
+		return "cannot extend value of type integer with a dotted key";
+	case TOML_FLOAT:
+		return "cannot extend value of type float with a dotted key";
+	case TOML_BOOL:
+		return "cannot extend value of type boolean with a dotted key";
+	case TOML_DATETIME:
+		return "cannot extend value of type datetime with a dotted key";
+	case TOML_ARRAY:
+		return "cannot extend value of type array with a dotted key";
+	default:
+		return "cannot extend value of type inline table with a dotted key";
+	}
+}
+
 /* The table a dotted key's or header's inner part names, made if missing. */
 static struct toml_node *
 descend(struct tparser *P, struct toml_node *t, const struct keypart *k, int header)
@@ -240,9 +209,10 @@ descend(struct tparser *P, struct toml_node *t, const struct keypart *k, int hea
 	}
 	if (header && kid->kind == TOML_ARRAY && (kid->flags & TOML_F_AOT) && kid->n > 0)
 		return kid->kid[kid->n - 1];
-	if (kid->kind != TOML_TABLE || (kid->flags & TOML_F_INLINE) ||
-	    (!header && !(kid->flags & TOML_F_DOTTED)))
-		return duplicate(P, k);
+	if (kid->kind != TOML_TABLE || (kid->flags & TOML_F_INLINE))
+		return duplicate(P, k, extend_error(kid));
+	if (!header && !(kid->flags & TOML_F_DOTTED))
+		return duplicate(P, k, E_DUP);
 	return kid;
 }
 
@@ -271,7 +241,8 @@ keyval(struct tparser *P, struct toml_node *t)
 	if (parse_key(P, &k) == -1)
 		goto done;
 	if (P->p >= P->end || *P->p != '=') {
-		tp_fail(P, P->p, 1, "expected `.`, `=`");
+		tp_fail(P, P->p, 1, P->p >= P->end || tp_newline(P, P->p) > 0 || *P->p == '#' ?
+		    "key with no value, expected `=`" : "expected `.`, `=`");
 		goto done;
 	}
 	P->p++;
@@ -282,7 +253,7 @@ keyval(struct tparser *P, struct toml_node *t)
 		if ((t = descend(P, t, &k.part[i], 0)) == NULL)
 			goto done;
 	if (toml_table_get(t, k.part[i].s, k.part[i].len) != NULL &&
-	    (t = duplicate(P, &k.part[i])) == NULL)
+	    (t = duplicate(P, &k.part[i], E_DUP)) == NULL)
 		goto done;
 	rc = add_kid(P, t, &k.part[i], v);
 	v = NULL;
@@ -331,9 +302,16 @@ parse_array(struct tparser *P, struct toml_node **out)
 		}
 		if (P->p < P->end && *P->p == ']')
 			break;
-		/* the reference's words when a comma is missing */
-		if (P->p < P->end)
+		/*
+		 * The reference's words when a comma is missing: a number or date
+		 * followed on its line by more is taken for a bad value.
+		 */
+		if (P->p < P->end && !memchr(after, '\n', (size_t)(P->p - after)) &&
+		    v->kind != TOML_STRING && v->kind != TOML_ARRAY && v->kind != TOML_TABLE)
 			return tp_fail(P, start, 1, E_UNQUOTED);
+		if (P->p < P->end)
+			return tp_fail(P, P->p, 1,
+			    "missing comma between array elements, expected `,`");
 		return tp_fail(P, after, 1, "unclosed array, expected `]`");
 	}
 	P->p++;
@@ -400,7 +378,7 @@ parse_bool(struct tparser *P, struct toml_node **out)
 }
 
 static int
-parse_value(struct tparser *P, struct toml_node **out)
+parse_value1(struct tparser *P, struct toml_node **out)
 {
 	int	c, rc;
 
@@ -424,6 +402,17 @@ parse_value(struct tparser *P, struct toml_node **out)
 	rc = c == '[' ? parse_array(P, out) : parse_inline(P, out);
 	P->depth--;
 	return rc;
+}
+
+/* A value; nothing of it is left on failure. */
+static int
+parse_value(struct tparser *P, struct toml_node **out)
+{
+	if (parse_value1(P, out) == 0)
+		return 0;
+	toml_free(*out);
+	*out = NULL;
+	return -1;
 }
 
 /* [table] or [[array of tables]]: makes it the current table. */
@@ -464,7 +453,7 @@ header(struct tparser *P)
 				goto done;
 			kid = arr;
 		} else if (kid->kind != TOML_ARRAY || !(kid->flags & TOML_F_AOT)) {
-			P->cur = duplicate(P, &k.part[i]);
+			P->cur = duplicate(P, &k.part[i], E_DUP);
 			rc = P->cur == NULL ? -1 : 0;
 			goto done;
 		}
@@ -489,7 +478,7 @@ header(struct tparser *P)
 		t = kid;
 	} else if (kid->kind != TOML_TABLE ||
 	    (kid->flags & (TOML_F_HEADER | TOML_F_DOTTED | TOML_F_INLINE))) {
-		P->cur = duplicate(P, &k.part[i]);
+		P->cur = duplicate(P, &k.part[i], E_DUP);
 		rc = P->cur == NULL ? -1 : 0;
 		goto done;
 	} else {
@@ -540,6 +529,9 @@ line(struct tparser *P)
 		return -1;
 	if (P->p >= P->end)
 		return 0;
+	if (*P->p == '\r' && tp_newline(P, P->p) == 0)
+		return tp_fail(P, P->p + 1, 1,
+		    "carriage return must be followed by newline, expected newline");
 	if ((nl = tp_newline(P, P->p)) == 0)
 		return tp_fail(P, stray_key(P), 1, E_NEWLINE);
 	P->p += nl;
@@ -570,7 +562,7 @@ toml_parse(const char *buf, size_t len, struct toml_error *err)
 	while (P.p < P.end && line(&P) == 0)
 		;
 	if (!P.failed && P.dup_at != NULL)
-		tp_fail(&P, P.dup_at, 1, E_DUP);
+		tp_fail(&P, P.dup_at, 1, "%s", P.dup_why);
 	toml_free(P.sink);
 	if (P.failed) {
 		toml_free(P.root);

@@ -5,9 +5,10 @@
  * first, a blank line before each header; a table holding only tables
  * gets no header of its own unless it is empty.  Floats are plain
  * decimals of the shortest digits that read back the same; each string
- * takes the first form that holds it without escapes (basic, literal,
- * multi-line basic, multi-line literal; a tab only in a string of several
- * lines), else an escaped basic one.
+ * takes the first form that holds it without escaping a quote, a
+ * backslash or a control character (basic, literal, multi-line basic,
+ * multi-line literal), else an escaped basic one; a basic string always
+ * shows a tab as \t.
  */
 #include "config.h"
 
@@ -56,9 +57,8 @@ puts_(struct out *o, const char *s)
 
 /* What a string holds, to choose its form. */
 struct shape {
-	int	ctl;		/* a character only an escape can show */
-	int	tab;		/* shown as is only in a multi-line string */
-	int	bs, nl, sq, dq;
+	int	ctl;		/* a control character other than tab and newline */
+	int	bs, nl, dq;
 	size_t	sq_run, dq_run;	/* longest runs of ' and " */
 };
 
@@ -79,33 +79,42 @@ shape_of(const char *s, size_t len, struct shape *sh)
 			sh->dq_run = dq;
 		if (c == '\n')
 			sh->nl = 1;
-		else if (c == '\t')
-			sh->tab = 1;
-		else if (c < 0x20 || c == 0x7F)
+		else if ((c < 0x20 && c != '\t') || c == 0x7F)
 			sh->ctl = 1;
 		sh->bs |= c == '\\';
-		sh->sq |= c == '\'';
 		sh->dq |= c == '"';
 	}
 }
 
+/*
+ * A basic string's text: tab and control characters escaped, and in a
+ * multi-line one the newlines kept and only a third quote in a row
+ * escaped.
+ */
 static void
 escaped(struct out *o, const char *s, size_t len, int ml)
 {
 	char	u[8];
-	size_t	i;
+	size_t	i, dq = 0;
 	int	c;
 
 	for (i = 0; i < len; i++) {
 		c = (unsigned char)s[i];
+		dq = c == '"' ? dq + 1 : 0;
 		switch (c) {
 		case '\b': puts_(o, "\\b"); break;
 		case '\t': puts_(o, "\\t"); break;
 		case '\f': puts_(o, "\\f"); break;
 		case '\r': puts_(o, "\\r"); break;
 		case '\\': puts_(o, "\\\\"); break;
-		case '"': puts_(o, "\\\""); break;
 		case '\n': puts_(o, ml ? "\n" : "\\n"); break;
+		case '"':
+			if (!ml || dq == 3) {
+				puts_(o, "\\\"");
+				dq = 0;
+			} else
+				puts_(o, "\"");
+			break;
 		default:
 			if (c < 0x20 || c == 0x7F) {
 				snprintf(u, sizeof(u), "\\u%04X", c);
@@ -131,27 +140,28 @@ static void
 string(struct out *o, const char *s, size_t len, int key)
 {
 	struct shape	sh;
-	int		ml_ok;
+	int		ml;
 
 	shape_of(s, len, &sh);
-	ml_ok = !key && !sh.ctl && (!sh.tab || sh.nl);
-	if (!sh.ctl && !sh.tab && !sh.bs && !sh.dq && !sh.nl)
-		quoted(o, "\"", s, len, 0);
-	else if (!sh.ctl && !sh.tab && !sh.sq && !sh.nl)
+	ml = !key && sh.nl;
+	if (!sh.ctl && !sh.bs && !sh.dq && !sh.nl)
+		ml = 0;				/* plain basic */
+	else if (!sh.ctl && sh.sq_run == 0 && !sh.nl) {
 		quoted(o, "'", s, len, 0);
-	else if (ml_ok && !sh.bs && sh.dq_run < 3)
-		quoted(o, "\"\"\"", s, len, sh.nl);
-	else if (ml_ok && sh.sq_run < 3)
-		quoted(o, "'''", s, len, sh.nl);
-	else if (!key && sh.nl) {
-		puts_(o, "\"\"\"\n");
+		return;
+	} else if (!key && !sh.ctl && !sh.bs && sh.dq_run < 3) {
+		puts_(o, "\"\"\"");
+		puts_(o, sh.nl ? "\n" : "");
 		escaped(o, s, len, 1);
 		puts_(o, "\"\"\"");
-	} else {
-		puts_(o, "\"");
-		escaped(o, s, len, 0);
-		puts_(o, "\"");
+		return;
+	} else if (!key && !sh.ctl && sh.sq_run < 3) {
+		quoted(o, "'''", s, len, sh.nl);
+		return;
 	}
+	puts_(o, ml ? "\"\"\"\n" : "\"");
+	escaped(o, s, len, ml);
+	puts_(o, ml ? "\"\"\"" : "\"");
 }
 
 static void

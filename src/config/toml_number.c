@@ -3,6 +3,8 @@
  */
 #include "config.h"
 
+#include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,6 +13,7 @@
 #include "config/toml_int.h"
 
 #define E_UNQUOTED	"string values must be quoted, expected literal string"
+#define E_FLOAT		"invalid float, expected nothing"
 
 static int
 is_digit(int c)
@@ -49,26 +52,40 @@ node(enum toml_kind kind)
 	return n;
 }
 
-/* HH:MM:SS[.frac] at s (len bytes); its length, or 0; the normal form appended to out. */
+/*
+ * HH:MM[:SS[.frac]] at s (len bytes; seconds may be left out, as TOML 1.1
+ * and the reference allow); its length, or 0 with *why.  The normal form,
+ * seconds always, is appended to out.
+ */
 static size_t
 time_part(const char *s, size_t len, char *out, size_t outlen, const char **why)
 {
 	char	frac[10];
-	size_t	n = 8, f = 0;
-	int	h, m, sec;
+	size_t	n = 5, f = 0;
+	int	h, m, sec = 0;
 
-	if (len < 8 || s[2] != ':' || s[5] != ':' || (h = digits(s, 2)) < 0 ||
-	    (m = digits(s + 3, 2)) < 0 || (sec = digits(s + 6, 2)) < 0)
+	*why = len == 0 ? "hour" : "a two-digit hour (HH)";
+	if (len < 2 || (h = digits(s, 2)) < 0)
 		return 0;
+	*why = "a two-digit minute (MM)";
+	if (len < 5 || s[2] != ':' || (m = digits(s + 3, 2)) < 0)
+		return 0;
+	if (len > 5 && s[5] == ':') {
+		*why = "a two-digit second (SS)";
+		if (len < 8 || (sec = digits(s + 6, 2)) < 0)
+			return 0;
+		n = 8;
+	}
 	if (h > 23 || m > 59 || sec > 60) {
 		*why = h > 23 ? "hour between 00 and 23" : m > 59 ? "minute between 00 and 59" :
 		    "second between 00 and 60";
 		return 0;
 	}
-	if (n < len && s[n] == '.') {
+	if (n == 8 && n < len && s[n] == '.') {
 		for (n++; n < len && is_digit((unsigned char)s[n]); n++)
 			if (f < 9)
 				frac[f++] = s[n];
+		*why = "fraction";
 		if (s[n - 1] == '.')
 			return 0;
 	}
@@ -95,7 +112,7 @@ datetime(struct tparser *P, const char *s, size_t len, struct toml_node **out)
 {
 	char	text[64] = "";
 	size_t	n = 0;
-	int	y, mo, d, oh, om;
+	int	y, mo, d, oh, om, need_time = 1;
 
 	if (len >= 10 && s[4] == '-') {
 		if ((y = digits(s, 4)) < 0 || s[7] != '-' || (mo = digits(s + 5, 2)) < 0 ||
@@ -108,6 +125,7 @@ datetime(struct tparser *P, const char *s, size_t len, struct toml_node **out)
 			    days_in(y, mo));
 		snprintf(text, sizeof(text), "%04d-%02d-%02d", y, mo, d);
 		n = 10;
+		need_time = n < len;
 		if (n < len) {
 			if (s[n] != 'T' && s[n] != 't' && s[n] != ' ')
 				return tp_fail(P, s + n, 1, "invalid date-time");
@@ -116,13 +134,12 @@ datetime(struct tparser *P, const char *s, size_t len, struct toml_node **out)
 			n++;
 		}
 	}
-	if (n < len || n == 0) {
+	if (need_time) {
 		const char	*why = NULL;
 		size_t		 t = time_part(s + n, len - n, text, sizeof(text), &why);
 
 		if (t == 0)
-			return tp_fail(P, s + n, 1, "invalid time%s%s", why != NULL ?
-			    ", expected " : "", why != NULL ? why : "");
+			return tp_fail(P, s, 1, "invalid time, expected %s", why);
 		n += t;
 		if (n < len && (s[n] == 'Z' || s[n] == 'z') && s[0] != ':' && len > 10 &&
 		    s[4] == '-') {
@@ -130,10 +147,14 @@ datetime(struct tparser *P, const char *s, size_t len, struct toml_node **out)
 			n++;
 		} else if (n < len && (s[n] == '+' || s[n] == '-') && len > 10 && s[4] == '-') {
 			if (len - n != 6 || s[n + 3] != ':' || (oh = digits(s + n + 1, 2)) < 0 ||
-			    (om = digits(s + n + 4, 2)) < 0 || oh > 23 || om > 59)
-				return tp_fail(P, s + n, 1, "invalid time offset");
+			    (om = digits(s + n + 4, 2)) < 0)
+				return tp_fail(P, s, 1, "invalid offset");
+			if (oh > 23 || om > 59)
+				return tp_fail(P, s, 1, "invalid offset, expected %s", oh > 23 ?
+				    "hours between 00 and 23" : "minutes between 00 and 59");
+			/* a zero offset has no sign: "-00:00" is printed "+00:00" */
 			snprintf(text + strlen(text), sizeof(text) - strlen(text), "%c%02d:%02d",
-			    s[n], oh, om);
+			    oh == 0 && om == 0 ? '+' : s[n], oh, om);
 			n += 6;
 		}
 	}
@@ -152,17 +173,17 @@ datetime(struct tparser *P, const char *s, size_t len, struct toml_node **out)
  */
 static int
 digit_run(struct tparser *P, const char *s, const char *end, int base, char *buf,
-    size_t *blen, size_t cap, const char *what)
+    size_t *blen, size_t cap, const char *what, const char *bad)
 {
 	const char	*q;
 	int		 c, ok;
 
-	if (s >= end || *s == '_')
+	if (s >= end)
 		return tp_fail(P, s, 1, "invalid %s, expected digits", what);
 	for (q = s; q < end; q++) {
 		c = (unsigned char)*q;
 		if (c == '_') {
-			if (q + 1 == end || q[1] == '_')
+			if (q == s || q + 1 == end || q[1] == '_')
 				return tp_fail(P, q, 1,
 				    "`_` may only go between digits, expected nothing");
 			continue;
@@ -170,7 +191,7 @@ digit_run(struct tparser *P, const char *s, const char *end, int base, char *buf
 		ok = base == 16 ? (is_digit(c) || (c >= 'a' && c <= 'f') ||
 		    (c >= 'A' && c <= 'F')) : (c >= '0' && c < '0' + base);
 		if (!ok)
-			return tp_fail(P, q, 1, "invalid %s", what);
+			return tp_fail(P, q, 1, "%s", bad);
 		if (*blen + 1 >= cap)
 			return tp_fail(P, s, 1, "number too long");
 		buf[(*blen)++] = (char)c;
@@ -179,38 +200,57 @@ digit_run(struct tparser *P, const char *s, const char *end, int base, char *buf
 	return 0;
 }
 
+/* mag in decimal, in buf. */
+static const char *
+decimal(unsigned __int128 mag, char *buf, size_t len)
+{
+	char	*p = buf + len;
+
+	*--p = '\0';
+	do {
+		*--p = (char)('0' + (int)(mag % 10));
+		mag /= 10;
+	} while (mag > 0 && p > buf);
+	return p;
+}
+
 static int
 integer(struct tparser *P, const char *s, size_t len, struct toml_node **out)
 {
-	char		 buf[128];
-	size_t		 blen = 0;
-	int		 base = 10, neg = 0;
-	const char	*d = s, *end = s + len;
-	long long	 v = 0, dv;
-	size_t		 i;
+	static const char	 i128[] = "invalid type: integer `%s%s` as i128, expected any "
+	    "valid TOML value";
+	char			 buf[128];
+	const char		*d = s, *end = s + len, *bad = "invalid integer";
+	size_t			 blen = 0, i;
+	int			 base = 10, neg = 0;
+	unsigned __int128	 mag = 0, cap = (unsigned __int128)1 << 127;
 
-	if (len >= 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'o' || s[1] == 'b')) {
-		base = s[1] == 'x' ? 16 : s[1] == 'o' ? 8 : 2;
-		d = s + 2;
-		if (len == 2)	/* the reference's words for "0x" */
-			return tp_fail(P, s, 1, base == 10 && !neg ? "u64 value was too large" :
-			    "integer number overflowed");
-	} else if (*d == '+' || *d == '-')
+	if (*d == '+' || *d == '-')
 		neg = *d++ == '-';
-	if (digit_run(P, d, end, base, buf, &blen, sizeof(buf), "integer") == -1)
+	if (end - d >= 2 && d[0] == '0' && (d[1] == 'x' || d[1] == 'o' || d[1] == 'b')) {
+		if (d != s)
+			return tp_fail(P, s, 1,
+			    "integers with a radix cannot be signed, expected nothing");
+		base = d[1] == 'x' ? 16 : d[1] == 'o' ? 8 : 2;
+		bad = base == 16 ? "invalid hexadecimal number" : base == 8 ?
+		    "invalid octal number" : "invalid binary number";
+		if ((d += 2) == end)	/* the reference's words for "0x" */
+			return tp_fail(P, s, 1, "integer number overflowed");
+	}
+	if (digit_run(P, d, end, base, buf, &blen, sizeof(buf), "integer", bad) == -1)
 		return -1;
 	if (base == 10 && blen > 1 && buf[0] == '0')
 		return tp_fail(P, d, 1, "unexpected leading zero, expected nothing");
-	for (i = 0; i < blen; i++) {
-		dv = hexval_digit(buf[i]);
-		if (__builtin_mul_overflow(v, base, &v) ||
-		    (neg ? __builtin_sub_overflow(v, dv, &v) : __builtin_add_overflow(v, dv, &v)))
-			return tp_fail(P, s, 1, base == 10 && !neg ? "u64 value was too large" :
-			    "integer number overflowed");
-	}
+	for (i = 0; i < blen && mag <= cap; i++)
+		mag = mag * (unsigned)base + (unsigned)hexval_digit(buf[i]);
+	if (neg ? mag > (unsigned __int128)INT64_MAX + 1 : mag > UINT64_MAX)
+		return tp_fail(P, s, 1, i128, neg ? "-" : "", decimal(mag, buf, sizeof(buf)));
+	if (!neg && mag > INT64_MAX)
+		return tp_fail(P, s, 1, "u64 value was too large");
 	if ((*out = node(TOML_INT)) == NULL)
 		return tp_oom(P);
-	(*out)->i = v;
+	(*out)->i = neg ? (mag == (unsigned __int128)INT64_MAX + 1 ? INT64_MIN :
+	    -(long long)mag) : (long long)mag;
 	return 0;
 }
 
@@ -230,7 +270,7 @@ floating(struct tparser *P, const char *s, size_t len, struct toml_node **out)
 	} else {
 		for (part = q; q < end && *q != '.' && *q != 'e' && *q != 'E'; q++)
 			;
-		if (digit_run(P, part, q, 10, buf, &blen, sizeof(buf), "mantissa") == -1)
+		if (digit_run(P, part, q, 10, buf, &blen, sizeof(buf), "mantissa", E_FLOAT) == -1)
 			return -1;
 		if (q - part > 1 && *part == '0')
 			return tp_fail(P, part, 1, "unexpected leading zero, expected nothing");
@@ -238,18 +278,20 @@ floating(struct tparser *P, const char *s, size_t len, struct toml_node **out)
 			buf[blen++] = *q++;
 			for (part = q; q < end && *q != 'e' && *q != 'E'; q++)
 				;
-			if (digit_run(P, part, q, 10, buf, &blen, sizeof(buf), "fraction") == -1)
+			if (digit_run(P, part, q, 10, buf, &blen, sizeof(buf), "fraction", E_FLOAT) == -1)
 				return -1;
 		}
 		if (q < end) {
 			buf[blen++] = *q++;
 			if (q < end && (*q == '+' || *q == '-'))
 				buf[blen++] = *q++;
-			if (digit_run(P, q, end, 10, buf, &blen, sizeof(buf), "exponent") == -1)
+			if (digit_run(P, q, end, 10, buf, &blen, sizeof(buf), "exponent", E_FLOAT) == -1)
 				return -1;
 		}
 	}
 	v = strtod(buf, NULL);
+	if (isinf(v) && strstr(buf, "inf") == NULL)
+		return tp_fail(P, s, 1, "floating-point number overflowed");
 	if ((*out = node(TOML_FLOAT)) == NULL)
 		return tp_oom(P);
 	(*out)->f = v;
@@ -286,6 +328,10 @@ tp_scalar(struct tparser *P, struct toml_node **out)
 		return datetime(P, s, len, out);
 	if (q - t == 3 && (memcmp(t, "inf", 3) == 0 || memcmp(t, "nan", 3) == 0))
 		return floating(P, s, len, out);
+	if (t < q && (*t == 'i' || *t == 'n'))
+		return tp_fail(P, t, 1, "invalid float, expected `%s`", *t == 'i' ? "inf" : "nan");
+	if (t >= q)
+		return tp_fail(P, s, 1, E_UNQUOTED);
 	if (*t == '.')
 		return tp_fail(P, t, 1, "invalid mantissa, expected digits");
 	if (!is_digit((unsigned char)*t))

@@ -103,7 +103,8 @@ escape(struct tparser *P, struct sbuf *b)
 	P->p++;
 	for (i = 0; i < n; i++) {
 		if (P->p >= P->end || (h = hexval((unsigned char)*P->p)) == -1)
-			return tp_fail(P, P->p, 1, "invalid unicode %d-digit hex code", n);
+			return tp_fail(P, P->p, 1, "too few unicode value digits, expected unicode "
+			    "hexadecimal value");
 		cp = cp * 16 + (unsigned long)h;
 		P->p++;
 	}
@@ -145,9 +146,8 @@ closing(struct tparser *P, struct sbuf *b, char q, int ml)
 		P->p += run;
 		return sb_put(b, P->p - run, run) == -1 ? tp_oom(P) : 0;
 	}
-	if (run > 5)
-		return tp_fail(P, P->p + 5, 1, "invalid multi-line %s string, expected newline",
-		    q == '"' ? "basic" : "literal");
+	if (run > 5)		/* two quotes end the text; the rest follows the string */
+		run = 5;
 	if (sb_put(b, P->p, run - 3) == -1)
 		return tp_oom(P);
 	P->p += run;
@@ -190,8 +190,9 @@ tp_string(struct tparser *P, char **out, size_t *outlen)
 		if (c == (unsigned char)q) {
 			rc = closing(P, &b, q, ml);
 		} else if (ml && (nl = tp_newline(P, P->p)) > 0) {
+			/* kept as written, CRLF too, as the reference keeps it */
+			rc = sb_put(&b, P->p, (size_t)nl) == -1 ? tp_oom(P) : 0;
 			P->p += nl;
-			rc = sb_put(&b, "\n", 1) == -1 ? tp_oom(P) : 0;
 		} else if (c == '\\' && q == '"') {
 			P->p++;
 			if (!ml || !line_end_backslash(P))
