@@ -75,8 +75,9 @@ def run(cmd, env, cwd, requests):
             m["params"] = r["__raw_params"]
         lines.append(m)
     data = "".join(json.dumps(m) + "\n" for m in lines).encode()
+    err = tempfile.TemporaryFile()
     p = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                         stderr=subprocess.DEVNULL, env=env, cwd=cwd, start_new_session=True)
+                         stderr=err, env=env, cwd=cwd, start_new_session=True)
     p.stdin.write(data)
     p.stdin.flush()
     answers = {}
@@ -88,10 +89,17 @@ def run(cmd, env, cwd, requests):
             o = json.loads(line)
             if "id" in o:
                 answers[o["id"]] = o.get("result", o.get("error"))
+        p.stdin.close()         # a clean exit, so that a sanitizer build reports leaks
+        p.wait(timeout=5)
+    except subprocess.TimeoutExpired:
+        pass
     finally:
         p.kill()
         p.wait()
-    return [answers.get(i + 1) for i in range(len(requests))]
+    err.seek(0)
+    sanitizer = [l for l in err.read().decode(errors="replace").splitlines()
+                 if "Sanitizer" in l or "runtime error" in l]
+    return [answers.get(i + 1) for i in range(len(requests))], sanitizer
 
 
 def trusted(*dirs):
@@ -452,9 +460,13 @@ def main():
         wd = cwd.replace("@R", root)
         wd = wd if os.path.isdir(wd) else root
         rq = json.loads(json.dumps(reqs).replace("@R", root))
-        want = run([ref, "exec-server", "--listen", "stdio"], e, wd, rq)
-        got = run([execd, "--stdio", "--kill-grace-ms", "0"], e, wd, rq)
+        want, _ = run([ref, "exec-server", "--listen", "stdio"], e, wd, rq)
+        got, sanitizer = run([execd, "--stdio", "--kill-grace-ms", "0"], e, wd, rq)
         bad = [i for i in range(len(rq)) if want[i] != got[i]]
+        for line in sanitizer[:5]:
+            print("# execd: %s" % line)
+        if sanitizer and not bad:
+            bad = [0]
         if os.environ.get("ENVCONFIG_VERBOSE") or bad:
             for i in (bad or range(len(rq))):
                 print("# request %d: %s" % (i, json.dumps(rq[i])[:300]))
