@@ -358,6 +358,11 @@ def cases():
         {"__raw_params": {"cwd": "file:///", "configPaths": "a", "requirementsPaths": []}},
         {"__raw_params": {"cwd": "file:///", "configPaths": ["a"], "requirementsPaths": []}},
         {"__raw_params": {"cwd": "file:///", "configPaths": [[1]], "requirementsPaths": []}},
+        {"__raw_params": {"cwd": "file://host/x", "configPaths": [["a"]], "requirementsPaths": []}},
+        {"__raw_params": {"cwd": "http://x/", "configPaths": [["a"]], "requirementsPaths": []}},
+        {"__raw_params": ["file:///", [["a"]], []]},
+        {"__raw_params": ["file:///", [["a"]]]},
+        {"__raw_params": {"cwd": "file:///", "configPaths": [], "requirementsPaths": [], "x": 1}},
         {"__raw_params": None}]
     # re-serialisation
     keys = [m.group(1) for m in re.finditer(r"^([A-Za-z0-9_-]+) =", RESERIALISE, re.M)]

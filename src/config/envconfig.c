@@ -211,42 +211,59 @@ empty:
 	return 0;
 }
 
-static void
-m_read(struct rpc_req *req, json_t *params)
+/* The request's params. */
+struct read_params {
+	json_t	*obj;			/* what the fields below point into */
+	char	*cwd;
+	json_t	*config_paths, *requirements_paths;
+};
+
+/* 0, or -1 with the request answered. */
+static int
+read_params(struct rpc_req *req, json_t *params, struct read_params *rp)
 {
 	static const char *const fields[] = { "cwd", "configPaths", "requirementsPaths", NULL };
 	static const struct serde_struct sp = { "EnvironmentConfigReadParams", fields, 0 };
-	struct ec_layers	 config = { NULL, 0 }, reqs = { NULL, 0 };
-	struct jx_err		 e;
-	json_t			*o, *cwd_j = NULL, *cpaths = NULL, *rpaths = NULL, *res;
-	char			*cwd = NULL, *home = NULL, err[EC_ERRLEN];
-	long			 n;
-	int			 rc, code = RPC_INVALID_PARAMS;
+	struct jx_err	 e;
+	json_t		*cwd = NULL;
+	long		 n;
+	int		 rc, code;
 
-	o = serde_struct_params(params, &sp, &n);
-	rc = jx_struct(o, sp.name, &e) == -1 ||
-	    jx_any(o, "cwd", JX_REQ, &cwd_j, &e) == -1 ||
-	    (!json_is_string(cwd_j) && serde_type_error(&e, cwd_j, "a string", 0) == -1) ||
-	    (cwd = uri_json_to_path(cwd_j, &e, &code)) == NULL ||
-	    (code = RPC_INVALID_PARAMS) == 0 ||
-	    key_paths(o, "configPaths", &cpaths, &e) == -1 ||
-	    key_paths(o, "requirementsPaths", &rpaths, &e) == -1 ? -1 : 0;
-	if (serde_struct_seq_end(&sp, n, rc, &e) == -1) {
-		if (code == RPC_INVALID_PARAMS)
-			rpc_fail_params(req, &e);
-		else
-			rpc_fail(req, code, "%s", e.msg);
-		goto done;
-	}
-	if (!rpc_admit(req) || !paths_ok(req, cpaths, rpaths))
+	rp->obj = serde_struct_params(params, &sp, &n);
+	rc = jx_struct(rp->obj, sp.name, &e) == -1 ||
+	    jx_any(rp->obj, "cwd", JX_REQ, &cwd, &e) == -1 ||
+	    (!json_is_string(cwd) && serde_type_error(&e, cwd, "a string", 0) == -1) ? -1 : 0;
+	/* here even a URI that names no local path is -32602, as the reference says */
+	if (rc == 0 && (rp->cwd = uri_json_to_path(cwd, &e, &code)) == NULL)
+		rc = -1;
+	if (rc == 0 && (key_paths(rp->obj, "configPaths", &rp->config_paths, &e) == -1 ||
+	    key_paths(rp->obj, "requirementsPaths", &rp->requirements_paths, &e) == -1))
+		rc = -1;
+	if (serde_struct_seq_end(&sp, n, rc, &e) == 0)
+		return 0;
+	rpc_fail_params(req, &e);
+	return -1;
+}
+
+static void
+m_read(struct rpc_req *req, json_t *params)
+{
+	struct read_params	 rp = { NULL, NULL, NULL, NULL };
+	struct ec_layers	 config = { NULL, 0 }, reqs = { NULL, 0 };
+	json_t			*res;
+	char			*home = NULL, err[EC_ERRLEN];
+
+	if (read_params(req, params, &rp) == -1 || !rpc_admit(req) ||
+	    !paths_ok(req, rp.config_paths, rp.requirements_paths))
 		goto done;
 	if ((home = codex_home(err, sizeof(err))) == NULL ||
-	    ec_load(cwd, home, &config, &reqs, err, sizeof(err)) == -1) {
+	    ec_load(rp.cwd, home, &config, &reqs, err, sizeof(err)) == -1) {
 		rpc_fail(req, RPC_INTERNAL_ERROR, "%s%s", home != NULL ?
 		    "failed to load executor-local config: " : "", err);
 		goto done;
 	}
-	if ((res = result(home, cpaths, rpaths, &config, &reqs)) == NULL) {
+	if ((res = result(home, rp.config_paths, rp.requirements_paths, &config, &reqs)) ==
+	    NULL) {
 		log_warnx("environmentConfig/read: out of memory");
 		rpc_fail(req, RPC_INTERNAL_ERROR, "out of memory");
 		goto done;
@@ -255,7 +272,7 @@ m_read(struct rpc_req *req, json_t *params)
 done:
 	ec_layers_free(&config);
 	ec_layers_free(&reqs);
-	free(cwd);
+	free(rp.cwd);
 	free(home);
-	json_decref(o);
+	json_decref(rp.obj);
 }
