@@ -414,7 +414,7 @@ start_with(struct rpc_req *req, json_t *params, long n, int resumed)
 		use = SNAP_PLAIN;
 		goto done;
 	}
-	if (use == SNAP_RESTORE && (rq.restore_fd = restore_fd = snapshot_fd(snap)) == -1) {
+	if (use == SNAP_RESTORE && (rq.restore_fd = restore_fd = snapshot_fd(snap, sp.snap.name)) == -1) {
 		rpc_fail(req, RPC_INTERNAL_ERROR, "cannot restore the shell snapshot");
 		goto done;
 	}

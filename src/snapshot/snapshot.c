@@ -127,7 +127,7 @@ snapshot_done(const char *key, const char *out, size_t len, uint64_t now)
 }
 
 int
-snapshot_fd(const struct snapshot *s)
+snapshot_fd(const struct snapshot *s, const char *name)
 {
 	static const char	close15[] = "\\exec 15<&-\n";
 	size_t			off = 0;
@@ -138,8 +138,8 @@ snapshot_fd(const struct snapshot *s)
 		log_warn("shell snapshot: memfd_create");
 		return -1;
 	}
-	/* the restored shell closes its descriptor 15 first of all */
-	if (write(fd, close15, sizeof(close15) - 1) != (ssize_t)sizeof(close15) - 1)
+	if (strcmp(name, "sh") != 0 &&
+	    write(fd, close15, sizeof(close15) - 1) != (ssize_t)sizeof(close15) - 1)
 		goto fail;
 	while (off < s->script_len) {
 		if ((n = write(fd, s->script + off, s->script_len - off)) == -1) {

@@ -57,8 +57,12 @@ int		 snapshot_done(const char *key, const char *out, size_t len, uint64_t now);
  * not its inherit), with overlay on top.  NULL when out of memory.
  */
 json_t		*snapshot_env(const struct snapshot *s, json_t *policy, json_t *overlay);
-/* A sealed memfd holding the restore script at offset 0; -1 on error. */
-int		 snapshot_fd(const struct snapshot *s);
+/*
+ * A sealed memfd holding the restore script of shell name at offset 0; -1
+ * on error.  bash and zsh close their descriptor 15 first of all; a POSIX
+ * sh redirects only 0-9, and leaves it open (sealed, it is only readable).
+ */
+int		 snapshot_fd(const struct snapshot *s, const char *name);
 /* Forget every snapshot (the session is over). */
 void		 snapshot_clear(void);
 size_t		 snapshot_count(void);
