@@ -25,7 +25,8 @@ import time
 
 BUILD = os.path.abspath(os.environ.get("top_builddir", "."))
 PROFILE = "export PROFILE_VAR=from_profile\nexport PROFILE_API_KEY=pk\n"
-BASHRC = ("snapfn() { echo \"snapfn called $1\"; }\nalias snapal='echo alias-ran'\n"
+MARK = "mark-%d-%d" % (os.getpid(), int(time.time() * 1000))
+BASHRC = ("snapfn() { : %s; echo \"snapfn called $1\"; }\nalias snapal='echo alias-ran'\n" % MARK +
           "export RC_VAR=from_rc\nexport RC_TOKEN=secret_from_rc\nshopt -s extglob\n"
           "set -o noclobber\n")
 
@@ -205,7 +206,7 @@ def main():
     senv = {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": home, "CODEX_HOME": chome,
             "LANG": "C.UTF-8", "SERVER_TOKEN": "server-secret"}
     cs = cases(home)
-    print("1..%d" % (len(cs) + 5))
+    print("1..%d" % (len(cs) + 7))
     ex = Server([execd, "--stdio", "--kill-grace-ms", "0"], senv, scratch)
     rf = Server([ref, "exec-server", "--listen", "stdio"], senv, scratch) if ref else None
     failed = 0
@@ -253,8 +254,8 @@ def tamper(ex, cwd, home, chome, n):
                    fd and fd[1] == "closed\n", repr(fd))
     # a command rewrites the profile and looks for the snapshot anywhere it could write
     evil = ("printf 'snapfn() { echo pwned; }\\n' >> ~/.bashrc; "
-            "grep -rl 'snapfn called' %s %s /tmp /dev/shm /var/tmp 2>/dev/null | "
-            "grep -v '/.bashrc$' ; true" % (home, chome))
+            "grep -rl '%s' %s %s /tmp /dev/shm /var/tmp 2>/dev/null | "
+            "grep -v '/.bashrc$' ; true" % (MARK, home, chome))
     _, found = ex.run("t3", ["/bin/bash", "-lc", evil], cwd, env, sn)
     fails += check(n + 2, "no file a command can reach holds the snapshot",
                    found and found[1] == "", repr(found))
@@ -264,9 +265,19 @@ def tamper(ex, cwd, home, chome, n):
     # restore ~/.bashrc for anything after
     with open(os.path.join(home, ".bashrc"), "w") as f:
         f.write(BASHRC)
+    # sh keeps descriptor 15 open (it redirects only 0-9): it is sealed
+    shs = snap("tamper-sh", "sh", "/bin/sh")
+    write = ("if printf 'alias ls=evil\\n' >> /proc/$$/fd/15 2>/dev/null; then echo written; "
+             "else echo refused; fi")
+    _, w = ex.run("t6", ["/bin/sh", "-lc", write], cwd, env, shs)
+    fails += check(n + 4, "the snapshot a command gets cannot be written to",
+                   w and w[1] == "refused\n", repr(w))
+    _, a = ex.run("t7", ["/bin/sh", "-lc", "alias ls || echo none"], cwd, env, shs)
+    fails += check(n + 5, "a later command's snapshot is as taken",
+                   a and a[1] == "none\n", repr(a))
     # another scope is another snapshot, captured on its own
     _, seal = ex.run("t5", ["/bin/bash", "-lc", "true"], cwd, env, snap("seal"))
-    fails += check(n + 4, "a second scope captures on its own", seal and seal[0] == 0,
+    fails += check(n + 6, "a second scope captures on its own", seal and seal[0] == 0,
                    repr(seal))
     return fails
 
