@@ -28,7 +28,9 @@ PROFILE = "export PROFILE_VAR=from_profile\nexport PROFILE_API_KEY=pk\n"
 MARK = "mark-%d-%d" % (os.getpid(), int(time.time() * 1000))
 BASHRC = ("snapfn() { : %s; echo \"snapfn called $1\"; }\nalias snapal='echo alias-ran'\n" % MARK +
           "export RC_VAR=from_rc\nexport RC_TOKEN=secret_from_rc\nshopt -s extglob\n"
-          "set -o noclobber\n")
+          "set -o noclobber\n"
+          # what the capture may write: a sandbox confines it as it does the command
+          "if [ -n \"${SNAP_PROBE-}\" ]; then echo x 2>/dev/null > \"$SNAP_PROBE\"; fi\n")
 
 
 def find_ref():
@@ -206,7 +208,7 @@ def main():
     senv = {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": home, "CODEX_HOME": chome,
             "LANG": "C.UTF-8", "SERVER_TOKEN": "server-secret"}
     cs = cases(home)
-    print("1..%d" % (len(cs) + 7))
+    print("1..%d" % (len(cs) + 9))
     ex = Server([execd, "--stdio", "--kill-grace-ms", "0"], senv, scratch)
     rf = Server([ref, "exec-server", "--listen", "stdio"], senv, scratch) if ref else None
     failed = 0
@@ -275,9 +277,29 @@ def tamper(ex, cwd, home, chome, n):
     _, a = ex.run("t7", ["/bin/sh", "-lc", "alias ls || echo none"], cwd, env, shs)
     fails += check(n + 5, "a later command's snapshot is as taken",
                    a and a[1] == "none\n", repr(a))
+    # the capture runs in the command's sandbox
+    ro = os.path.join(cwd, "ro")
+    os.makedirs(ro, exist_ok=True)
+    sbx = {"permissions": {"type": "managed", "network": "restricted",
+                           "file_system": {"type": "restricted", "entries": [
+                               {"path": {"type": "special", "value": {"kind": "root"}},
+                                "access": "read"}]}},
+           "windowsSandboxLevel": "disabled", "cwd": "file://" + cwd}
+    probe = os.path.join(ro, "probe")
+    p = {"processId": "t8", "argv": ["/bin/bash", "-lc", "snapfn s"], "cwd": "file://" + cwd,
+         "env": dict(env, SNAP_PROBE=probe), "tty": False, "sandbox": sbx,
+         "shellSnapshot": snap("sandboxed")}
+    r = ex.call("process/start", p)
+    time.sleep(1)
+    fails += check(n + 6, "a sandboxed command's capture cannot write where the command cannot",
+                   r is not None and "result" in r and not os.path.exists(probe),
+                   repr(r) + " " + str(os.path.exists(probe)))
+    _, free = ex.run("t9", ["/bin/bash", "-lc", "true"], cwd, dict(env, SNAP_PROBE=probe),
+                     snap("unsandboxed"))
+    fails += check(n + 7, "an unsandboxed capture can", os.path.exists(probe), repr(free))
     # another scope is another snapshot, captured on its own
     _, seal = ex.run("t5", ["/bin/bash", "-lc", "true"], cwd, env, snap("seal"))
-    fails += check(n + 6, "a second scope captures on its own", seal and seal[0] == 0,
+    fails += check(n + 8, "a second scope captures on its own", seal and seal[0] == 0,
                    repr(seal))
     return fails
 
