@@ -409,6 +409,9 @@ start_with(struct rpc_req *req, json_t *params, long n, int resumed)
 	if (use == SNAP_CAPTURE) {
 		/* the capture runs where the command would, sandbox and all */
 		rq.arg0 = NULL;
+		/* its output is read as bytes: never through a terminal */
+		rq.tty = 0;
+		rq.pipe_stdin = 0;
 		/* else it could not start: the command runs plain, with a sandbox of its own */
 		again = start_capture(req, params, n, snap_key, &rq, sbx) == -1;
 		use = SNAP_PLAIN;

@@ -37,6 +37,7 @@ struct capture {
 };
 
 static struct capture	*captures;
+static int		 ending;	/* the session is over: nothing starts now */
 
 static struct capture *
 capture_find(const char *key)
@@ -103,7 +104,10 @@ capture_over(struct capture *c)
 		log_debug("shell snapshot: captured by pid %ld, %zu bytes", (long)c->pid, c->len);
 	for (w = c->waiters; w != NULL; w = next) {
 		next = w->next;
-		w->resume(w->req, w->params, w->n);
+		if (ending)
+			rpc_fail(w->req, RPC_INTERNAL_ERROR, "the session ended");
+		else
+			w->resume(w->req, w->params, w->n);
 		json_decref(w->params);
 		free(w);
 	}
@@ -246,9 +250,11 @@ proc_snapshot_end(void)
 {
 	struct capture	*c;
 
+	ending = 1;
 	while ((c = captures) != NULL) {
 		c->failed = 1;
 		capture_over(c);
 	}
+	ending = 0;
 	snapshot_clear();
 }
