@@ -43,8 +43,9 @@ def find_ref():
 
 class Server:
     def __init__(self, cmd, env, cwd):
+        self.err = tempfile.TemporaryFile()
         self.p = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                  stderr=subprocess.DEVNULL, env=env, cwd=cwd,
+                                  stderr=self.err, env=env, cwd=cwd,
                                   start_new_session=True)
         self.q = queue.Queue()
         threading.Thread(target=self.reader, daemon=True).start()
@@ -114,6 +115,7 @@ class Server:
         return r["result"], (code, out.decode(errors="replace"), err.decode(errors="replace"))
 
     def close(self):
+        """A clean exit, so that a sanitizer build reports leaks; its reports."""
         try:
             self.p.stdin.close()
             self.p.wait(timeout=5)
@@ -124,6 +126,9 @@ class Server:
         except OSError:
             pass
         self.p.wait()
+        self.err.seek(0)
+        return [l for l in self.err.read().decode(errors="replace").splitlines()
+                if "Sanitizer" in l or "runtime error" in l]
 
 
 def snap(scope="s1", name="bash", path="/bin/bash"):
@@ -208,7 +213,7 @@ def main():
     senv = {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": home, "CODEX_HOME": chome,
             "LANG": "C.UTF-8", "SERVER_TOKEN": "server-secret"}
     cs = cases(home)
-    print("1..%d" % (len(cs) + 9))
+    print("1..%d" % (len(cs) + 10))
     ex = Server([execd, "--stdio", "--kill-grace-ms", "0"], senv, scratch)
     rf = Server([ref, "exec-server", "--listen", "stdio"], senv, scratch) if ref else None
     failed = 0
@@ -226,6 +231,9 @@ def main():
                 print("# execd:     %s" % json.dumps(a))
                 print("# reference: %s" % json.dumps(b))
         failed += tamper(ex, scratch, home, chome, len(cs) + 1)
+        san = ex.close()
+        failed += check(len(cs) + 10, "execd exits cleanly, no sanitizer report", not san,
+                        "\n".join(san[:20]))
     finally:
         ex.close()
         if rf:
