@@ -6,7 +6,13 @@
  * proxy goes away (restart), the registrations of running processes are
  * restored with their old credentials as soon as it is back.  Every
  * connection starts with the proxy's key, read from SOCKET.key each time:
- * a restarted proxy has a new one.
+ * a restarted proxy has a new one.  Lines the proxy sends on its own
+ * (decisions, questions) go to netproxy_events.c wherever they are read.
+ *
+ * Without a sidecar, execd starts an execd-proxy of its own (-e) on a
+ * socketpair when the first managed process needs it: nobody else holds
+ * that connection, so it needs no key and no path to hide, and the proxy
+ * exits when it ends, that is, with this instance, however it ends.
  */
 #include "config.h"
 
@@ -33,6 +39,7 @@
 #include "netproxy/netproxy_int.h"
 
 #define NP_TIMEOUT_MS		2000
+#define NP_LAUNCH_MS		10000	/* a proxy just started answers its first line within */
 #define NP_RETRY_MIN_MS		250
 #define NP_RETRY_MAX_MS		5000
 #define NP_LINE_MAX		(64 * 1024)
@@ -47,6 +54,9 @@ static struct {
 	struct buf		 in;
 	long long		 next_id;
 	int			 restoring;
+	pid_t			(*launch)(int);	/* embedded: start our own proxy */
+	uint64_t		 launched_at;
+	unsigned		 gen;		/* connections made */
 	TAILQ_HEAD(, netproxy_reg) regs;
 } np = { .fd = -1, .regs = TAILQ_HEAD_INITIALIZER(np.regs) };
 
@@ -69,9 +79,54 @@ netproxy_init(const char *control_path)
 }
 
 int
+netproxy_init_embedded(pid_t (*launch)(int fd))
+{
+	if ((np.path = strdup("embedded execd-proxy")) == NULL) {
+		log_warn("netproxy");
+		return -1;
+	}
+	np.launch = launch;
+	ev_timer_init(&np.retry, NULL, NULL);
+	return 0;
+}
+
+int
 netproxy_enabled(void)
 {
 	return np.path != NULL;
+}
+
+int
+netproxy_embedded(void)
+{
+	return np.launch != NULL;
+}
+
+unsigned
+netproxy_generation(void)
+{
+	return np.gen;
+}
+
+struct netproxy_reg *
+netproxy_find_credential(const char *id)
+{
+	struct netproxy_reg	*r;
+
+	TAILQ_FOREACH(r, &np.regs, entry)
+		if (strcmp(r->id, id) == 0)
+			return r;
+	return NULL;
+}
+
+/* A line that is not a reply is the proxy's own: hand it on.  1 if it was. */
+static int
+dispatch_event(json_t *o)
+{
+	if (!json_is_object(o) || json_object_get(o, "event") == NULL)
+		return 0;
+	netproxy_event(json_incref(o));
+	return 1;
 }
 
 static void
@@ -160,12 +215,40 @@ out:
 	return rc;
 }
 
+/* Our own proxy, on a fresh socketpair; the old one (if any) has gone. */
+static int
+launch_now(char *err, size_t errlen)
+{
+	int	sv[2];
+	pid_t	pid;
+
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) == -1) {
+		snprintf(err, errlen, "execd-proxy: socketpair: %s", strerror(errno));
+		return -1;
+	}
+	pid = np.launch(sv[1]);
+	close(sv[1]);
+	if (pid == -1 || fcntl(sv[0], F_SETFL, O_NONBLOCK) == -1) {
+		snprintf(err, errlen, "cannot start execd-proxy");
+		close(sv[0]);
+		return -1;
+	}
+	log_info("started execd-proxy, pid %ld", (long)pid);
+	np.fd = sv[0];
+	np.launched_at = ev_now();
+	np.retry_ms = 0;
+	np.gen++;
+	return 0;
+}
+
 static int
 connect_now(char *err, size_t errlen)
 {
 	struct sockaddr_un	sun = { .sun_family = AF_UNIX };
 	int			fd;
 
+	if (np.launch != NULL)
+		return launch_now(err, errlen);
 	if (strlen(np.path) >= sizeof(sun.sun_path)) {
 		snprintf(err, errlen, "execd-proxy control socket path too long: %s", np.path);
 		return -1;
@@ -189,15 +272,18 @@ connect_now(char *err, size_t errlen)
 		return -1;
 	}
 	np.retry_ms = 0;
+	np.gen++;
 	return 0;
 }
 
-/* Read what is there; lines are late replies nobody waits for.  -1: gone. */
+/* Read what is there: the proxy's own lines, late replies nobody waits for.  -1: gone. */
 static int
 drain(void)
 {
 	ssize_t	 n;
 	uint8_t	*nl;
+	size_t	 len;
+	json_t	*o;
 
 	for (;;) {
 		if (buf_reserve(&np.in, 4096) == -1)
@@ -210,8 +296,15 @@ drain(void)
 		np.in.len += (size_t)n;
 	}
 	while (buf_avail(&np.in) > 0 &&
-	    (nl = memchr(buf_head(&np.in), '\n', buf_avail(&np.in))) != NULL)
-		buf_consume(&np.in, (size_t)(nl - buf_head(&np.in)) + 1);
+	    (nl = memchr(buf_head(&np.in), '\n', buf_avail(&np.in))) != NULL) {
+		len = (size_t)(nl - buf_head(&np.in));
+		o = json_loadb((const char *)buf_head(&np.in), len, 0, NULL);
+		buf_consume(&np.in, len + 1);
+		dispatch_event(o);
+		json_decref(o);
+		if (np.fd == -1)
+			return 0;
+	}
 	return 0;
 }
 
@@ -331,9 +424,10 @@ recv_reply(long long id, uint64_t deadline)
 			o = json_loadb((const char *)buf_head(&np.in), len, 0, NULL);
 			buf_consume(&np.in, len + 1);
 			rid = json_object_get(o, "id");
-			if (json_is_integer(rid) && json_integer_value(rid) == id)
+			if (!dispatch_event(o) && json_is_integer(rid) &&
+			    json_integer_value(rid) == id)
 				return o;
-			json_decref(o);		/* a late reply to an unregister */
+			json_decref(o);		/* an event, or a late reply to a one-way request */
 		}
 		if (buf_avail(&np.in) > NP_LINE_MAX || buf_reserve(&np.in, 4096) == -1)
 			return NULL;
@@ -351,7 +445,7 @@ recv_reply(long long id, uint64_t deadline)
 static json_t *
 request(json_t *req, char *err, size_t errlen)
 {
-	uint64_t	 deadline = ev_now() + NP_TIMEOUT_MS;
+	uint64_t	 deadline;
 	long long	 id = ++np.next_id;
 	json_t		*reply = NULL;
 	char		*line = NULL;
@@ -368,6 +462,10 @@ request(json_t *req, char *err, size_t errlen)
 	for (tries = 0; tries < 2 && reply == NULL; tries++) {
 		if (ensure_connected(err, errlen) == -1)
 			break;
+		deadline = ev_now() + NP_TIMEOUT_MS;
+		/* a proxy we just started may still be setting up */
+		if (np.launch != NULL && np.launched_at + NP_LAUNCH_MS > deadline)
+			deadline = np.launched_at + NP_LAUNCH_MS;
 		if (send_line(line, len + 1, deadline) == 0 &&
 		    (reply = recv_reply(id, deadline)) != NULL)
 			break;
@@ -468,6 +566,7 @@ netproxy_register(const char *process_id, json_t *start_params,
 {
 	struct netproxy_reg	*r;
 	json_t			*req, *reply;
+	json_int_t		 ask_ms;
 	int			 rv;
 
 	*out = NULL;
@@ -477,6 +576,8 @@ netproxy_register(const char *process_id, json_t *start_params,
 	}
 	if ((rv = netproxy_build_request(process_id, start_params, &req, err, errlen)) != 0)
 		return rv;
+	netproxy_events_wanted(req);
+	ask_ms = json_integer_value(json_object_get(req, "ask_timeout_ms"));
 	if ((r = calloc(1, sizeof(*r))) == NULL || (r->req = json_deep_copy(req)) == NULL) {
 		free(r);
 		json_decref(req);
@@ -485,6 +586,7 @@ netproxy_register(const char *process_id, json_t *start_params,
 	}
 	r->process_id = json_string_value(json_object_get(json_object_get(r->req, "tags"),
 	    "process_id"));
+	r->ask_ms = (unsigned)ask_ms;
 	if ((reply = request(req, err, errlen)) == NULL) {
 		reg_free(r);
 		return -1;
@@ -501,27 +603,39 @@ netproxy_register(const char *process_id, json_t *start_params,
 	return 0;
 }
 
-void
-netproxy_unregister(struct netproxy_reg *r)
+/*
+ * Fire and forget (a late reply is skipped by id).  Never disconnects:
+ * this may run while a reply is being read; a dead connection shows
+ * itself on the next read.
+ */
+int
+netproxy_send_oneway(json_t *req)
 {
 	char	*line;
 	size_t	 len;
+	int	 rc = -1;
+
+	if (np.fd != -1 && json_object_set_new(req, "id", json_integer(++np.next_id)) == 0 &&
+	    (line = jx_dump(req, &len)) != NULL) {
+		line[len] = '\n';
+		rc = send_line(line, len + 1, ev_now() + NP_TIMEOUT_MS);
+		free(line);
+	}
+	json_decref(req);
+	return rc;
+}
+
+void
+netproxy_unregister(struct netproxy_reg *r)
+{
 	json_t	*req;
 
 	if (r == NULL)
 		return;
 	TAILQ_REMOVE(&np.regs, r, entry);
-	/* fire and forget: a late reply is skipped by id */
-	if (np.fd != -1 && (req = json_pack("{s:s, s:s, s:I}", "op", "unregister",
-	    "credential", r->id, "id", (json_int_t)++np.next_id)) != NULL) {
-		if ((line = jx_dump(req, &len)) != NULL) {
-			line[len] = '\n';
-			if (send_line(line, len + 1, ev_now() + NP_TIMEOUT_MS) == -1)
-				disconnect("write failed");
-			free(line);
-		}
-		json_decref(req);
-	}
+	if (np.fd != -1 && (req = json_pack("{s:s, s:s}", "op", "unregister",
+	    "credential", r->id)) != NULL && netproxy_send_oneway(req) == -1)
+		log_info("execd-proxy: unregistering %s failed", r->id);
 	reg_free(r);
 	watch();
 }

@@ -16,7 +16,21 @@ struct netproxy_reg {
 	char		 socks[64];
 	int		 allow_local;
 	char		*ca_bundle;
+	unsigned	 ask_ms;	/* policyDecisionTimeoutMs, 0: nobody is asked */
 };
+
+/* netproxy.c, for netproxy_events.c */
+struct netproxy_reg *netproxy_find_credential(const char *id);
+/* The control connection's generation: an answer is for the one it came on. */
+unsigned	 netproxy_generation(void);
+/* One request whose reply nobody waits for (req is stolen); -1 when not sent. */
+int		 netproxy_send_oneway(json_t *req);
+
+/* netproxy_events.c: a line from the proxy that is not a reply (stolen) */
+void		 netproxy_event(json_t *line);
+/* Drop what req asks the proxy to report when nobody above would take it. */
+void		 netproxy_events_wanted(json_t *req);
+
 
 /* The register request for process/start params; 0, NETPROXY_EINVAL or -1. */
 int	netproxy_build_request(const char *process_id, json_t *params, json_t **req,
