@@ -66,6 +66,21 @@ push(struct ctl_client *cl, json_t *o)
 	return 0;
 }
 
+/*
+ * The reference's sources (baseline_policy, mode_guard, proxy_state,
+ * decider): a client may read them as a closed set.  Ours that it does not
+ * know are the baseline policy for it (the process's own policy is what the
+ * reference's per-process proxy calls its baseline).
+ */
+static const char *
+wire_source(const char *src)
+{
+	if (strcmp(src, "mode_guard") == 0 || strcmp(src, "proxy_state") == 0 ||
+	    strcmp(src, "decider") == 0)
+		return src;
+	return "baseline_policy";
+}
+
 static void
 observe(struct conn *c, const struct verdict *v)
 {
@@ -76,19 +91,20 @@ observe(struct conn *c, const struct verdict *v)
 
 	time_rfc3339(ts, sizeof(ts));
 	non_domain = strcmp(v->source, "mode_guard") == 0 ||
-	    strcmp(v->source, "proxy_state") == 0;
-	o = json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:i, s:s, s:b}",
+	    strcmp(v->source, "proxy_state") == 0 || strcmp(v->source, "request") == 0;
+	/* the reference's order; a host refused as unparsable is not repeated to the owner */
+	o = json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:i}",
 	    "event", "decision", "credential", c->reg->id, "timestamp", ts,
 	    "scope", non_domain ? "non_domain" : "domain",
 	    "decision", v->allow ? "allow" : c->asked_ask ? "ask" : "deny",
-	    "source", v->source, "reason", v->reason, "protocol", wire_proto(c->proto),
-	    "port", (int)c->port, "client", c->client, "policyOverride", c->override);
+	    "source", wire_source(v->source), "reason", v->reason,
+	    "protocol", wire_proto(c->proto), "host", c->host, "port", (int)c->port);
 	if (o == NULL)
 		return;
-	/* a host refused as unparsable is not repeated to the owner */
-	json_object_set_new(o, "host", json_string(c->host));
 	if (c->method[0] != '\0')
 		json_object_set_new(o, "method", json_string(c->method));
+	json_object_set_new(o, "client", json_string(c->client));
+	json_object_set_new(o, "policyOverride", json_boolean(c->override));
 	if (push(cl, o) == -1 && cl != NULL && cl->events_dropped++ % 1000 == 0)
 		log_warnx("control: pid %d is behind; %llu decision events dropped",
 		    (int)cl->pid, (unsigned long long)cl->events_dropped);
