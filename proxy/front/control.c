@@ -96,48 +96,18 @@ client_close(struct ctl_client *cl, const char *why)
 		adopted_gone();
 }
 
-int
-ctl_flush_out(struct ctl_client *cl)
+/* A reply; a client so far behind that it does not fit is gone. */
+static void
+send_json(struct ctl_client *cl, json_t *o)
 {
-	ssize_t	n;
-
-	while (buf_avail(&cl->out) > 0) {
-		n = send(cl->fd, buf_head(&cl->out), buf_avail(&cl->out), MSG_NOSIGNAL);
-		if (n > 0) {
-			buf_consume(&cl->out, (size_t)n);
-			continue;
-		}
-		if (n == -1 && errno == EINTR)
-			continue;
-		if (n == -1 && errno == EAGAIN)
-			break;
-		return -1;
-	}
-	ev_io_set(&cl->io, EPOLLIN | (buf_avail(&cl->out) ? EPOLLOUT : 0));
-	return 0;
-}
-
-void
-ctl_send_json(struct ctl_client *cl, json_t *o)
-{
-	char	*s;
-	size_t	 len;
-
-	s = jx_dump(o, &len);
-	json_decref(o);
-	if (s == NULL || buf_avail(&cl->out) + len + 1 > CTL_OUT_MAX ||
-	    buf_append(&cl->out, s, len) == -1 || buf_append(&cl->out, "\n", 1) == -1) {
-		free(s);
+	if (ctl_queue(cl, o, CTL_OUT_MAX) == -1)
 		client_close(cl, "stalled (reply queue full)");
-		return;
-	}
-	free(s);
 }
 
 static int
 send_error(struct ctl_client *cl, json_t *id, const char *msg)
 {
-	ctl_send_json(cl, json_pack("{s:O?, s:b, s:s}", "id", id, "ok", 0, "error", msg));
+	send_json(cl, json_pack("{s:O?, s:b, s:s}", "id", id, "ok", 0, "error", msg));
 	return -1;
 }
 
@@ -199,7 +169,7 @@ op_register(struct ctl_client *cl, json_t *req, json_t *id)
 	    "socks5", socks ? listener_addr(env->socks) : json_null(),
 	    "allow_local", local, "socks5_enabled", socks, "ca_bundle", env->conf->ca_bundle);
 	log_info("control: registered %s%s", r->id, want_id ? " (restored)" : "");
-	ctl_send_json(cl, o);
+	send_json(cl, o);
 	return 0;
 }
 
@@ -217,14 +187,14 @@ op_unregister(struct ctl_client *cl, json_t *req, json_t *id)
 	TAILQ_REMOVE(&r->owner->regs, r, owner_entry);
 	drop_reg(r);
 	log_info("control: unregistered %s", rid);
-	ctl_send_json(cl, json_pack("{s:O?, s:b}", "id", id, "ok", 1));
+	send_json(cl, json_pack("{s:O?, s:b}", "id", id, "ok", 1));
 	return 0;
 }
 
 static void
 op_status(struct ctl_client *cl, json_t *id)
 {
-	ctl_send_json(cl, json_pack("{s:O?, s:b, s:s, s:i, s:I, s:I, s:I, s:I, s:o, s:o,"
+	send_json(cl, json_pack("{s:O?, s:b, s:s, s:i, s:I, s:I, s:I, s:I, s:o, s:o,"
 	    " s:{s:I, s:I, s:I, s:I}}", "id", id, "ok", 1, "version", PACKAGE_VERSION,
 	    "pid", (int)getpid(), "generation", (json_int_t)env->generation,
 	    "registrations", (json_int_t)reg_count(), "connections", (json_int_t)conn_count(),
@@ -263,7 +233,7 @@ op_auth(struct ctl_client *cl, json_t *req, json_t *id)
 	else {
 		cl->authed = 1;
 		log_info("control: client pid %d authenticated", (int)cl->pid);
-		ctl_send_json(cl, json_pack("{s:O?, s:b}", "id", id, "ok", 1));
+		send_json(cl, json_pack("{s:O?, s:b}", "id", id, "ok", 1));
 	}
 }
 
@@ -294,7 +264,7 @@ handle_line(struct ctl_client *cl, const char *line, size_t len)
 	else if (strcmp(op, "status") == 0)
 		op_status(cl, id);
 	else if (strcmp(op, "decide") == 0)
-		ctl_op_decide(cl, req, id);
+		send_json(cl, ctl_op_decide(cl, req, id));
 	else if (strcmp(op, "auth") == 0)
 		send_error(cl, id, "already authenticated");
 	else

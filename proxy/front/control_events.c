@@ -7,11 +7,16 @@
  * up: a decision line that does not fit under CTL_EVENT_MAX of unsent
  * output is dropped and counted (as the reference's try_notify), and a
  * question that does not fit is a deny.  The waiting connection keeps its
- * own timer (relay/dial.c).  See execd-proxy(8).
+ * own timer (relay/dial.c).  The client's output queue is kept here,
+ * for control.c's replies too.  See execd-proxy(8).
  */
 #include "config.h"
 
+#include <sys/socket.h>
+
+#include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "jsonx.h"
@@ -42,9 +47,31 @@ wire_proto(enum proxy_proto p)
 	return "http";
 }
 
-/* Append one line if it fits under the bound; the loop writes it out. */
-static int
-push(struct ctl_client *cl, json_t *o)
+/* Write what the client's queue holds, as far as the socket takes it; -1: broken. */
+int
+ctl_flush_out(struct ctl_client *cl)
+{
+	ssize_t	n;
+
+	while (buf_avail(&cl->out) > 0) {
+		n = send(cl->fd, buf_head(&cl->out), buf_avail(&cl->out), MSG_NOSIGNAL);
+		if (n > 0) {
+			buf_consume(&cl->out, (size_t)n);
+			continue;
+		}
+		if (n == -1 && errno == EINTR)
+			continue;
+		if (n == -1 && errno == EAGAIN)
+			break;
+		return -1;
+	}
+	ev_io_set(&cl->io, EPOLLIN | (buf_avail(&cl->out) ? EPOLLOUT : 0));
+	return 0;
+}
+
+/* One line (o is stolen) onto the client's queue if it stays under bound; else -1. */
+int
+ctl_queue(struct ctl_client *cl, json_t *o, size_t bound)
 {
 	char	*s;
 	size_t	 len;
@@ -55,13 +82,21 @@ push(struct ctl_client *cl, json_t *o)
 	}
 	s = jx_dump(o, &len);
 	json_decref(o);
-	if (s == NULL || buf_avail(&cl->out) + len + 1 > CTL_EVENT_MAX ||
+	if (s == NULL || buf_avail(&cl->out) + len + 1 > bound ||
 	    buf_append(&cl->out, s, len) == -1 || buf_append(&cl->out, "\n", 1) == -1) {
 		free(s);
 		return -1;
 	}
 	free(s);
-	/* a write error shows up on the connection's own event: never closed from here */
+	return 0;
+}
+
+/* An event line, written out now; a write error shows up on the connection's own event. */
+static int
+push(struct ctl_client *cl, json_t *o)
+{
+	if (ctl_queue(cl, o, CTL_EVENT_MAX) == -1)
+		return -1;
 	(void)ctl_flush_out(cl);
 	return 0;
 }
@@ -175,7 +210,7 @@ reason_ok(const char *r)
  * "reason":STR}: the answer to an ask line.  Only the owner may answer;
  * an answer nobody waits for (late, or its connection gone) is ignored.
  */
-void
+json_t *
 ctl_op_decide(struct ctl_client *cl, json_t *req, json_t *id)
 {
 	const char	*cred = json_string_value(json_object_get(req, "credential"));
@@ -189,14 +224,12 @@ ctl_op_decide(struct ctl_client *cl, json_t *req, json_t *id)
 	if (cred == NULL || dec == NULL || !json_is_integer(askj) ||
 	    (strcmp(dec, "allow") != 0 && strcmp(dec, "deny") != 0 &&
 	    strcmp(dec, "ask") != 0)) {
-		ctl_send_json(cl, json_pack("{s:O?, s:b, s:s}", "id", id, "ok", 0, "error",
-		    "decide needs credential, ask and decision (allow, deny or ask)"));
-		return;
+		return json_pack("{s:O?, s:b, s:s}", "id", id, "ok", 0, "error",
+		    "decide needs credential, ask and decision (allow, deny or ask)");
 	}
 	if ((r = reg_find(cred)) == NULL || r->owner != cl) {
-		ctl_send_json(cl, json_pack("{s:O?, s:b, s:s}", "id", id, "ok", 0, "error",
-		    "unknown credential"));
-		return;
+		return json_pack("{s:O?, s:b, s:s}", "id", id, "ok", 0, "error",
+		    "unknown credential");
 	}
 	allow = strcmp(dec, "allow") == 0;
 	if (reason != NULL && !reason_ok(reason)) {
@@ -211,5 +244,5 @@ ctl_op_decide(struct ctl_client *cl, json_t *req, json_t *id)
 		}
 	if (found)
 		dial_decided(c, allow, strcmp(dec, "ask") == 0, reason);
-	ctl_send_json(cl, json_pack("{s:O?, s:b, s:b}", "id", id, "ok", 1, "pending", found));
+	return json_pack("{s:O?, s:b, s:b}", "id", id, "ok", 1, "pending", found);
 }

@@ -25,13 +25,11 @@ struct ctl_client {
 	uint64_t		 events_dropped;
 };
 
-/* control.c */
+/* control_events.c (control.c uses it; it calls nothing of control.c) */
 int	 ctl_flush_out(struct ctl_client *);
-void	 ctl_send_json(struct ctl_client *, json_t *);	/* steals; closes a stalled client */
-
-/* control_events.c */
+int	 ctl_queue(struct ctl_client *, json_t *, size_t bound);	/* steals; -1: no room */
 int	 ctl_reg_options(json_t *req, int *events, unsigned *ask_ms, char *err, size_t errlen);
-void	 ctl_op_decide(struct ctl_client *, json_t *req, json_t *id);
+json_t	*ctl_op_decide(struct ctl_client *, json_t *req, json_t *id);	/* the reply */
 void	 ctl_events_init(void);
 
 #endif

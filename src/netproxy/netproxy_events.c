@@ -25,20 +25,14 @@ struct netproxy_ask {
 
 static const struct netproxy_events	*events;
 
+static void	on_line(json_t *);
+
 void
 netproxy_set_events(const struct netproxy_events *ev)
 {
 	events = ev;
-}
-
-/* Is anybody above listening (what a registration may ask the proxy for)? */
-void
-netproxy_events_wanted(json_t *req)
-{
-	if (events == NULL || events->decision == NULL)
-		json_object_del(req, "events");
-	if (events == NULL || events->ask == NULL)
-		json_object_del(req, "ask_timeout_ms");
+	npc.on_event = on_line;
+	netproxy_want(ev != NULL && ev->decision != NULL, ev != NULL && ev->ask != NULL);
 }
 
 void
@@ -49,7 +43,7 @@ netproxy_decide(struct netproxy_ask *q, const char *decision, const char *reason
 	if (q == NULL)
 		return;
 	/* a restarted proxy numbers its questions anew: an old answer is not for it */
-	if (q->gen == netproxy_generation()) {
+	if (q->gen == npc.gen) {
 		req = json_pack("{s:s, s:s, s:I, s:s}", "op", "decide", "credential", q->cred,
 		    "ask", q->ask, "decision", decision);
 		if (req != NULL && reason != NULL)
@@ -83,7 +77,7 @@ on_ask(struct netproxy_reg *r, const char *cred, json_t *line)
 		return;		/* the proxy denies at its own timeout */
 	snprintf(q->cred, sizeof(q->cred), "%s", cred);
 	q->ask = json_integer_value(ask);
-	q->gen = netproxy_generation();
+	q->gen = npc.gen;
 	if (r == NULL || r->ask_ms == 0 || events == NULL || events->ask == NULL) {
 		netproxy_decide(q, "deny", NULL);
 		return;
@@ -97,8 +91,9 @@ on_ask(struct netproxy_reg *r, const char *cred, json_t *line)
 	events->ask(q, r->process_id, request, r->ask_ms);
 }
 
-void
-netproxy_event(json_t *line)
+/* A line from the proxy that is not a reply (stolen). */
+static void
+on_line(json_t *line)
 {
 	const char		*ev = json_string_value(json_object_get(line, "event"));
 	const char		*cred = json_string_value(json_object_get(line, "credential"));
