@@ -282,6 +282,9 @@ dial_start(struct conn *c)
 	c->stage = &dial_stage;
 	c->state = CS_DIALING;
 	c->uwant = 0;
+	/* every dial is decided afresh */
+	c->override = 0;
+	c->asked_ask = 0;
 	conn_want(c);
 	if (host_checks(c) == -1)
 		return;
