@@ -1273,7 +1273,7 @@ WRONG_TYPE_METHODS = [
                                 "requirementsPaths": [["x"]]},
      F("cwd", types="string") + F("configPaths", "requirementsPaths", types="array") +
      F(("configPaths", 0), types="array") + F(("configPaths", 0, 0), types="string"),
-     [], [], {"todo": "not implemented: Codex-specific, optional (protocol.md 5.3)"}),
+     [], [], {}),
     ("capabilities/discoverV2", {"cwd": "file://@ROOT@"},
      F("cwd", types="string") + SANDBOX, [], [],
      {"todo": "not implemented: Codex-specific, optional (protocol.md 5.4)"}),
