@@ -115,7 +115,8 @@ os.rmdir(state)
 # and was never reaped until a later loop turn after the reattach).
 state3 = tempfile.mkdtemp(prefix="execd-resume.")
 L3 = Listener(["--state-dir", state3])
-FLOOD = ("head -c 40000000 /dev/zero | tr '\\0' x; "
+pids = tempfile.mkdtemp(prefix="execd-resume-pids.")
+FLOOD = ("echo $$ > %s/pid.%d; head -c 20000000 /dev/zero | tr '\\0' x; "
          "echo one; echo two >&2; echo three; exit 7")
 QUIET = "sleep 0.1; echo one; echo two >&2; echo three; exit 7"
 
@@ -127,19 +128,39 @@ async def drain_once(n, flood):
     await ws.send(json.dumps({"method": "initialized"}))
     name = "drain%d" % n
     await ws_call(ws, 2, "process/start", {"processId": name, "argv": ["sh", "-c",
-                  FLOOD if flood else QUIET], "cwd": "file:///tmp", "env": {}, "tty": False})
+                  FLOOD % (pids, n) if flood else QUIET], "cwd": "file:///tmp", "env": {},
+                  "tty": False})
     await asyncio.sleep(0.5 if flood else 0.0)     # unread output piles up: congested
     if flood or n % 2:
         ws.transport.abort()            # the connection cut, no close handshake
     else:
         await ws.close()
-    await asyncio.sleep(1.5 if flood else 0.4)      # it writes and exits while detached
+    # it writes and exits while detached: wait for its exit (a zombie, or
+    # reaped), however long the draining takes on a loaded machine
+    await asyncio.sleep(0.4)
+    deadline = time.time() + 12
+    while flood and time.time() < deadline and not exited(os.path.join(pids, "pid.%d" % n)):
+        await asyncio.sleep(0.1)
     b = await websockets.connect(L3.url, ping_interval=None, max_size=None)
     r = await ws_call(b, 1, "initialize", {"clientName": "G2", "resumeSessionId": sid})
     await b.send(json.dumps({"method": "initialized"}))
     r = await ws_call(b, 2, "process/read", {"processId": name, "afterSeq": 0, "waitMs": 0})
     b.transport.abort()                 # not a close: output notifications may be queued
     return r.get("result")
+
+
+def exited(pidfile):
+    """the child is a zombie or gone"""
+    try:
+        with open(pidfile) as f:
+            pid = int(f.read())
+    except (OSError, ValueError):
+        return False            # not started, or the file half written
+    try:
+        with open("/proc/%d/stat" % pid) as f:
+            return f.read().rsplit(")", 1)[1].split()[0] == "Z"
+    except OSError:
+        return True
 
 
 def drained_all(res):
@@ -166,6 +187,9 @@ L3.stop()
 for f in os.listdir(state3):
     os.unlink(os.path.join(state3, f))
 os.rmdir(state3)
+for f in os.listdir(pids):
+    os.unlink(os.path.join(pids, f))
+os.rmdir(pids)
 
 # the listener's SIGTERM ends a detached session at once: its instance does not
 # linger (it used to wait out the closed processes' keep time, ~80 s)
