@@ -302,8 +302,12 @@ start_with(struct rpc_req *req, json_t *params, long n)
 		rpc_fail(req, RPC_INTERNAL_ERROR, "%s", nul);
 		goto done;
 	}
-	/* with a sidecar configured, every process reaches the network through it */
-	if (netproxy_enabled() && start_register(req, params, sp.id, env, &reg) == -1)
+	/*
+	 * Only a process whose network is managed (networkProxy) is registered
+	 * and gets the proxy's variables, as in the reference; any other gets
+	 * exactly the environment it asked for.
+	 */
+	if (sp.network_proxy != NULL && start_register(req, params, sp.id, env, &reg) == -1)
 		goto done;
 	if (sandbox_finish(sbx, cwd, env) == -1) {
 		rpc_fail(req, RPC_INVALID_REQUEST, "sandbox intent cannot be enforced on this executor");
