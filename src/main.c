@@ -4,6 +4,7 @@
  */
 #include "config.h"
 
+#include <sys/random.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 
@@ -16,7 +17,6 @@
 #include <string.h>
 #include <unistd.h>
 
-#include <openssl/rand.h>
 
 #include "log.h"
 #include "transport/activate.h"
@@ -106,7 +106,7 @@ new_token(void)
 	char			*t;
 	size_t			 i;
 
-	if (RAND_bytes(r, sizeof(r)) != 1 || (t = malloc(2 * sizeof(r) + 1)) == NULL)
+	if (getrandom(r, sizeof(r), 0) != (ssize_t)sizeof(r) || (t = malloc(2 * sizeof(r) + 1)) == NULL)
 		fatalx("cannot make a token");
 	for (i = 0; i < sizeof(r); i++) {
 		t[2 * i] = hex[r[i] >> 4];

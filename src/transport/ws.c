@@ -1,12 +1,13 @@
 #include "config.h"
 
+#include <sys/random.h>
+
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-#include <openssl/rand.h>
 #include <wslay/wslay.h>
 
 #include "log.h"
@@ -107,7 +108,7 @@ ws_send_cb(wslay_event_context_ptr ctx, const uint8_t *data, size_t len, int fla
 static int
 ws_genmask_cb(wslay_event_context_ptr ctx, uint8_t *buf, size_t len, void *ud)
 {
-	return RAND_bytes(buf, (int)len) == 1 ? 0 : -1;
+	return getrandom(buf, len, 0) == (ssize_t)len ? 0 : -1;
 }
 
 static void
