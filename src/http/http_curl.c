@@ -47,12 +47,6 @@ static const struct {
 static int	loaded;
 
 int
-http_curl_loaded(void)
-{
-	return loaded;
-}
-
-int
 http_curl_load(void)
 {
 	void	*lib, *fn;

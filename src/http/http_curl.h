@@ -41,7 +41,6 @@ extern struct http_curl_fn	http_curl;
 
 /* 0 once libcurl is loaded (the first call loads it); -1, logged, if it cannot be. */
 int	http_curl_load(void);
-int	http_curl_loaded(void);
 
 #undef curl_easy_setopt
 #undef curl_easy_getinfo

@@ -22,7 +22,6 @@ static struct {
 	struct ev_timer	 reap;		/* frees sockets after the io batch */
 	struct sock_list graveyard;
 	int		 in_curl;	/* inside a libcurl call (callbacks may run) */
-	int		 broken;	/* libcurl could not be set up: not again */
 	void		(*after)(void);
 } hm;
 
@@ -175,13 +174,11 @@ http_multi_ready(void)
 {
 	if (hm.multi != NULL)
 		return 0;
-	if (hm.broken || http_curl_load() == -1) {
-		hm.broken = 1;
+	/* a failure (no descriptor left, say) is tried again at the next request */
+	if (http_curl_load() == -1)
 		return -1;
-	}
 	if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
 		log_warnx("curl_global_init failed");
-		hm.broken = 1;
 		return -1;
 	}
 	if ((hm.multi = curl_multi_init()) == NULL ||
@@ -192,7 +189,6 @@ http_multi_ready(void)
 			curl_multi_cleanup(hm.multi);
 		hm.multi = NULL;
 		curl_global_cleanup();
-		hm.broken = 1;
 		return -1;
 	}
 	return 0;
