@@ -214,7 +214,13 @@ filter_new(uint32_t dflt, char *why, size_t whylen)
 		snprintf(why, whylen, "seccomp_init failed");
 		return NULL;
 	}
-	if ((rc = seccomp_attr_set(ctx, SCMP_FLTATR_ACT_BADARCH, SCMP_ACT_KILL_PROCESS)) < 0) {
+	/*
+	 * A binary tree of the call numbers, not a list: fewer instructions
+	 * run per call, and the kernel's action cache, built at load by
+	 * running the program for every call number, is quicker to make.
+	 */
+	if ((rc = seccomp_attr_set(ctx, SCMP_FLTATR_ACT_BADARCH, SCMP_ACT_KILL_PROCESS)) < 0 ||
+	    (rc = seccomp_attr_set(ctx, SCMP_FLTATR_CTL_OPTIMIZE, 2)) < 0) {
 		snprintf(why, whylen, "seccomp_attr_set: %s", strerror(-rc));
 		seccomp_release(ctx);
 		return NULL;
