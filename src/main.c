@@ -168,6 +168,8 @@ instance_gone(pid_t pid)
 	resume_sweep(conf.state_dir, pid);
 }
 
+static const struct listen_ops instance_ops = { serve_prepare, serve_run, instance_gone };
+
 /*
  * Session sockets whose instance died without removing them (SIGKILL, the
  * OOM killer) go at the next start of any execd sharing the directory.
@@ -329,12 +331,12 @@ main(int argc, char *argv[])
 		printf("%s\n", url);
 		fflush(stdout);
 		activate_ready();
-		return listen_serve(&fd, 1, serve_connection, instance_gone);
+		return listen_serve(&fd, 1, &instance_ops);
 	}
 	if (nfds > 0 && mode == MODE_AUTO) {
 		if (is_listening_socket(fds[0])) {
 			activate_ready();
-			return listen_serve(fds, nfds, serve_connection, instance_gone);
+			return listen_serve(fds, nfds, &instance_ops);
 		}
 		/* systemd Accept=yes without StandardInput=socket: the connection is fd 3 */
 		return serve_connection(fds[0], fds[0]);

@@ -21,6 +21,7 @@
 #include "execd.h"
 #include "transport/listen.h"
 #include "util/children.h"
+#include "util/fdpass.h"
 
 #define LISTEN_MAX	16
 
@@ -28,8 +29,22 @@ static struct ev_io	lio[LISTEN_MAX];
 static int		nlio;
 static pid_t		*children;
 static size_t		 nchildren, capchildren;
-static int		(*serve_client)(int, int);	/* in each forked instance */
-static void		(*instance_gone)(pid_t);	/* its per-instance state goes */
+static const struct listen_ops *ops;
+
+/*
+ * The next connection's instance, forked and prepared ahead (its spawn
+ * helper started, the instance narrowed): a connection is handed to it
+ * over sock, so no fork and no set-up stand between accept and the
+ * client's first answer.
+ */
+static struct {
+	pid_t	pid;
+	int	sock;
+} spare = { -1, -1 };
+
+static char	own_name[16] = "execd";	/* the spare's, once it serves a client */
+
+static void	spare_drop(void);
 
 static void
 child_add(pid_t pid)
@@ -205,8 +220,10 @@ listen_reap(int signo, void *arg)
 		child_del(pid);
 		if (WIFSIGNALED(status))
 			log_warnx("instance %ld killed by signal %d", (long)pid, WTERMSIG(status));
-		if (instance_gone != NULL)
-			instance_gone(pid);
+		if (pid == spare.pid)
+			spare_drop();
+		if (ops->gone != NULL)
+			ops->gone(pid);
 	}
 	/* whatever died may have handed us its children */
 	if (reaped)
@@ -224,16 +241,117 @@ listen_stop(int signo, void *arg)
 		close(lio[i].fd);
 	}
 	nlio = 0;
+	spare_drop();	/* it ends at EOF */
 	/* each instance kills its own processes on SIGTERM */
 	for (i = 0; i < nchildren; i++)
 		kill(children[i], SIGTERM);
 	ev_break();
 }
 
+/* In the spare: get ready, then wait for a connection (EOF: the listener is done). */
+static void __attribute__((noreturn))
+spare_main(int s)
+{
+	int	fds[FDPASS_MAX];
+	size_t	nfds = 0, i;
+	ssize_t	n;
+	char	c;
+
+	if (ops->prepare() == -1)
+		_exit(1);
+	while ((n = fdpass_recv(s, &c, 1, fds, &nfds, 0)) == -1 && errno == EINTR)
+		;
+	close(s);
+	(void)prctl(PR_SET_NAME, own_name, 0, 0, 0);
+	if (n != 1 || nfds != 1) {
+		for (i = 0; n > 0 && i < nfds; i++)
+			close(fds[i]);
+		_exit(n == 0 ? 0 : 1);
+	}
+	_exit(ops->run(fds[0], fds[0]));
+}
+
+static void
+spare_drop(void)
+{
+	if (spare.sock != -1)
+		close(spare.sock);
+	spare.sock = -1;
+	spare.pid = -1;
+}
+
+/* A child with the listening sockets closed and the loop's state dropped. */
+static pid_t
+instance_fork(void)
+{
+	pid_t	pid;
+	int	i;
+
+	if ((pid = fork()) == -1) {
+		log_warn("fork");
+		return -1;
+	}
+	if (pid == 0) {
+		for (i = 0; i < nlio; i++)
+			close(lio[i].fd);
+		ev_child_reset();
+		return 0;
+	}
+	child_add(pid);
+	return pid;
+}
+
+static void
+spare_fork(void)
+{
+	int	sv[2];
+	pid_t	pid;
+
+	if (spare.pid != -1 || nlio == 0)
+		return;
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) == -1) {
+		log_warn("socketpair (spare instance)");
+		return;
+	}
+	/*
+	 * Told apart from the instances serving a client (ps, tests) until it
+	 * is one; named before the fork, so it never shows under our name.
+	 */
+	(void)prctl(PR_SET_NAME, "execd-spare", 0, 0, 0);
+	if ((pid = instance_fork()) == 0) {
+		close(sv[0]);
+		spare_main(sv[1]);
+	}
+	(void)prctl(PR_SET_NAME, own_name, 0, 0, 0);
+	close(sv[1]);
+	if (pid == -1) {
+		close(sv[0]);
+		return;
+	}
+	spare.pid = pid;
+	spare.sock = sv[0];
+}
+
+/* The connection to the spare; -1 if there is none or it is gone. */
+static int
+spare_hand(int fd)
+{
+	struct iovec	iov = { "", 1 };
+	ssize_t		n;
+
+	if (spare.pid == -1)
+		return -1;
+	n = fdpass_send(spare.sock, &iov, 1, &fd, 1, MSG_NOSIGNAL);
+	if (n != 1)
+		log_warn("instance %ld: handing it the connection", (long)spare.pid);
+	spare_drop();
+	return n == 1 ? 0 : -1;
+}
+
 static void
 listen_accept(struct ev_io *io, uint32_t events, void *arg)
 {
-	int	fd, i;
+	int	fd;
 	pid_t	pid;
 
 	fd = accept4(io->fd, NULL, NULL, SOCK_CLOEXEC);
@@ -242,28 +360,22 @@ listen_accept(struct ev_io *io, uint32_t events, void *arg)
 			log_warn("accept");
 		return;
 	}
-	if ((pid = fork()) == -1) {
-		log_warn("fork");
-		close(fd);
-		return;
+	if (spare_hand(fd) == -1 && (pid = instance_fork()) == 0) {
+		if (ops->prepare() == -1)
+			_exit(1);
+		_exit(ops->run(fd, fd));
 	}
-	if (pid == 0) {
-		for (i = 0; i < nlio; i++)
-			close(lio[i].fd);
-		ev_child_reset();
-		_exit(serve_client(fd, fd));
-	}
-	child_add(pid);
 	close(fd);
+	spare_fork();
 }
 
 int
-listen_serve(const int *fds, int nfds, int (*serve_fn)(int, int), void (*gone_fn)(pid_t))
+listen_serve(const int *fds, int nfds, const struct listen_ops *o)
 {
 	int	i;
 
-	serve_client = serve_fn;
-	instance_gone = gone_fn;
+	ops = o;
+	(void)prctl(PR_GET_NAME, own_name, 0, 0, 0);
 	if (ev_init() == -1)
 		return 1;
 	/* what a dead instance leaves comes to us, not to init */
@@ -280,6 +392,7 @@ listen_serve(const int *fds, int nfds, int (*serve_fn)(int, int), void (*gone_fn
 	}
 	if (nlio == 0)
 		return 1;
+	spare_fork();
 	ev_run();
 	return 0;
 }
