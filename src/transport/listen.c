@@ -1,6 +1,7 @@
 #include "config.h"
 
 #include <sys/prctl.h>
+#include <poll.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 
@@ -21,7 +22,6 @@
 #include "execd.h"
 #include "transport/listen.h"
 #include "util/children.h"
-#include "util/fdpass.h"
 
 #define LISTEN_MAX	16
 
@@ -33,14 +33,17 @@ static const struct listen_ops *ops;
 
 /*
  * The next connection's instance, forked and prepared ahead (its spawn
- * helper started, the instance narrowed): a connection is handed to it
- * over sock, so no fork and no set-up stand between accept and the
- * client's first answer.
+ * helper started, the instance narrowed) and accepting on the listening
+ * sockets itself: no fork, no set-up and no hand-over stand between a
+ * connection and the client's first answer.  While there is one, the
+ * listener does not accept; it forks the next spare when this one took
+ * its connection.
  */
 static struct {
-	pid_t	pid;
-	int	sock;
-} spare = { -1, -1 };
+	pid_t		pid;
+	int		sock;	/* a byte: it took a connection; EOF: it is gone */
+	struct ev_io	io;
+} spare = { -1, -1, { 0 } };
 
 static char	own_name[16] = "execd";	/* the spare's, once it serves a client */
 
@@ -248,36 +251,82 @@ listen_stop(int signo, void *arg)
 	ev_break();
 }
 
-/* In the spare: get ready, then wait for a connection (EOF: the listener is done). */
+/* Accept on whichever listening socket is ready; -1 when none is (or at EOF on s). */
+static int
+spare_accept(int s, const int *lfds, int n)
+{
+	struct pollfd	pfd[LISTEN_MAX + 1];
+	int		i, fd;
+
+	for (;;) {
+		for (i = 0; i < n; i++)
+			pfd[i] = (struct pollfd){ .fd = lfds[i], .events = POLLIN };
+		pfd[n] = (struct pollfd){ .fd = s, .events = POLLIN };
+		if (poll(pfd, (nfds_t)n + 1, -1) == -1) {
+			if (errno == EINTR)
+				continue;
+			return -1;
+		}
+		if (pfd[n].revents != 0)
+			return -1;	/* the listener is stopping, or gone */
+		for (i = 0; i < n; i++) {
+			if (pfd[i].revents == 0)
+				continue;
+			if ((fd = accept4(lfds[i], NULL, NULL, SOCK_CLOEXEC)) != -1)
+				return fd;
+			if (errno != EAGAIN && errno != EINTR && errno != ECONNABORTED)
+				log_warn("accept");
+		}
+	}
+}
+
+/*
+ * In the spare: get ready, then accept the next connection itself (one
+ * wakeup, none of the listener's), tell the listener, and serve it.
+ */
 static void __attribute__((noreturn))
 spare_main(int s)
 {
-	int	fds[FDPASS_MAX];
-	size_t	nfds = 0, i;
-	ssize_t	n;
-	char	c;
+	int	lfds[LISTEN_MAX], n = nlio, i, fd;
 
+	for (i = 0; i < n; i++)
+		lfds[i] = lio[i].fd;
+	ev_child_reset();
 	if (ops->prepare() == -1)
 		_exit(1);
-	while ((n = fdpass_recv(s, &c, 1, fds, &nfds, 0)) == -1 && errno == EINTR)
-		;
+	fd = spare_accept(s, lfds, n);
+	if (fd != -1 && write(s, "", 1) != 1)
+		log_warn("spare instance: telling the listener");
 	close(s);
+	for (i = 0; i < n; i++)
+		close(lfds[i]);
+	if (fd == -1)
+		_exit(0);
 	(void)prctl(PR_SET_NAME, own_name, 0, 0, 0);
-	if (n != 1 || nfds != 1) {
-		for (i = 0; n > 0 && i < nfds; i++)
-			close(fds[i]);
-		_exit(n == 0 ? 0 : 1);
-	}
-	_exit(ops->run(fds[0], fds[0]));
+	_exit(ops->run(fd, fd));
+}
+
+/* The listener accepts (and forks) itself only while there is no spare. */
+static void
+listener_accepts(int on)
+{
+	int	i;
+
+	for (i = 0; i < nlio; i++)
+		if (ev_io_set(&lio[i], on ? EPOLLIN : 0) == -1)
+			log_warn("listening socket %d", lio[i].fd);
 }
 
 static void
 spare_drop(void)
 {
-	if (spare.sock != -1)
+	if (spare.sock != -1) {
+		ev_io_del(&spare.io);
 		close(spare.sock);
+	}
 	spare.sock = -1;
 	spare.pid = -1;
+	listener_accepts(1);
 }
 
 /* A child with the listening sockets closed and the loop's state dropped. */
@@ -301,6 +350,22 @@ instance_fork(void)
 	return pid;
 }
 
+static void	spare_fork(void);
+
+/* The spare took a connection (a byte), or is gone (EOF): the next one. */
+static void
+spare_event(struct ev_io *io, uint32_t events, void *arg)
+{
+	char	c;
+	ssize_t	n;
+
+	if ((n = read(spare.sock, &c, 1)) == -1 && (errno == EAGAIN || errno == EINTR))
+		return;
+	spare_drop();
+	if (n == 1)
+		spare_fork();
+}
+
 static void
 spare_fork(void)
 {
@@ -309,7 +374,7 @@ spare_fork(void)
 
 	if (spare.pid != -1 || nlio == 0)
 		return;
-	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) == -1) {
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) == -1) {
 		log_warn("socketpair (spare instance)");
 		return;
 	}
@@ -318,41 +383,32 @@ spare_fork(void)
 	 * is one; named before the fork, so it never shows under our name.
 	 */
 	(void)prctl(PR_SET_NAME, "execd-spare", 0, 0, 0);
-	if ((pid = instance_fork()) == 0) {
+	if ((pid = fork()) == 0) {
 		close(sv[0]);
 		spare_main(sv[1]);
 	}
 	(void)prctl(PR_SET_NAME, own_name, 0, 0, 0);
 	close(sv[1]);
 	if (pid == -1) {
+		log_warn("fork (spare instance)");
 		close(sv[0]);
+		return;
+	}
+	child_add(pid);
+	if (ev_io_add(&spare.io, sv[0], EPOLLIN, spare_event, NULL) == -1) {
+		close(sv[0]);
+		kill(pid, SIGTERM);
 		return;
 	}
 	spare.pid = pid;
 	spare.sock = sv[0];
-}
-
-/* The connection to the spare; -1 if there is none or it is gone. */
-static int
-spare_hand(int fd)
-{
-	struct iovec	iov = { "", 1 };
-	ssize_t		n;
-
-	if (spare.pid == -1)
-		return -1;
-	n = fdpass_send(spare.sock, &iov, 1, &fd, 1, MSG_NOSIGNAL);
-	if (n != 1)
-		log_warn("instance %ld: handing it the connection", (long)spare.pid);
-	spare_drop();
-	return n == 1 ? 0 : -1;
+	listener_accepts(0);
 }
 
 static void
 listen_accept(struct ev_io *io, uint32_t events, void *arg)
 {
 	int	fd;
-	pid_t	pid;
 
 	fd = accept4(io->fd, NULL, NULL, SOCK_CLOEXEC);
 	if (fd == -1) {
@@ -360,7 +416,7 @@ listen_accept(struct ev_io *io, uint32_t events, void *arg)
 			log_warn("accept");
 		return;
 	}
-	if (spare_hand(fd) == -1 && (pid = instance_fork()) == 0) {
+	if (instance_fork() == 0) {
 		if (ops->prepare() == -1)
 			_exit(1);
 		_exit(ops->run(fd, fd));
