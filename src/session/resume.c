@@ -25,7 +25,7 @@
 #include "jsonx.h"
 #include "session/resume.h"
 #include "rpc/rpc.h"
-#include "util/sha.h"
+#include "util/crypto.h"
 
 #define RESUME_MAGIC	0x65786431u	/* "exd1" */
 #define RESUME_MAX	(1024 * 1024)	/* an initialize request is small */
@@ -95,7 +95,8 @@ socket_path(const char *id, char *out, size_t len)
 		return -1;
 	memcpy(in, domain, sizeof(domain));
 	memcpy(in + sizeof(domain), id, SESSION_ID_LEN);
-	sha256(in, sizeof(in), md);
+	if (crypto_sha256(in, sizeof(in), md) == -1)
+		return -1;
 	for (i = 0; i < RESUME_NAME_LEN; i++)
 		snprintf(hex + 2 * i, 3, "%02x", md[i]);
 	if ((size_t)snprintf(out, len, "%s/session-%s" SOCK_SUFFIX, rs.state_dir, hex) >= len)
@@ -123,7 +124,7 @@ handover_names_us(const char *msg, size_t len)
 	id = json_string_value(json_object_get(json_object_get(req, "params"),
 	    "resumeSessionId"));
 	ok = id != NULL && rs.id[0] != '\0' && strlen(id) == SESSION_ID_LEN &&
-	    timingsafe_equal(id, rs.id, SESSION_ID_LEN);
+	    crypto_equal(id, rs.id, SESSION_ID_LEN);
 	json_decref(req);
 	return ok;
 }

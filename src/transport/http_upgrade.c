@@ -9,7 +9,7 @@
 #include "b64.h"
 #include "execd.h"
 #include "transport/http_upgrade.h"
-#include "util/sha.h"
+#include "util/crypto.h"
 
 #define WS_GUID	"258EAFA5-E914-47DA-95CA-C5AB0DC85B11"
 
@@ -30,7 +30,8 @@ http_ws_accept(const char *key, size_t keylen, char *out, size_t outlen)
 		return -1;
 	memcpy(buf, key, keylen);
 	memcpy(buf + keylen, WS_GUID, sizeof(WS_GUID) - 1);
-	sha1(buf, keylen + sizeof(WS_GUID) - 1, md);
+	if (crypto_sha1(buf, keylen + sizeof(WS_GUID) - 1, md) == -1)
+		return -1;
 	b64_encode_to(out, md, sizeof(md));
 	return 0;
 }
@@ -168,7 +169,7 @@ token_ok(const struct http_req_head *h)
 	}
 	if (cand == NULL || clen != tlen)
 		return 0;
-	return timingsafe_equal(cand, conf.token, tlen);
+	return crypto_equal(cand, conf.token, tlen);
 }
 
 static int

@@ -21,6 +21,7 @@
 #include "log.h"
 #include "execd.h"
 #include "transport/listen.h"
+#include "util/crypto.h"
 #include "util/children.h"
 
 #define LISTEN_MAX	16
@@ -448,6 +449,8 @@ listen_serve(const int *fds, int nfds, const struct listen_ops *o)
 	}
 	if (nlio == 0)
 		return 1;
+	/* before any fork: every instance's handshake shares these pages */
+	(void)crypto_load();
 	spare_fork();
 	ev_run();
 	return 0;
