@@ -21,6 +21,10 @@ int	 http_forward_prepare(struct conn *, const struct reqline *, const char *hea
 	    size_t headlen, char *err, size_t errlen);
 void	 http_forward_start(struct conn *);
 
+/* inspect.c */
+int	 inspect_wanted(const struct conn *);
+void	 inspect_start(struct conn *, const void *reply, size_t n);
+
 /* socks5.c */
 extern const struct proto_handler socks5_proto;
 
