@@ -267,11 +267,11 @@ t.ok("/hello" not in logs and SECRET not in logs and "k=v" not in logs,
      "no path and no body in the audit log or the log")
 
 # ------------------------------------------------------- restart, inspect no
-P.stop()
+t.eq(P.stop(), 0, "proxy exits 0 on SIGTERM (clean under the sanitizers)")
 P2 = Proxy("listen http 127.0.0.1:0\nallow *\nallow-local yes\nmode limited\n", dir=P.dir)
 with open(ca_pem) as f:
     t.eq(f.read(), ours, "restart: the state directory's CA is kept")
-P2.stop()
+t.eq(P2.stop(), 0, "restarted proxy exits 0")
 P3 = Proxy("listen http 127.0.0.1:0\nallow *\nallow-local yes\nmode limited\ninspect no\n")
 c3 = P3.register()
 t.eq(c3.reply.get("ca_bundle"), None, "inspect no: no bundle named")
@@ -279,4 +279,5 @@ r = curl("-p", "-x", c3.http_url, "https://127.0.0.1:%d/" % G)
 t.ok(r.connect_code == 403 and r.header("x-proxy-error") == "blocked-by-mitm-required",
      "inspect no: limited mode refuses CONNECT (mitm required)", r)
 t.ok(not os.path.exists(os.path.join(P3.dir, "ca.key")), "inspect no: no CA generated")
+t.eq(P3.stop(), 0, "proxy without inspection exits 0")
 t.done()

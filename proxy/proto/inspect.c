@@ -160,7 +160,7 @@ do_head(struct conn *c)
 	int		 r;
 
 	for (;;) {
-		if (head_end(&s->head) > 0)
+		if (buf_avail(&s->head) > 0 && head_end(&s->head) > 0)
 			return inspect_decide(c) ? ST_AGAIN : ST_GONE;
 		if (buf_avail(&s->head) > PROXY_HEAD_MAX)
 			return inspect_answer(c, 431, "Request Header Fields Too Large", NULL,
@@ -252,7 +252,7 @@ take_response(struct conn *c)
 	struct inspect	*s = c->ins;
 	size_t		 n;
 
-	while (!s->resp_started && head_end(&s->rhead) > 0)
+	while (!s->resp_started && buf_avail(&s->rhead) > 0 && head_end(&s->rhead) > 0)
 		if (inspect_response_head(c) == -1)
 			return -1;
 	if (!s->resp_started) {
