@@ -210,13 +210,20 @@ do_connect(struct conn *c)
 	    ST_GONE;
 }
 
-/* Bytes from one session into a bounded buffer; 1 progress, 0 blocked, -1 EOF or error. */
+/*
+ * Bytes from one session into a buffer, at most max; 1 progress, 0
+ * blocked, -1 EOF or error.  Room at the tail for a record will do: the
+ * buffer is compacted only when there is less.
+ */
 static int
 pull(SSL *ssl, struct buf *b, size_t max, uint32_t *want)
 {
+	size_t	room = b->cap - b->len;
 	int	r;
 
-	if (buf_reserve(b, max) == -1)
+	if (room < max && room >= 16384)
+		max = room;
+	else if (buf_reserve(b, max) == -1)
 		return -1;
 	ERR_clear_error();
 	if ((r = SSL_read(ssl, b->data + b->len, (int)max)) > 0) {
@@ -245,7 +252,7 @@ push(SSL *ssl, struct buf *b, uint64_t *count, uint32_t *want)
 	return blocked(ssl, r, want) ? 0 : -1;
 }
 
-/* Response bytes read so far: the head first, then the body as it is framed. */
+/* The response head read so far; with it complete, what followed it is body. */
 static int
 take_response(struct conn *c)
 {
@@ -303,22 +310,35 @@ pump_up(struct conn *c, int *progress)
 	return 0;
 }
 
+/* The response: its head through rhead, its body straight into down. */
 static int
 pump_down(struct conn *c, int *progress)
 {
 	struct inspect	*s = c->ins;
-	size_t		 before;
+	size_t		 before, max;
 	int		 r;
 
 	if (!response_done(s) && buf_avail(&s->down) < INS_BUF) {
-		before = buf_avail(&s->rhead);
-		r = pull(s->us, &s->rhead, INS_BUF - buf_avail(&s->down), &s->uwant);
-		if (r == -1)
-			s->u_eof = 1;
-		if (r == 1 || buf_avail(&s->rhead) > before)
-			*progress = 1;
-		if (take_response(c) == -1)
-			return -1;
+		max = INS_BUF - buf_avail(&s->down);
+		if (s->resp_started) {
+			if (s->resp_bounded && max > s->resp_left)
+				max = (size_t)s->resp_left;
+			before = buf_avail(&s->down);
+			if ((r = pull(s->us, &s->down, max, &s->uwant)) == -1)
+				s->u_eof = 1;
+			else if (r == 1) {
+				s->req.bytes_down += buf_avail(&s->down) - before;
+				if (s->resp_bounded)
+					s->resp_left -= buf_avail(&s->down) - before;
+				*progress = 1;
+			}
+		} else {
+			if ((r = pull(s->us, &s->rhead, max, &s->uwant)) == -1)
+				s->u_eof = 1;
+			*progress |= r == 1;
+			if (take_response(c) == -1)
+				return -1;
+		}
 	}
 	if ((r = push(s->cs, &s->down, NULL, &s->cwant)) == -1)
 		return -1;

@@ -56,9 +56,10 @@ ctx_new(const SSL_METHOD *m)
 	if ((ctx = SSL_CTX_new(m)) == NULL)
 		return NULL;
 	SSL_CTX_set_min_proto_version(ctx, TLS1_2_VERSION);
-	/* bounded memory per connection: buffers go back while idle */
 	SSL_CTX_set_mode(ctx, SSL_MODE_ENABLE_PARTIAL_WRITE |
-	    SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER | SSL_MODE_RELEASE_BUFFERS);
+	    SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER);
+	/* whole socket reads, not two per record: the callers drain what is buffered */
+	SSL_CTX_set_read_ahead(ctx, 1);
 	SSL_CTX_set_options(ctx, SSL_OP_NO_RENEGOTIATION | SSL_OP_IGNORE_UNEXPECTED_EOF);
 	return ctx;
 }

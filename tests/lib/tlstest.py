@@ -61,8 +61,8 @@ class _Handler(http.server.BaseHTTPRequestHandler):
                                      "headers": dict(self.headers.items()), "body": body_in})
         ctype = "text/plain"
         if self.path.startswith("/big/"):
-            body = b"x" * int(self.path[5:])
-        elif "info/refs?service=git-upload-pack" in self.path:
+            return self._big(int(self.path[5:]))
+        if "info/refs?service=git-upload-pack" in self.path:
             body, ctype = git_advertisement(), "application/x-git-upload-pack-advertisement"
         else:
             body = ("%s %s over TLS\n" % (self.command, self.path)).encode()
@@ -72,6 +72,16 @@ class _Handler(http.server.BaseHTTPRequestHandler):
         self.end_headers()
         if self.command != "HEAD":
             self.wfile.write(body)
+
+    def _big(self, n):
+        """n bytes, written a MiB at a time (for the bench)."""
+        self.send_response(200)
+        self.send_header("Content-Length", str(n))
+        self.end_headers()
+        chunk = b"x" * (1 << 20)
+        while n > 0:
+            self.wfile.write(chunk[:min(n, len(chunk))])
+            n -= min(n, len(chunk))
 
     do_GET = do_POST = do_PUT = do_HEAD = do_DELETE = do_OPTIONS = _answer
 
