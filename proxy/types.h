@@ -4,9 +4,9 @@
  * call up).  Functions are declared per folder, and a folder uses only
  * the folders below it:
  *
- *	main.c -> front/ -> proto/ -> relay/ -> policy/ -> lib/
+ *	main.c -> front/ -> proto/ -> relay/ -> tls/ -> policy/ -> lib/
  *
- * front/front.h, proto/proto.h, relay/relay.h, policy/policy.h.
+ * front/front.h, proto/proto.h, relay/relay.h, tls/tls.h, policy/policy.h.
  */
 #ifndef EXECD_PROXY_TYPES_H
 #define EXECD_PROXY_TYPES_H
