@@ -374,6 +374,9 @@ do_forward(struct conn *c)
 		}
 		s->req.result = "ok";
 		audit_request(c, &s->req, &s->verdict);
+		/* a clean end keeps the target's session resumable */
+		ERR_clear_error();
+		SSL_shutdown(s->us);
 		finish(c, "ok");
 		return ST_AGAIN;
 	}

@@ -176,7 +176,7 @@ forward(struct conn *c, size_t hl, const struct head_facts *f)
 	s->req_left -= extra;
 	s->req.bytes_up += extra;
 	buf_free(&s->head);
-	if ((s->us = session_client(c->ufd, c->host, c->is_literal)) == NULL)
+	if ((s->us = session_client(c->ufd, c->host, c->is_literal, c->port)) == NULL)
 		return -1;
 	s->phase = IP_CONNECT;
 	conn_timer(c, c->conf->handshake_ms);

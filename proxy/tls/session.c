@@ -4,11 +4,17 @@
  * leaf minted for it; a client naming another host in its SNI is refused
  * in the handshake.  Towards the target we are a client that verifies
  * its certificate and name against the system store, or the upstream CA
- * file the configuration names (never against our own CA).  Both speak
- * HTTP/1.1 only.
+ * file the configuration names (never against our own CA); the last
+ * session of each of the RESUME_MAX targets seen last is resumed, which
+ * spares the second handshake most of its cost.  Both speak HTTP/1.1 only.
  */
 #include "config.h"
 
+#include <sys/queue.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 #include <strings.h>
 
 #include <openssl/err.h>
@@ -17,7 +23,19 @@
 #include "log.h"
 #include "tls/tls.h"
 
-static SSL_CTX	*server_ctx, *client_ctx;
+#define RESUME_MAX	256	/* targets whose last session is kept */
+
+/* The last session of a target ("host port"), to resume rather than verify again. */
+struct resume {
+	TAILQ_ENTRY(resume)	 entry;
+	char			*key;
+	SSL_SESSION		*sess;
+};
+
+static SSL_CTX			*server_ctx, *client_ctx;
+static TAILQ_HEAD(resumeq, resume) resumes = TAILQ_HEAD_INITIALIZER(resumes);
+static unsigned			 nresumes;
+static int			 key_index = -1;
 
 static const unsigned char alpn_http11[] = "\x08http/1.1";
 
@@ -48,6 +66,55 @@ select_alpn(SSL *ssl, const unsigned char **out, unsigned char *outlen,
 	return SSL_TLSEXT_ERR_OK;
 }
 
+static void
+resume_free(struct resume *r)
+{
+	TAILQ_REMOVE(&resumes, r, entry);
+	nresumes--;
+	SSL_SESSION_free(r->sess);
+	free(r->key);
+	free(r);
+}
+
+static struct resume *
+resume_find(const char *key)
+{
+	struct resume	*r;
+
+	TAILQ_FOREACH(r, &resumes, entry)
+		if (strcmp(r->key, key) == 0)
+			return r;
+	return NULL;
+}
+
+/* A verified target handed us a session: it replaces the one kept for it. */
+static int
+resume_keep(SSL *ssl, SSL_SESSION *sess)
+{
+	const char	*key = SSL_get_ex_data(ssl, key_index);
+	struct resume	*r;
+
+	if (key == NULL || SSL_get_verify_result(ssl) != X509_V_OK)
+		return 0;
+	if ((r = resume_find(key)) != NULL)
+		resume_free(r);
+	if ((r = calloc(1, sizeof(*r))) == NULL || (r->key = strdup(key)) == NULL) {
+		free(r);
+		return 0;
+	}
+	r->sess = sess;
+	TAILQ_INSERT_HEAD(&resumes, r, entry);
+	if (++nresumes > RESUME_MAX)
+		resume_free(TAILQ_LAST(&resumes, resumeq));
+	return 1;	/* the reference is ours now */
+}
+
+static void
+key_free(void *parent, void *ptr, CRYPTO_EX_DATA *ad, int idx, long argl, void *argp)
+{
+	free(ptr);
+}
+
 static SSL_CTX *
 ctx_new(const SSL_METHOD *m)
 {
@@ -75,6 +142,12 @@ session_init(const struct proxy_conf *conf)
 	SSL_CTX_set_tlsext_servername_callback(server_ctx, check_sni);
 	SSL_CTX_set_alpn_select_cb(server_ctx, select_alpn, NULL);
 	SSL_CTX_set_verify(client_ctx, SSL_VERIFY_PEER, NULL);
+	SSL_CTX_set_session_cache_mode(client_ctx, SSL_SESS_CACHE_CLIENT |
+	    SSL_SESS_CACHE_NO_INTERNAL_STORE);
+	SSL_CTX_sess_set_new_cb(client_ctx, resume_keep);
+	if (key_index == -1 &&
+	    (key_index = SSL_get_ex_new_index(0, NULL, NULL, NULL, key_free)) == -1)
+		goto fail;
 	if (SSL_CTX_set_alpn_protos(client_ctx, alpn_http11, sizeof(alpn_http11) - 1) != 0)
 		goto fail;
 	if (conf->upstream_ca != NULL) {
@@ -95,6 +168,8 @@ fail:
 void
 session_shutdown(void)
 {
+	while (!TAILQ_EMPTY(&resumes))
+		resume_free(TAILQ_FIRST(&resumes));
 	SSL_CTX_free(server_ctx);
 	SSL_CTX_free(client_ctx);
 	server_ctx = client_ctx = NULL;
@@ -119,13 +194,27 @@ session_server(int fd, const char *host, int is_addr)
 	return ssl;
 }
 
+/* A session with the target, resuming the last one when there is one. */
 SSL *
-session_client(int fd, const char *host, int is_addr)
+session_client(int fd, const char *host, int is_addr, uint16_t port)
 {
-	SSL	*ssl;
+	SSL		*ssl;
+	struct resume	*r;
+	char		*key;
 
 	if ((ssl = SSL_new(client_ctx)) == NULL)
 		return NULL;
+	if (asprintf(&key, "%s %u", host, port) == -1) {
+		SSL_free(ssl);
+		return NULL;
+	}
+	if (SSL_set_ex_data(ssl, key_index, key) != 1) {
+		free(key);
+		SSL_free(ssl);
+		return NULL;
+	}
+	if ((r = resume_find(key)) != NULL)
+		SSL_set_session(ssl, r->sess);
 	if (SSL_set_fd(ssl, fd) != 1 ||
 	    (!is_addr && (SSL_set_tlsext_host_name(ssl, host) != 1 ||
 	    SSL_set1_host(ssl, host) != 1)) ||

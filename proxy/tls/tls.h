@@ -40,7 +40,7 @@ unsigned mint_cached(void);
 int	 session_init(const struct proxy_conf *);
 void	 session_shutdown(void);
 SSL	*session_server(int fd, const char *host, int is_addr);
-SSL	*session_client(int fd, const char *host, int is_addr);
+SSL	*session_client(int fd, const char *host, int is_addr, uint16_t port);
 const char *session_verify_error(SSL *);
 
 #endif
