@@ -223,6 +223,13 @@ def https_latency(proxy, auth, ctx, origin, reps):
     return [https_get(proxy, auth, origin, ctx, "/small", 20)[1] * 1000 for _ in range(reps)]
 
 
+def cpu_seconds(pid):
+    """User and system CPU time a process has used so far."""
+    with open("/proc/%d/stat" % pid) as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def inspected_rows(quick):
     """HTTPS via an inspecting proxy (limited mode) vs an opaque tunnel (full mode)."""
     import base64
@@ -242,10 +249,16 @@ def inspected_rows(quick):
             auth = base64.b64encode(("%s:%s" % (c.id, c.secret)).encode()).decode()
             cafile = c.reply["ca_bundle"] if mode == "limited" else ca.cert
             addrs[mode] = ((host, int(port)), auth, ssl.create_default_context(cafile=cafile))
-        ins = median_or_error(https_throughput, *addrs["limited"], origin, nbytes, treps)
-        opq = median_or_error(https_throughput, *addrs["full"], origin, nbytes, treps)
+        cpu = {}
+        for mode in ("limited", "full"):
+            c0 = cpu_seconds(procs[0 if mode == "limited" else 1].proc.pid)
+            cpu[mode] = median_or_error(https_throughput, *addrs[mode], origin, nbytes, treps)
+            cpu[mode + "_s"] = (cpu_seconds(procs[0 if mode == "limited" else 1].proc.pid) -
+                                c0) / treps * (1 << 30) / nbytes
         out.append(row("proxy: HTTPS GET %d MiB, inspected vs opaque tunnel (MB/s, higher is "
-                       "better)" % (nbytes >> 20), ins, opq))
+                       "better)" % (nbytes >> 20), cpu["limited"], cpu["full"]))
+        out.append(row("proxy: its own CPU per GiB of HTTPS, inspected vs opaque tunnel (s)",
+                       cpu["limited_s"], cpu["full_s"]))
         ins = median_or_error(https_latency, *addrs["limited"], origin, lreps)
         opq = median_or_error(https_latency, *addrs["full"], origin, lreps)
         name = "proxy: HTTPS set-up + one GET, inspected vs opaque tunnel (ms)"
