@@ -41,6 +41,7 @@ upstream-ca %s
 allow tls.test wrong.test full.test 127.0.0.1
 allow-local yes
 inspect-host full.test
+handshake-timeout 1
 """ % (dns.server, ca.cert))
 
 # ------------------------------------------------------------- CA and bundle
@@ -247,6 +248,18 @@ if o443 is not None:
     o443.srv.shutdown()
     o443.srv.server_close()
 
+# ------------------------------------------------------- handshake deadline
+s, status, _ = connect_via_http(P.http, "tls.test:%d" % G, C)
+s.settimeout(5)
+t0 = time.time()
+try:
+    got = s.recv(100)
+except OSError:
+    got = b"?"
+t.ok(got == b"" and time.time() - t0 < 4, "a client that never starts TLS is closed after "
+     "handshake-timeout (%.1f s)" % (time.time() - t0))
+s.close()
+
 # ------------------------------------------------------- full mode, inspect-host
 rf = P.register(policy={"allow": ["*"], "allow_local": True})
 code = curl("-x", rf.http_url, "--cacert", bundle, "-d", "k=v", "https://full.test:%d/post" % G)
@@ -264,6 +277,8 @@ t.ok(post and post[0]["reason"] == "method_not_allowed" and post[0]["source"] ==
      "audit: the refused POST", post)
 t.ok(any(e["reason"] == "host_mismatch" for e in evs), "audit: the Host mismatch")
 t.ok(any(e.get("result") == "upstream_tls_failed" for e in evs), "audit: the refused target")
+t.ok(any(e["event"] == "close" and e["result"] == "handshake_timeout" for e in P.audit()),
+     "audit: the tunnel closed at the handshake deadline")
 with open(P.audit_path) as f:
     audit_text = f.read()
 logs = audit_text + P.logtext()

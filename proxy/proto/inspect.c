@@ -275,7 +275,7 @@ take_response(struct conn *c)
 	if (s->resp_bounded)
 		s->resp_left -= n;
 	s->req.bytes_down += n;
-	buf_reset(&s->rhead);
+	buf_free(&s->rhead);	/* the body is read straight into down */
 	return 0;
 }
 
