@@ -161,7 +161,7 @@ py = run(["/usr/bin/python3", "-c",
           "data=b'x', method='POST'), timeout=10)\n"
           "except urllib.error.HTTPError as e: print(e.code, e.headers['x-proxy-error'])" % G])
 t.eq(py.stdout.strip(), "403 blocked-by-method-policy", "python urllib: POST refused")
-git = run(["git", "-c", "http.version=HTTP/1.1", "ls-remote", "https://tls.test:%d/repo.git" % G],
+git = run(["git", "ls-remote", "https://tls.test:%d/repo.git" % G],
           cwd=home)
 t.ok(git.returncode == 0 and ("%s\trefs/heads/main" % GIT_SHA) in git.stdout,
      "git ls-remote over https through inspection", git.stderr[-600:])
