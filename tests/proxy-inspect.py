@@ -7,6 +7,7 @@ request without paths or bodies, and nothing uninspected passing."""
 
 import json
 import os
+import signal
 import socket
 import ssl
 import stat
@@ -290,6 +291,18 @@ t.eq(P.stop(), 0, "proxy exits 0 on SIGTERM (clean under the sanitizers)")
 P2 = Proxy("listen http 127.0.0.1:0\nallow *\nallow-local yes\nmode limited\n", dir=P.dir)
 with open(ca_pem) as f:
     t.eq(f.read(), ours, "restart: the state directory's CA is kept")
+c2 = P2.register()
+r = curl("-p", "-x", c2.http_url, "--cacert", bundle, "https://127.0.0.1:%d/" % G)
+t.eq(r.connect_code, 200, "restarted: limited CONNECT inspected with the same CA")
+P2.write_conf("listen http 127.0.0.1:0\nallow *\nallow-local yes\nmode limited\ninspect no\n")
+P2.signal(signal.SIGHUP)
+end = time.time() + 5
+while time.time() < end and "generation 2" not in P2.logtext():
+    time.sleep(0.05)
+r = curl("-p", "-x", c2.http_url, "https://127.0.0.1:%d/" % G)
+t.ok(r.connect_code == 403 and r.header("x-proxy-error") == "blocked-by-mitm-required",
+     "reload with inspect no: limited CONNECT refused (mitm required)", r)
+t.eq(P2.register().reply.get("ca_bundle"), None, "... and no bundle named any more")
 t.eq(P2.stop(), 0, "restarted proxy exits 0")
 P3 = Proxy("listen http 127.0.0.1:0\nallow *\nallow-local yes\nmode limited\ninspect no\n")
 c3 = P3.register()

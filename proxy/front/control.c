@@ -167,7 +167,7 @@ ca_bundle_for(const struct proxy_conf *conf, const struct policy *pol)
 {
 	if (conf->ca_bundle != NULL)
 		return conf->ca_bundle;
-	if (!tls_ready())
+	if (!tls_ready() || !conf->inspect)
 		return NULL;
 	if (policy_limited(&conf->policy) || (pol != NULL && policy_limited(pol)) ||
 	    conf->ninspect_hosts > 0)
