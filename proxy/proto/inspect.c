@@ -54,7 +54,7 @@ inspect_wanted(const struct conn *c)
 {
 	size_t	i;
 
-	if (!tls_ready())
+	if (!tls_ready() || !c->conf->inspect)
 		return 0;
 	if (policy_limited(&c->conf->policy) ||
 	    (c->reg != NULL && c->reg->policy != NULL && policy_limited(c->reg->policy)))
