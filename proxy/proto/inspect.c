@@ -275,7 +275,7 @@ take_response(struct conn *c)
 	if (s->resp_bounded)
 		s->resp_left -= n;
 	s->req.bytes_down += n;
-	buf_free(&s->rhead);	/* the body is read straight into down */
+	inspect_wipe(&s->rhead);	/* the body is read straight into down */
 	return 0;
 }
 
@@ -522,14 +522,10 @@ ins_cancel(struct conn *c)
 	SSL_free(s->cs);
 	SSL_free(s->us);
 	buf_free(&s->plain);
-	buf_free(&s->head);
-	buf_free(&s->rhead);
-	if (s->up.data != NULL)
-		OPENSSL_cleanse(s->up.data, s->up.cap);
-	if (s->down.data != NULL)
-		OPENSSL_cleanse(s->down.data, s->down.cap);
-	buf_free(&s->up);
-	buf_free(&s->down);
+	inspect_wipe(&s->head);
+	inspect_wipe(&s->rhead);
+	inspect_wipe(&s->up);
+	inspect_wipe(&s->down);
 	free(s);
 	c->ins = NULL;
 }

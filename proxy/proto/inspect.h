@@ -40,6 +40,7 @@ struct inspect {
 };
 
 /* inspect_req.c */
+void	 inspect_wipe(struct buf *);
 int	 inspect_decide(struct conn *);
 int	 inspect_answer(struct conn *, int status, const char *phrase, const char *extra,
 	    const char *body);

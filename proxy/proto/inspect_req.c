@@ -37,6 +37,15 @@ is_hop_by_hop(const struct hdr *h)
 	return 0;
 }
 
+/* Plaintext leaves memory cleared, not just freed. */
+void
+inspect_wipe(struct buf *b)
+{
+	if (b->data != NULL)
+		OPENSSL_cleanse(b->data, b->cap);
+	buf_free(b);
+}
+
 /* Our own answer, over TLS, then the tunnel ends.  Always 1: run the next phase. */
 int
 inspect_answer(struct conn *c, int status, const char *phrase, const char *extra,
@@ -175,7 +184,7 @@ forward(struct conn *c, size_t hl, const struct head_facts *f)
 		return -1;
 	s->req_left -= extra;
 	s->req.bytes_up += extra;
-	buf_free(&s->head);
+	inspect_wipe(&s->head);
 	if ((s->us = session_client(c->ufd, c->host, c->is_literal, c->port)) == NULL)
 		return -1;
 	s->phase = IP_CONNECT;
