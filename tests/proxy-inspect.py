@@ -312,4 +312,10 @@ t.ok(r.connect_code == 403 and r.header("x-proxy-error") == "blocked-by-mitm-req
      "inspect no: limited mode refuses CONNECT (mitm required)", r)
 t.ok(not os.path.exists(os.path.join(P3.dir, "ca.key")), "inspect no: no CA generated")
 t.eq(P3.stop(), 0, "proxy without inspection exits 0")
+P4 = Proxy("listen http 127.0.0.1:0\nallow *\nca-bundle /etc/upstream-ca.pem\n")
+t.eq((P4.register(policy={"allow": ["*"], "mode": "limited"}).reply.get("ca_bundle"),
+      P4.register().reply.get("ca_bundle")),
+     (os.path.join(P4.dir, "ca-bundle.pem"), "/etc/upstream-ca.pem"),
+     "ca-bundle configured: an inspected process gets ours, the others that one")
+t.eq(P4.stop(), 0, "that proxy exits 0")
 t.done()

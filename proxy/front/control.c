@@ -158,19 +158,21 @@ listener_addr(const struct listener *l)
 }
 
 /*
- * The bundle a process's CA variables should name: the configured one,
- * else ours when its tunnels may be inspected (limited mode, or hosts
- * marked for inspection), else none: its CA variables stay its own.
+ * The bundle a process's CA variables should name: ours when its HTTPS is
+ * inspected (limited mode), else the configured one, else ours when some
+ * hosts are inspected, else none: its CA variables stay its own.
  */
 static const char *
 ca_bundle_for(const struct proxy_conf *conf, const struct policy *pol)
 {
+	int	inspecting = tls_ready() && conf->inspect;
+
+	if (inspecting && (policy_limited(&conf->policy) || (pol != NULL &&
+	    policy_limited(pol))))
+		return tls_bundle_path();
 	if (conf->ca_bundle != NULL)
 		return conf->ca_bundle;
-	if (!tls_ready() || !conf->inspect)
-		return NULL;
-	if (policy_limited(&conf->policy) || (pol != NULL && policy_limited(pol)) ||
-	    conf->ninspect_hosts > 0)
+	if (inspecting && conf->ninspect_hosts > 0)
 		return tls_bundle_path();
 	return NULL;
 }
