@@ -12,6 +12,7 @@ import socket
 import ssl
 import stat
 import subprocess
+import threading
 import time
 
 from proxytest import (TOP_BUILDDIR, Dnsmasq, EchoServer, Proxy, Tap, _procs, auth_header,
@@ -273,6 +274,44 @@ rf = P.register(policy={"allow": ["*"], "allow_local": True})
 code = curl("-x", rf.http_url, "--cacert", bundle, "-d", "k=v", "https://full.test:%d/post" % G)
 t.ok(code.code == 200 and good.requests[-1]["body"] == b"k=v",
      "full mode, inspect-host: a POST passes with its body", code)
+
+# ------------------------------------------------------- the owner's decider
+# an allowlist miss the owner allows: the tunnel opens, and its requests are
+# still checked for everything else (limited mode)
+ow = socket.socket(socket.AF_UNIX)
+ow.connect(P.ctl_path)
+owf = ow.makefile("rwb")
+ow.settimeout(15)
+
+
+def ow_call(**kw):
+    owf.write((json.dumps(kw) + "\n").encode())
+    owf.flush()
+
+
+def ow_line(kind):
+    while True:
+        m = json.loads(owf.readline())
+        if m.get("event", "reply") == kind:
+            return m
+
+
+ow_call(op="auth", key=P.key(), id=1)
+ow_line("reply")
+ow_call(op="register", id=2, tags={}, events=True, ask_timeout_ms=20000,
+        policy={"allow": ["localhost"], "allow_local": True, "mode": "limited"})
+reg = ow_line("reply")["credentials"]
+purl = "http://%s:%s@%s" % (reg["id"], reg["secret"], P.http)
+for args, want, name in ((["https://127.0.0.1:%d/dec" % G], 200, "GET"),
+                         (["-d", "x", "https://127.0.0.1:%d/dec" % G], 403, "POST")):
+    out = {}
+    th = threading.Thread(target=lambda: out.__setitem__("r", curl(
+        "-x", purl, "--cacert", bundle, *args, timeout=20)))
+    th.start()
+    q = ow_line("ask")
+    ow_call(op="decide", id=3, credential=reg["id"], ask=q["ask"], decision="allow")
+    th.join()
+    t.eq(out["r"].code, want, "decider allowed the host: inner %s answered %d" % (name, want))
 
 # ------------------------------------------------------- audit
 time.sleep(0.3)

@@ -126,9 +126,17 @@ policy_allows(struct conn *c, int shape, struct verdict *v)
 	const struct sockaddr_storage	*lit = c->is_literal ? &c->lit : NULL;
 	const char			*m = c->ins->req.method;
 
+	int				 undecided;
+
 	policy_check_host(&c->conf->policy, "baseline_policy", c->host, lit, c->port, m, shape,
 	    PROTO_HTTP, v);
-	if (v->allow && c->reg != NULL && c->reg->policy != NULL)
+	if (!v->allow || c->reg == NULL || c->reg->policy == NULL)
+		return v->allow;
+	/* the owner's decider let this host through for the tunnel: the rest still holds */
+	if (c->override)
+		policy_check_host_undecided(c->reg->policy, "process_policy", c->host, lit,
+		    c->port, m, shape, PROTO_HTTP, &undecided, v);
+	else
 		policy_check_host(c->reg->policy, "process_policy", c->host, lit, c->port, m,
 		    shape, PROTO_HTTP, v);
 	return v->allow;
