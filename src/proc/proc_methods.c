@@ -118,7 +118,6 @@ start_parse(json_t *params, long n, struct start_params *sp, struct jx_err *e)
 	    serde_empty_seq(params, "envPolicy", "ExecEnvPolicy", 5, e) == -1 ||
 	    jx_substruct(params, "envPolicy", JX_OPT, "ExecEnvPolicy", &sp->env_policy, e) == -1 ||
 	    env_policy_check(sp->env_policy, e) == -1 ||
-	    serde_empty_seq(params, "shellSnapshot", "ShellSnapshotRequest", 2, e) == -1 ||
 	    snap_req_parse(params, &sp->snap, e) == -1 ||
 	    jx_strmap(params, "env", JX_REQ, &sp->env, e) == -1 ||
 	    jx_bool(params, "tty", JX_REQ, &sp->tty, e) == -1 ||

@@ -7,6 +7,7 @@
 
 #include "jsonx.h"
 #include "proc/proc_snapshot.h"
+#include "rpc/rpc_serde.h"
 #include "snapshot/snapshot.h"
 
 /* The reference reads these strings as a map's values: a number is just "number". */
@@ -22,21 +23,69 @@ snap_str(json_t *o, const char *key, const char **out, size_t *len, struct jx_er
 	return jx_str(o, key, JX_REQ, out, len, e);
 }
 
+static const char *const snap_fields[] = { "scopeId", "shell", NULL };
+static const struct serde_struct snap_struct = { "ShellSnapshotRequest", snap_fields, 0 };
+static const char *const shell_fields[] = { "name", "path", NULL };
+static const struct serde_struct shell_struct = { "ShellInfo", shell_fields, 0 };
+
+/*
+ * o[key] as the map of its fields, its sequence form too; a new reference
+ * in *out (NULL when absent or null), *n the sequence's length or -1.
+ */
+static int
+snap_sub(json_t *o, const char *key, enum jx_need need, const struct serde_struct *ss,
+    json_t **out, long *n, struct jx_err *e)
+{
+	json_t	*v;
+	int	 rc;
+
+	*out = NULL;
+	*n = -1;
+	v = json_object_get(o, key);
+	if (json_is_array(v)) {
+		if ((*out = serde_struct_params(v, ss, n)) == NULL) {
+			snprintf(e->msg, sizeof(e->msg), "out of memory");
+			return -1;
+		}
+		return 1;
+	}
+	if ((rc = jx_substruct(o, key, need, ss->name, &v, e)) <= 0)
+		return rc;
+	*out = json_incref(v);
+	return 1;
+}
+
+/* The strings stay valid: params still holds them. */
+static int
+shell_parse(json_t *snap, struct snap_req *r, struct jx_err *e)
+{
+	json_t	*shell;
+	size_t	 len;
+	long	 n;
+	int	 rc;
+
+	if (snap_sub(snap, "shell", JX_REQ, &shell_struct, &shell, &n, e) == -1)
+		return -1;
+	rc = snap_str(shell, "name", &r->name, &len, e) == -1 ||
+	    snap_str(shell, "path", &r->path, &len, e) == -1 ? -1 : 0;
+	json_decref(shell);
+	return serde_struct_seq_end(&shell_struct, n, rc, e);
+}
+
 int
 snap_req_parse(json_t *params, struct snap_req *r, struct jx_err *e)
 {
-	json_t	*snap, *shell;
-	size_t	 len;
+	json_t	*snap;
+	long	 n;
 	int	 rc;
 
 	memset(r, 0, sizeof(*r));
-	if ((rc = jx_substruct(params, "shellSnapshot", JX_OPT, "ShellSnapshotRequest", &snap,
-	    e)) <= 0)
+	if ((rc = snap_sub(params, "shellSnapshot", JX_OPT, &snap_struct, &snap, &n, e)) <= 0)
 		return rc;
-	if (snap_str(snap, "scopeId", &r->scope, &r->scope_len, e) == -1 ||
-	    jx_substruct(snap, "shell", JX_REQ, "ShellInfo", &shell, e) == -1 ||
-	    snap_str(shell, "name", &r->name, &len, e) == -1 ||
-	    snap_str(shell, "path", &r->path, &len, e) == -1)
+	rc = snap_str(snap, "scopeId", &r->scope, &r->scope_len, e) == -1 ||
+	    shell_parse(snap, r, e) == -1 ? -1 : 0;
+	json_decref(snap);
+	if (serde_struct_seq_end(&snap_struct, n, rc, e) == -1)
 		return -1;
 	r->given = 1;
 	return 0;
