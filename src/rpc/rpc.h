@@ -35,6 +35,11 @@ struct rpc_method {
 	const char	*group;		/* in gating messages: "exec", "filesystem", ... */
 	rpc_handler	*fn;
 	int		 flags;
+	/*
+	 * A params member whose string, when long, the handler reads with
+	 * rpc_req_string() rather than from the tree (NULL: none).
+	 */
+	const char	*blob;
 };
 
 /*
@@ -114,6 +119,12 @@ void	rpc_fail_errno(struct rpc_req *req, int errnum);
 int	rpc_errno_code(int errnum);
 int	rpc_req_alive(const struct rpc_req *req);
 json_t	*rpc_req_id(const struct rpc_req *req);	/* borrowed */
+/*
+ * The text of v, a string in req's params.  The method's blob member, when
+ * long, stands in the tree as "" and its text is the message's own: valid
+ * until the handler returns.  NULL when out of memory.
+ */
+const char *rpc_req_string(const struct rpc_req *req, json_t *v, size_t *len);
 void	rpc_notify(const char *method, json_t *params);		/* steals params */
 /* The same, with params[key] set to base64(data): fast for large data. */
 void	rpc_notify_b64(const char *method, json_t *params, const char *key,
