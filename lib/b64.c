@@ -6,26 +6,47 @@
 #include <string.h>
 #include <sys/types.h>
 
-#include <openssl/evp.h>
-
 #include "b64.h"
+
+static const char	b64_alphabet[] =
+    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+
+/* The two symbols of every 12 bits, as they lie in memory: 3 bytes are 2 lookups. */
+static uint16_t	b64_pairs[4096];
 
 size_t
 b64_encode_to(char *dst, const void *src, size_t len)
 {
-	size_t	done = 0, step, out = 0;
+	static int		 ready;
+	const unsigned char	*s = src;
+	char			*d = dst, two[2];
+	uint32_t		 v;
+	size_t			 i;
+	int			 k;
 
-	/* EVP_EncodeBlock takes an int length: go in bounded steps of 3n bytes. */
-	while (done < len) {
-		step = len - done;
-		if (step > 3 * 1024 * 1024)
-			step = 3 * 1024 * 1024;
-		out += (size_t)EVP_EncodeBlock((unsigned char *)dst + out,
-		    (const unsigned char *)src + done, (int)step);
-		done += step;
+	if (!ready) {
+		for (k = 0; k < 4096; k++) {
+			two[0] = b64_alphabet[k >> 6];
+			two[1] = b64_alphabet[k & 63];
+			memcpy(&b64_pairs[k], two, sizeof(two));
+		}
+		ready = 1;
 	}
-	dst[out] = '\0';
-	return out;
+	for (i = 0; i + 3 <= len; i += 3, d += 4) {
+		v = (uint32_t)s[i] << 16 | (uint32_t)s[i + 1] << 8 | s[i + 2];
+		memcpy(d, &b64_pairs[v >> 12], 2);
+		memcpy(d + 2, &b64_pairs[v & 0xfff], 2);
+	}
+	if (len - i > 0) {
+		v = (uint32_t)s[i] << 16 | (len - i > 1 ? (uint32_t)s[i + 1] << 8 : 0);
+		d[0] = b64_alphabet[v >> 18];
+		d[1] = b64_alphabet[v >> 12 & 63];
+		d[2] = len - i > 1 ? b64_alphabet[v >> 6 & 63] : '=';
+		d[3] = '=';
+		d += 4;
+	}
+	*d = '\0';
+	return (size_t)(d - dst);
 }
 
 char *
@@ -55,15 +76,13 @@ static signed char	b64_table[256];
 static int
 b64_value(unsigned char c)
 {
-	static const char	alphabet[] =
-	    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
 	static int		ready;
 	int			i;
 
 	if (!ready) {
 		memset(b64_table, -1, sizeof(b64_table));
 		for (i = 0; i < 64; i++)
-			b64_table[(unsigned char)alphabet[i]] = (signed char)i;
+			b64_table[(unsigned char)b64_alphabet[i]] = (signed char)i;
 		ready = 1;
 	}
 	return b64_table[c];
