@@ -137,6 +137,11 @@ def test_read_file():
     touch(P("mid"), data)
     r = call("fs/readFile", {"path": U(P("mid"))})
     t.ok(unb64(r["result"]["dataBase64"]) == data, "3 MiB + 7 bytes read back exactly")
+    # the answer is built around the data: an id too long for the room left before it
+    for rid in ("x" * 46, "y" * 47, 'q"\\' * 30, 2 ** 63 - 1):
+        c.request("fs/readFile", {"path": U(P("mid"))}, id=rid)
+        r = c.wait_response(rid, 60)
+        t.ok(unb64(r["result"]["dataBase64"]) == data, "readFile answered to id %.20r" % (rid,))
     os.unlink(P("mid"))
 
 

@@ -114,11 +114,12 @@ reply_b64(struct rpc_req *req, int fd, size_t hint)
 	size_t	 len, head = sizeof(RESULT_HEAD) - 1, tail = sizeof(RESULT_TAIL) - 1;
 	int	 err;
 
-	if ((err = read_b64(fd, hint, head, tail, &b, &len)) != 0)
+	/* room for the envelope before the result: the answer is not copied again */
+	if ((err = read_b64(fd, hint, RPC_REPLY_ROOM + head, tail + 1, &b, &len)) != 0)
 		return err;
-	memcpy(b, RESULT_HEAD, head);
-	memcpy(b + head + len, RESULT_TAIL, tail + 1);
-	rpc_reply_json(req, b, head + len + tail);
+	memcpy(b + RPC_REPLY_ROOM, RESULT_HEAD, head);
+	memcpy(b + RPC_REPLY_ROOM + head + len, RESULT_TAIL, tail + 1);
+	rpc_reply_json(req, b, RPC_REPLY_ROOM, head + len + tail);
 	return 0;
 }
 #else

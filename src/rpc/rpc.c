@@ -230,33 +230,46 @@ rpc_reply(struct rpc_req *req, json_t *result)
 	rpc_req_done(req);
 }
 
-void
-rpc_reply_json(struct rpc_req *req, char *result, size_t len)
+/* The answer to req around the result at buf + room, in place if the envelope fits. */
+static void
+rpc_send_around(struct rpc_req *req, char *buf, size_t room, size_t len)
 {
 	static const char	 head[] = "{\"id\":", mid[] = ",\"result\":";
 	struct rpc_transport	*t = rpc_transport();
-	char			*id, *msg;
-	size_t			 idlen, n;
+	char			*id, *msg = NULL;
+	size_t			 idlen, hl;
 
-	if (rpc_req_alive(req) && (id = jx_dump(req->id, &idlen)) != NULL) {
-		n = sizeof(head) - 1 + idlen + sizeof(mid) - 1 + len + 1;
-		if ((msg = malloc(n)) != NULL) {
-			memcpy(msg, head, sizeof(head) - 1);
-			memcpy(msg + sizeof(head) - 1, id, idlen);
-			memcpy(msg + sizeof(head) - 1 + idlen, mid, sizeof(mid) - 1);
-			/* the result is freed before the copy is sent: one large buffer less */
-			memcpy(msg + n - len - 1, result, len);
-			msg[n - 1] = '}';
-			free(result);
-			result = NULL;
-			if (t->send(t->ctx, msg, n) == -1)
-				log_debug("send on a closing connection dropped");
-			free(msg);
-		} else
-			log_warnx("out of memory answering %s", req->m->name);
-		free(id);
+	if ((id = jx_dump(req->id, &idlen)) == NULL) {
+		log_warnx("out of memory answering %s", req->m->name);
+		return;
 	}
-	free(result);
+	hl = sizeof(head) - 1 + idlen + sizeof(mid) - 1;
+	if (hl > room && (msg = malloc(hl + len + 1)) == NULL) {
+		log_warnx("out of memory answering %s", req->m->name);
+		free(id);
+		return;
+	}
+	if (msg != NULL)
+		memcpy(msg + hl, buf + room, len);
+	else
+		msg = buf + room - hl;
+	memcpy(msg, head, sizeof(head) - 1);
+	memcpy(msg + sizeof(head) - 1, id, idlen);
+	memcpy(msg + sizeof(head) - 1 + idlen, mid, sizeof(mid) - 1);
+	msg[hl + len] = '}';
+	if (t->send(t->ctx, msg, hl + len + 1) == -1)
+		log_debug("send on a closing connection dropped");
+	if (msg != buf + room - hl)
+		free(msg);
+	free(id);
+}
+
+void
+rpc_reply_json(struct rpc_req *req, char *buf, size_t room, size_t len)
+{
+	if (rpc_req_alive(req))
+		rpc_send_around(req, buf, room, len);
+	free(buf);
 	rpc_req_done(req);
 }
 
