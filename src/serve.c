@@ -8,6 +8,7 @@
 #include "log.h"
 #include "execd.h"
 #include "transport/conn.h"
+#include "config/envconfig.h"
 #include "fs/fs.h"
 #include "fs/fs_watch.h"
 #include "http/http_req.h"
@@ -82,6 +83,7 @@ serve_connection(int in_fd, int out_fd)
 	rpc_register(fs_methods);
 	rpc_register(fs_watch_methods);
 	rpc_register(http_methods);
+	rpc_register(envconfig_methods);
 	proc_rpc_init(&limits, resume_waiting);
 	rpc_on_detach(serve_detached);
 	resume_init(conf.state_dir, conf.resume_ttl_ms, proc_end_session, serve_take_over);
@@ -92,6 +94,7 @@ serve_connection(int in_fd, int out_fd)
 		session_set_capability("networkProxyLaunch", 1);
 	fs_init();
 	fs_watch_init();
+	envconfig_init();
 	if (ev_signal(SIGTERM, serve_stop, NULL) == -1 ||
 	    ev_signal(SIGINT, serve_stop, NULL) == -1 ||
 	    ev_signal(SIGHUP, serve_stop, NULL) == -1)
