@@ -12,12 +12,14 @@
  */
 #include "config.h"
 
+#include <sys/mman.h>
 #include <sys/random.h>
 #include <sys/stat.h>
 
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,6 +32,7 @@
 
 #define READ_CHUNK	(3 * 1024 * 1024)	/* a multiple of 3: no padding mid-stream */
 #define LINKS_MAX	40			/* as the kernel's ELOOP limit */
+#define HUGE_PAGE	(2 * 1024 * 1024)
 #define DECODE_CHUNK	(3 * 256 * 1024)	/* decoded and written at a time: 3n bytes */
 
 /*
@@ -41,6 +44,21 @@ struct wdata {
 	size_t		 b64len;
 	size_t		 len;		/* decoded */
 };
+
+/*
+ * A large answer in 2 MiB pages where the kernel offers them (THP in
+ * "madvise" mode): a 64 MiB file's 85 MiB of base64 is then 43 page faults
+ * rather than 21,000.
+ */
+static void
+huge_pages(void *p, size_t len)
+{
+	uintptr_t	start = ((uintptr_t)p + HUGE_PAGE - 1) & ~(uintptr_t)(HUGE_PAGE - 1);
+	uintptr_t	end = ((uintptr_t)p + len) & ~(uintptr_t)(HUGE_PAGE - 1);
+
+	if (end > start && madvise((void *)start, end - start, MADV_HUGEPAGE) == -1)
+		log_debug("madvise MADV_HUGEPAGE: %s", strerror(errno));
+}
 
 /*
  * Base64 of everything fd yields, into a malloc'd *out after `head` bytes
@@ -61,6 +79,7 @@ read_b64(int fd, size_t hint, size_t head, size_t tail, char **out, size_t *outl
 		free(chunk);
 		return ENOMEM;
 	}
+	huge_pages(b, cap);
 	for (;;) {
 		n = read(fd, chunk + have, READ_CHUNK - have);
 		if (n == -1 && errno == EINTR)
