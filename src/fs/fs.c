@@ -34,7 +34,7 @@ static void	m_canonicalize(struct rpc_req *, json_t *);
 
 const struct rpc_method fs_methods[] = {
 	{ "fs/readFile", FS_GROUP, fs_m_read_file, RPC_SELF_GATED },
-	{ "fs/writeFile", FS_GROUP, fs_m_write_file, RPC_SELF_GATED },
+	{ "fs/writeFile", FS_GROUP, fs_m_write_file, RPC_SELF_GATED, "dataBase64" },
 	{ "fs/createDirectory", FS_GROUP, m_create_directory, RPC_SELF_GATED },
 	{ "fs/getMetadata", FS_GROUP, m_get_metadata, RPC_SELF_GATED },
 	{ "fs/readDirectory", FS_GROUP, m_read_directory, RPC_SELF_GATED },
