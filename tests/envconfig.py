@@ -65,12 +65,16 @@ def enter_namespace(scratch):
     sys.exit(rc)
 
 
-def run(cmd, env, cwd, requests):
-    """The answers (result or error) to requests, in order."""
+def run(cmd, env, cwd, requests, method="environmentConfig/read"):
+    """The answers (result or error) to requests, in order (a request's
+    "__method" overrides method)."""
     lines = [{"id": 0, "method": "initialize", "params": {"clientName": "envconfig"}},
              {"method": "initialized"}]
     for i, r in enumerate(requests):
-        m = {"id": i + 1, "method": "environmentConfig/read", "params": r}
+        m = {"id": i + 1, "method": method, "params": r}
+        if isinstance(r, dict) and "__method" in r:
+            m["method"] = r["__method"]
+            m["params"] = r.get("params")
         if isinstance(r, dict) and "__raw_params" in r:
             m["params"] = r["__raw_params"]
         lines.append(m)
