@@ -68,6 +68,7 @@ serve_connection(int in_fd, int out_fd)
 		.kill_grace_ms = conf.kill_grace_ms,
 		.closed_keep_ms = conf.closed_keep_ms,
 	};
+	const char *const	*cap;
 
 	signal(SIGPIPE, SIG_IGN);
 	/* before anything else is open, and before the filter it must not inherit */
@@ -92,6 +93,8 @@ serve_connection(int in_fd, int out_fd)
 		return 1;
 	if (netproxy_enabled())
 		session_set_capability("networkProxyLaunch", 1);
+	for (cap = sandbox_capabilities; *cap != NULL; cap++)
+		session_set_capability(*cap, 1);
 	fs_init();
 	fs_watch_init();
 	envconfig_init();
