@@ -116,6 +116,25 @@ skills_below(struct discovery *d, const char *dir, const char *root_id, const ch
 	return bad;
 }
 
+/*
+ * As fs_allowed for reading, except that below a denied directory there
+ * is nothing (ENOENT), as the reference's sandbox shows it: only the
+ * denied directory itself is there and unreadable (EACCES).
+ */
+static int
+readable(const struct fs_policy *pol, const char *path)
+{
+	char	parent[PATH_MAX], *slash;
+	int	err;
+
+	if ((err = fs_allowed(pol, path, 1, FS_WANT_READ)) != EACCES)
+		return err;
+	snprintf(parent, sizeof(parent), "%s", path);
+	if ((slash = strrchr(parent, '/')) != NULL && slash != parent)
+		*slash = '\0';
+	return fs_allowed(pol, parent, 1, FS_WANT_READ) == EACCES ? ENOENT : EACCES;
+}
+
 static void
 skill_root(struct discovery *d, const char *id, const char *dir)
 {
@@ -123,7 +142,7 @@ skill_root(struct discovery *d, const char *id, const char *dir)
 
 	if (!is_dir(dir))
 		return;
-	if ((err = fs_allowed(d->pol, dir, 1, FS_WANT_READ)) != 0) {
+	if ((err = readable(d->pol, dir)) != 0) {
 		if (err != ENOENT)
 			warn_once(d);
 		return;
@@ -216,6 +235,11 @@ plugin(struct discovery *d, const char *market, const char *name, const char *ro
 
 	if (fs_pathf(manifest, sizeof(manifest), "%s/.codex-plugin/plugin.json", root) != 0)
 		return;
+	if ((err = readable(d->pol, root)) != 0) {
+		if (err != ENOENT)
+			warn_once(d);
+		return;
+	}
 	if (access(manifest, F_OK) != 0) {
 		warn_once(d);
 		return;
@@ -292,11 +316,14 @@ plugin_cache(struct discovery *d, const char *codex_home)
 		return;
 	markets = subdirs(cache);
 	json_array_foreach(markets, i, m) {
-		if (fs_pathf(dir, sizeof(dir), "%s/%s", cache, json_string_value(m)) != 0)
+		/* a marketplace or plugin the sandbox hides has nothing, without a warning */
+		if (fs_pathf(dir, sizeof(dir), "%s/%s", cache, json_string_value(m)) != 0 ||
+		    fs_allowed(d->pol, dir, 1, FS_WANT_READ) != 0)
 			continue;
 		names = subdirs(dir);
 		json_array_foreach(names, j, n) {
-			if (fs_pathf(root, sizeof(root), "%s/%s", dir, json_string_value(n)) != 0)
+			if (fs_pathf(root, sizeof(root), "%s/%s", dir, json_string_value(n)) != 0 ||
+			    fs_allowed(d->pol, root, 1, FS_WANT_READ) != 0)
 				continue;
 			versions = subdirs(root);
 			if ((v = pick_version(versions)) != NULL &&
