@@ -162,6 +162,11 @@ def cases():
         v2(sandbox=sb([ent("@R/home/.codex/plugins", "read")])),
         v2(sandbox=sb([ent("@R", "read"), ent("@R/" + CACHE + "m/p/1", "deny")])),
         v2(sandbox=sb([ent("@R", "read"), ent("@R/" + CACHE + "m/p/1" + M, "deny")])),
+        # not asked: a deny of the plugin cache itself, which the reference never answers
+        v2(sandbox=sb([ent("@R", "read"), ent("@R/" + CACHE + "m", "deny")])),
+        v2(sandbox=sb([ent("@R", "read"), ent("@R/" + CACHE + "m/p", "deny")])),
+        v2(sandbox=sb([ent("@R", "read"), ent("@R/home/.agents", "deny")])),
+        v2(sandbox=sb([ent("@R/" + CACHE + "m/p/1/.codex-plugin", "read")])),
         v2(sandbox=sb([])),
         v2(sandbox=sb([ent("@R", "write")])),
         v2(sandbox={"permissions": {"type": "disabled"}, "windowsSandboxLevel": "disabled",
