@@ -4,9 +4,9 @@
  * call up).  Functions are declared per folder, and a folder uses only
  * the folders below it:
  *
- *	main.c -> front/ -> proto/ -> relay/ -> policy/ -> lib/
+ *	main.c -> front/ -> proto/ -> relay/ -> tls/ -> policy/ -> lib/
  *
- * front/front.h, proto/proto.h, relay/relay.h, policy/policy.h.
+ * front/front.h, proto/proto.h, relay/relay.h, tls/tls.h, policy/policy.h.
  */
 #ifndef EXECD_PROXY_TYPES_H
 #define EXECD_PROXY_TYPES_H
@@ -43,6 +43,8 @@ enum proxy_mode {
 /* What a request carries besides its method (limited mode allows neither). */
 #define REQ_BODY	0x01
 #define REQ_UPGRADE	0x02
+/* A CONNECT (or SOCKS5 to 443) whose inner requests will be inspected. */
+#define REQ_INSPECTED	0x04
 
 /* What host_parse() made of a host. */
 #define HOST_NAME	0
@@ -124,6 +126,16 @@ struct proxy_conf {
 	char			*control_path;
 	char			*dns_servers;	/* c-ares CSV, NULL: system resolver */
 	char			*ca_bundle;	/* handed to clients for CA variables */
+	/* HTTPS inspection (read at start; tls/) */
+	int			 inspect;	/* 0: limited mode refuses HTTPS */
+	char			*state_dir;	/* the generated CA and the bundle */
+	char			*inspect_ca_cert, *inspect_ca_key;	/* or a given CA */
+	char			*upstream_ca;	/* trust for targets; NULL: the system's */
+	char			*system_ca;	/* copied into the bundle */
+	char		       **inspect_hosts;	/* patterns inspected in full mode too */
+	size_t			 ninspect_hosts;
+	unsigned		 handshake_ms;
+	unsigned		 leaf_cache;
 	struct upstream		*upstream;
 	unsigned		 max_conns;
 	unsigned		 max_conns_client;
@@ -155,6 +167,9 @@ struct reg {
 	struct policy		*policy;	/* narrower per-process policy, or NULL */
 	unsigned		 nconns;
 	uint64_t		 created;
+	int			 events;	/* owner wants a line per decision */
+	unsigned		 ask_ms;	/* >0: allowlist misses go to the owner */
+	unsigned		 asking;	/* its connections waiting for an answer */
 };
 
 /* -------------------------------------------------------------- connections */
@@ -198,6 +213,7 @@ enum dial_fail {
 
 struct resolve_req;
 struct udp_assoc;
+struct inspect;
 
 /*
  * The stage that drives a connection after its greeting: dial_start()
@@ -274,12 +290,19 @@ struct conn {
 	struct sockaddr_storage	 upaddrs[PROXY_ADDRS_MAX];	/* upstream proxy */
 	size_t			 nup, up_i;
 	struct verdict		 verdict;
+	int			 undecided;	/* only the allowlist missed: ask */
+	uint64_t		 ask_id;	/* while waiting for the owner's answer */
+	int			 override;	/* the owner allowed an allowlist miss */
+	int			 asked_ask;	/* the owner answered "ask" (a deny) */
+	char			 decider_reason[256];
 	enum dial_fail		 fail;
 	int			 allowed;	/* an allow was audited: audit the close */
 	const char		*result;	/* for the close record */
 
 	struct half		 c2u, u2c;
 	struct udp_assoc	*udp;		/* SOCKS5 UDP ASSOCIATE */
+	struct inspect		*ins;		/* an inspected tunnel's TLS and requests */
+	int			 inspect;	/* the tunnel is to be inspected */
 	int			 audited_close;
 };
 

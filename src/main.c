@@ -4,6 +4,7 @@
  */
 #include "config.h"
 
+#include <sys/random.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 
@@ -16,7 +17,6 @@
 #include <string.h>
 #include <unistd.h>
 
-#include <openssl/rand.h>
 
 #include "log.h"
 #include "transport/activate.h"
@@ -54,7 +54,8 @@ usage(void)
 	    "             [--retention BYTES] [--kill-grace-ms MS] [--concurrent-requests N]\n"
 	    "             [--header-timeout-ms MS] [--state-dir DIR] [--resume-ttl-ms MS]\n"
 	    "             [--allow-setuid] [--ws-ping-ms MS]\n"
-	    "             [--proxy-control PATH] [--log stderr|syslog|none] [--log-level LEVEL]\n");
+	    "             [--proxy-control PATH | --proxy-program PATH | --no-embedded-proxy]\n"
+	    "             [--log stderr|syslog|none] [--log-level LEVEL]\n");
 	exit(2);
 }
 
@@ -106,7 +107,7 @@ new_token(void)
 	char			*t;
 	size_t			 i;
 
-	if (RAND_bytes(r, sizeof(r)) != 1 || (t = malloc(2 * sizeof(r) + 1)) == NULL)
+	if (getrandom(r, sizeof(r), 0) != (ssize_t)sizeof(r) || (t = malloc(2 * sizeof(r) + 1)) == NULL)
 		fatalx("cannot make a token");
 	for (i = 0; i < sizeof(r); i++) {
 		t[2 * i] = hex[r[i] >> 4];
@@ -168,6 +169,8 @@ instance_gone(pid_t pid)
 	resume_sweep(conf.state_dir, pid);
 }
 
+static const struct listen_ops instance_ops = { serve_prepare, serve_run, instance_gone };
+
 /*
  * Session sockets whose instance died without removing them (SIGKILL, the
  * OOM killer) go at the next start of any execd sharing the directory.
@@ -225,6 +228,8 @@ main(int argc, char *argv[])
 		{ "allow-setuid", no_argument, NULL, 'U' },
 		{ "ws-ping-ms", required_argument, NULL, 'W' },
 		{ "proxy-control", required_argument, NULL, 'P' },
+		{ "proxy-program", required_argument, NULL, 'X' },
+		{ "no-embedded-proxy", no_argument, NULL, 'E' },
 		{ "log", required_argument, NULL, 'L' },
 		{ "log-level", required_argument, NULL, 'v' },
 		{ "version", no_argument, NULL, 'V' },
@@ -267,6 +272,8 @@ main(int argc, char *argv[])
 			conf.header_timeout_ms = number("--header-timeout-ms", optarg, 3600000);
 			break;
 		case 'P': conf.proxy_control = optarg; break;
+		case 'X': conf.proxy_program = optarg; break;
+		case 'E': conf.no_embedded_proxy = 1; break;
 		case 'S': conf.state_dir = optarg; break;
 		case 'U': allow_setuid = 1; break;
 		case 'W':
@@ -329,12 +336,12 @@ main(int argc, char *argv[])
 		printf("%s\n", url);
 		fflush(stdout);
 		activate_ready();
-		return listen_serve(&fd, 1, serve_connection, instance_gone);
+		return listen_serve(&fd, 1, &instance_ops);
 	}
 	if (nfds > 0 && mode == MODE_AUTO) {
 		if (is_listening_socket(fds[0])) {
 			activate_ready();
-			return listen_serve(fds, nfds, serve_connection, instance_gone);
+			return listen_serve(fds, nfds, &instance_ops);
 		}
 		/* systemd Accept=yes without StandardInput=socket: the connection is fd 3 */
 		return serve_connection(fds[0], fds[0]);

@@ -3,7 +3,7 @@
  * control socket on which execd registers the processes it starts
  * (control.c).  Both get the live configuration through the struct
  * proxy_env that main.c owns; a listener gets its protocol from main.c
- * too, as a handler table.  Uses relay/ and policy/.
+ * too, as a handler table.  Uses relay/, tls/ and policy/.
  */
 #ifndef EXECD_PROXY_FRONT_H
 #define EXECD_PROXY_FRONT_H
@@ -37,6 +37,8 @@ void	 listener_close(struct listener *);
 /* control.c */
 struct ctl_client;
 int	 control_open(const char *path, struct proxy_env *);
+/* fd: a connected control connection nobody else holds; gone() when it ends */
+int	 control_adopt(int fd, struct proxy_env *, void (*gone)(void));
 void	 control_close(void);
 
 #endif

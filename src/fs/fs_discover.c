@@ -233,35 +233,54 @@ discover_root(const struct fs_policy *pol, const char *dir, const char *uri, cha
 	return skills;
 }
 
+/* WireCapabilityRootDiscoverRequest, in declaration order (its sequence form's) */
+static const char *const root_fields[] = { "id", "path", "sandbox", NULL };
+static const struct serde_struct root_struct = {
+	"WireCapabilityRootDiscoverRequest", root_fields, 0
+};
+
+/* A root's sandbox, decoded with the reference's errors into *pol (NULL: none). */
+static int
+root_sandbox(json_t *root, struct fs_policy **pol, struct jx_err *e)
+{
+	json_t	*v = json_object_get(root, "sandbox");
+	int	 code;
+
+	if (v == NULL || json_is_null(v))
+		return 0;
+	return fs_sandbox_field.decode(v, pol, e, &code);
+}
+
 static json_t *
-root_result(json_t *root, struct jx_err *e)
+root_result(json_t *raw, struct jx_err *e)
 {
 	const char		*id, *uri;
 	char			*dir, err[PATH_MAX + 256];
-	json_t			*skills, *sandbox = NULL, *warnings;
+	json_t			*skills, *root, *res, *warnings;
 	struct fs_policy	*pol = NULL;
-	int			 code;
+	long			 n;
+	int			 code, rc;
 
-	if (jx_struct(root, "WireCapabilityRoot", e) == -1 ||
+	root = serde_struct_params(raw, &root_struct, &n);
+	rc = jx_struct(root, root_struct.name, e) == -1 ||
 	    jx_str(root, "id", JX_REQ, &id, NULL, e) == -1 ||
 	    jx_str(root, "path", JX_REQ, &uri, NULL, e) == -1 ||
-	    jx_any(root, "sandbox", JX_OPT, &sandbox, e) == -1)
-		return NULL;
-	if (sandbox != NULL && !json_is_null(sandbox) && (!json_is_object(sandbox) ?
-	    serde_type_error(e, sandbox, "struct WireFileSystemSandboxContext", 0) :
-	    fs_policy_parse(sandbox, &pol, e, &code)) == -1)
-		return NULL;
-	if ((dir = uri_to_path_code(uri, e, &code)) == NULL) {
-		fs_policy_free(pol);
+	    root_sandbox(root, &pol, e) == -1 ? -1 : 0;
+	if (serde_struct_seq_end(&root_struct, n, rc, e) == -1 ||
+	    (dir = uri_to_path_code(uri, e, &code)) == NULL) {
+		fs_sandbox_field.release(&pol);
+		json_decref(root);
 		return NULL;
 	}
 	warnings = json_array();
 	skills = discover_root(pol, dir, uri, err, sizeof(err), warnings);
-	fs_policy_free(pol);
+	fs_sandbox_field.release(&pol);
 	free(dir);
-	return json_pack("{s:s,s:s,s:n,s:o,s:[],s:o,s:s?}", "id", id, "path", uri, "plugin",
+	res = json_pack("{s:s,s:s,s:n,s:o,s:[],s:o,s:s?}", "id", id, "path", uri, "plugin",
 	    "skills", skills != NULL ? skills : json_array(), "namespaceManifests", "warnings",
 	    warnings != NULL ? warnings : json_array(), "error", err[0] != '\0' ? err : NULL);
+	json_decref(root);
+	return res;
 }
 
 void

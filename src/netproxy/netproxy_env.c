@@ -18,6 +18,7 @@
 #include "netproxy/netproxy_int.h"
 
 #define CONFIG_ERR	"invalid network proxy config: "
+#define ASK_MS_MAX	(24 * 3600 * 1000)	/* what execd-proxy takes */
 
 /* Pointed at the HTTP listener (never a SOCKS URL: many clients break). */
 static const char *const http_keys[] = {
@@ -90,6 +91,28 @@ set_all(json_t *env, const char *const *keys, const char *val)
 	return 0;
 }
 
+/*
+ * The CA variables name the bundle that trusts the proxy's inspection CA,
+ * except where the process was given a CA of its own (a non-empty value
+ * naming another file): that one stays, as in the reference, even though
+ * inspected HTTPS will then fail its check.
+ */
+static int
+set_ca_vars(json_t *env, const char *bundle)
+{
+	const char	*cur;
+	size_t		 i;
+
+	for (i = 0; ca_keys[i] != NULL; i++) {
+		cur = json_string_value(json_object_get(env, ca_keys[i]));
+		if (cur != NULL && cur[0] != '\0' && strcmp(cur, bundle) != 0)
+			continue;
+		if (json_object_set_new(env, ca_keys[i], json_string(bundle)) == -1)
+			return -1;
+	}
+	return 0;
+}
+
 int
 netproxy_child_env(const struct netproxy_reg *r, json_t *env)
 {
@@ -121,7 +144,7 @@ netproxy_child_env(const struct netproxy_reg *r, json_t *env)
 	    json_object_set_new(env, "ELECTRON_GET_USE_PROXY", json_string("true")) == -1 ||
 	    json_object_set_new(env, "NODE_USE_ENV_PROXY", json_string("1")) == -1)
 		return -1;
-	if (r->ca_bundle != NULL && set_all(env, ca_keys, r->ca_bundle) == -1)
+	if (r->ca_bundle != NULL && set_ca_vars(env, r->ca_bundle) == -1)
 		return -1;
 	return 0;
 }
@@ -316,6 +339,14 @@ netproxy_build_request(const char *process_id, json_t *params, json_t **req,
 		snprintf(err, errlen, "out of memory");
 		return -1;
 	}
+	/* a managed process's decisions are reported; its allowlist misses asked about */
+	if (np != NULL && json_object_set_new(*req, "events", json_true()) == -1)
+		return -1;
+	if (np != NULL && json_object_get(np, "policyDecisionTimeoutMs") != NULL &&
+	    !json_is_null(json_object_get(np, "policyDecisionTimeoutMs")) &&
+	    json_object_set_new(*req, "ask_timeout_ms",
+	    json_integer(tmo < ASK_MS_MAX ? (json_int_t)tmo : ASK_MS_MAX)) == -1)
+		return -1;
 	return 0;
 }
 
