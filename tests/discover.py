@@ -180,7 +180,7 @@ def cases():
         v2(sandbox={"permissions": {"type": "disabled"}, "windowsSandboxLevel": "disabled"}),
         v2(sandbox={"permissions": {"type": "bogus"}, "windowsSandboxLevel": "disabled"}),
         v2(sandbox=sb([ent("@R", "read")], cwd="rel")),
-        v2(sandbox=5), v2(sandbox=None)]
+        v2(sandbox=5), v2(sandbox=None), v2(sandbox=[])]
     # the legacy method
     yield "discoverV1", dict(SKILLS, **{CH + "skills/meta/agents/openai.yaml": "interface: {}\n"}), None, {}, [
         v1(("h", "@R/home/.codex/skills"), ("g", "@R/home/.agents/skills")),

@@ -357,6 +357,13 @@ homes(char *codex_home, char *home, size_t len)
 static int
 sandbox_decode(json_t *v, void *out, struct jx_err *e, int *code)
 {
+	if (json_is_array(v) && json_array_size(v) == 0) {
+		/* serde's sequence form; a longer one is a type error (README) */
+		*code = RPC_INVALID_PARAMS;
+		snprintf(e->msg, sizeof(e->msg),
+		    "invalid length 0, expected struct FileSystemSandboxContext with 9 elements");
+		return -1;
+	}
 	if (!json_is_object(v)) {
 		*code = RPC_INVALID_PARAMS;
 		return serde_type_error(e, v, "struct FileSystemSandboxContext", 0);
