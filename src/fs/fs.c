@@ -48,6 +48,8 @@ const struct rpc_method fs_methods[] = {
 	{ "fs/close", FS_GROUP, fs_m_close, RPC_SELF_GATED },
 	{ "capabilityRoots/discoverV1", "capability discovery", fs_m_discover_v1,
 	    RPC_SELF_GATED },
+	{ "capabilities/discoverV2", "capability discovery", fs_m_discover_v2,
+	    RPC_SELF_GATED },
 	{ NULL, NULL, NULL },
 };
 
@@ -64,6 +66,8 @@ fs_init(void)
 	rpc_on_detach(fs_handles_close_all);
 	session_set_capability("fileWriteStreaming", 1);
 	session_set_capability("sandboxedFileStreaming", 1);
+	session_set_capability("capabilityDiscoveryV2", 1);
+	session_set_capability("capabilityDiscoverySandbox", 1);
 }
 
 static int
