@@ -63,6 +63,36 @@ struct sbx_guard {
 };
 
 static struct guard_lock	*locks;
+/* the last close of a removed placeholder (NULL: close here) */
+static void			(*close_later)(int);
+
+void
+sandbox_set_closer(void (*closer)(int fd))
+{
+	close_later = closer;
+}
+
+/*
+ * rmdir with the directory still open: its name goes now, and its block
+ * (freed with a synchronous discard on some file systems: a fraction of
+ * a millisecond, more on a busy disk) when the last descriptor closes,
+ * elsewhere and later.
+ */
+static int
+remove_placeholder(const char *path)
+{
+	int	fd, r;
+
+	fd = open(path, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	r = rmdir(path);
+	if (fd != -1) {
+		if (r == 0 && close_later != NULL)
+			close_later(fd);
+		else
+			close(fd);
+	}
+	return r;
+}
 
 /*
  * Record what was made at path (st; NULL: nothing any more), so that only
@@ -264,7 +294,7 @@ lock_release(struct guard_lock *l)
 	*pp = l->next;
 	/* the last user anywhere: nobody else holds it shared */
 	if (flock(l->fd, LOCK_EX | LOCK_NB) == 0 && is_placeholder(l->fd, l->path)) {
-		if (rmdir(l->path) == -1 && errno != ENOTEMPTY && errno != EEXIST &&
+		if (remove_placeholder(l->path) == -1 && errno != ENOTEMPTY && errno != EEXIST &&
 		    errno != ENOENT)
 			log_warn("sandbox: removing the placeholder %s", l->path);
 		(void)write_id(l->fd, l->path, NULL);

@@ -35,5 +35,10 @@ void	 sandbox_plan_free(struct sandbox_plan *plan);
  */
 struct sbx_guard *sandbox_take_guards(struct sandbox_plan *plan);
 void	 sandbox_guards_release(struct sbx_guard *guards);
+/*
+ * Who closes a removed placeholder's last descriptor (the spawn helper),
+ * so that freeing its blocks keeps no one waiting; NULL: closed at once.
+ */
+void	 sandbox_set_closer(void (*closer)(int fd));
 
 #endif

@@ -25,6 +25,8 @@
 
 #define OP_SPAWN	1
 #define OP_PROBE_NS	2
+#define OP_CLOSE	3	/* close the descriptors sent; no answer */
+#define NO_ANSWER	INT32_MIN
 #define MAX_REQUEST	(64U << 20)	/* argv and environment are bounded by the message cap */
 #define MAX_STRINGS	(1U << 20)
 
@@ -198,6 +200,9 @@ helper_request(int s, uint32_t len, const int *fds, size_t nfds)
 	case OP_PROBE_NS:
 		res = sandbox_probe_ns(wire_get_u32(&r) != 0);
 		break;
+	case OP_CLOSE:
+		res = NO_ANSWER;	/* the caller closes them (close_all) */
+		break;
 	default:
 		res = -EPROTO;
 	}
@@ -234,7 +239,7 @@ helper_main(int s, pid_t parent)
 		close_all(fds, nfds);
 		if (res == -EPIPE)
 			_exit(1);
-		if (fd_write_all(s, &res, sizeof(res)) != 0)
+		if (res != NO_ANSWER && fd_write_all(s, &res, sizeof(res)) != 0)
 			_exit(1);
 	}
 }
@@ -362,6 +367,21 @@ spawner_spawn(const struct spawn_req *rq, const char *prog, const char *slave,
 		return -1;
 	}
 	return (pid_t)res;
+}
+
+void
+spawner_close_later(int fd)
+{
+	struct wire_out	w;
+
+	memset(&w, 0, sizeof(w));
+	wire_u32(&w, OP_CLOSE);
+	wire_fd(&w, fd);
+	/* in flight, the helper's copy keeps the file open: ours goes at once */
+	if (!w.failed && sp.pid != -1 && sp.sock != -1 && send_msg(sp.sock, &w) == -1)
+		log_warn("spawn helper %ld: handing over a descriptor", (long)sp.pid);
+	buf_free(&w.b);
+	close(fd);
 }
 
 int
