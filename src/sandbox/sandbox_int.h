@@ -92,7 +92,6 @@ int	 sbx_ptrace_contained(void);
 enum sbx_rule_kind { SBX_RULE_ENTRY, SBX_RULE_PLATFORM, SBX_RULE_DEVICE, SBX_RULE_PROTECTED };
 enum sbx_rule_kind sbx_rule_kind(const struct fs_rule *r);
 int	 sbx_rule_used(const struct fs_rule *r, int platform);
-extern const char *const sbx_protected_names[];
 
 /* sandbox_request.c */
 json_t	*sbx_context(json_t *sandbox, json_t *params, int for_decode);

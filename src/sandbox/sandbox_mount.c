@@ -297,9 +297,9 @@ plan_protected(struct sandbox_plan *plan, const struct fs_rule **g, size_t ng, c
 		if (g[i]->access != FS_ACCESS_WRITE || (i > 0 && strcmp(g[i]->path,
 		    g[i - 1]->path) == 0) || lstat(g[i]->path, &st) == -1 || !S_ISDIR(st.st_mode))
 			continue;
-		for (j = 0; sbx_protected_names[j] != NULL; j++) {
+		for (j = 0; fs_protected_names[j] != NULL; j++) {
 			if (snprintf(path, sizeof(path), "%s/%s", strcmp(g[i]->path, "/") == 0 ? "" :
-			    g[i]->path, sbx_protected_names[j]) >= (int)sizeof(path) ||
+			    g[i]->path, fs_protected_names[j]) >= (int)sizeof(path) ||
 			    is_write_root(g, ng, path))
 				continue;
 			if ((found = lstat(path, &st) == 0) && S_ISLNK(st.st_mode)) {
