@@ -315,6 +315,8 @@ start_with(struct rpc_req *req, json_t *params, long n)
 	rq.rows = 24;
 	rq.cols = 80;
 	rq.sandbox = sbx;
+	rq.spawned = sandbox_spawned;
+	rq.spawned_arg = sbx;
 	if (proc_spawn(&rq, &res, &err, msg, sizeof(msg)) == -1) {
 		rpc_fail(req, RPC_INTERNAL_ERROR, "%s", msg);
 		goto done;

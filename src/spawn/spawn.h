@@ -18,6 +18,13 @@ struct spawn_req {
 	unsigned short	 rows, cols;
 	/* applied in the child after fork, before exec; NULL: unsandboxed */
 	const struct sandbox_plan *sandbox;
+	/*
+	 * Called in the parent once the child exists, before waiting for its
+	 * exec (the sandbox's placeholders: sandbox_spawned); -1: the child
+	 * is told not to go on, and its failure is the start's.  NULL: none.
+	 */
+	int		(*spawned)(void *);
+	void		*spawned_arg;
 };
 
 /*
