@@ -19,9 +19,10 @@ struct spawn_req {
 	/* applied in the child after fork, before exec; NULL: unsandboxed */
 	const struct sandbox_plan *sandbox;
 	/*
-	 * Called in the parent once the child exists, before waiting for its
-	 * exec (the sandbox's placeholders: sandbox_spawned); -1: the child
-	 * is told not to go on, and its failure is the start's.  NULL: none.
+	 * Called in the parent once the child is on its way (the request sent
+	 * to the spawn helper, or the fork made), before waiting for its exec
+	 * (the sandbox's placeholders: sandbox_spawned); -1: the child is
+	 * told not to go on, and its failure is the start's.  NULL: none.
 	 */
 	int		(*spawned)(void *);
 	void		*spawned_arg;

@@ -304,9 +304,12 @@ spawner_stop(void)
 	sp.pid = -1;
 }
 
-/* One request, one answer: a pid or a result, else -errno. */
+/*
+ * One request, one answer: a pid or a result, else -errno.  meanwhile,
+ * if not NULL, runs once the request is sent, while the helper works.
+ */
 static int32_t
-call(struct wire_out *w)
+call(struct wire_out *w, int (*meanwhile)(void *), void *arg)
 {
 	int32_t	res;
 
@@ -318,13 +321,18 @@ call(struct wire_out *w)
 		buf_free(&w->b);
 		return -EAGAIN;
 	}
-	if (send_msg(sp.sock, w) == -1 ||
-	    (errno = fd_read_full(sp.sock, &res, sizeof(res))) != 0) {
-		log_warn("spawn helper %ld", (long)sp.pid);
-		res = -EAGAIN;
-	}
+	if (send_msg(sp.sock, w) == -1)
+		goto fail;
+	if (meanwhile != NULL)
+		(void)meanwhile(arg);
+	if ((errno = fd_read_full(sp.sock, &res, sizeof(res))) != 0)
+		goto fail;
 	buf_free(&w->b);
 	return res;
+fail:
+	log_warn("spawn helper %ld", (long)sp.pid);
+	buf_free(&w->b);
+	return -EAGAIN;
 }
 
 static void
@@ -362,7 +370,8 @@ spawner_spawn(const struct spawn_req *rq, const char *prog, const char *slave,
 	wire_u32(&w, rq->sandbox != NULL);
 	if (rq->sandbox != NULL)
 		sandbox_plan_put(rq->sandbox, &w);
-	if ((res = call(&w)) < 0) {
+	/* the helper forks while the caller does its part (the child waits for it) */
+	if ((res = call(&w, rq->spawned, rq->spawned_arg)) < 0) {
 		errno = -res;
 		return -1;
 	}
@@ -393,7 +402,7 @@ spawner_probe_ns(int direct)
 	memset(&w, 0, sizeof(w));
 	wire_u32(&w, OP_PROBE_NS);
 	wire_u32(&w, direct != 0);
-	if ((res = call(&w)) < 0) {
+	if ((res = call(&w, NULL, NULL)) < 0) {
 		errno = -res;
 		return -1;
 	}
