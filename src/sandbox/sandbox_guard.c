@@ -5,6 +5,10 @@
  * execd creates an empty mode 555 directory there on the host (a
  * placeholder), and the child's mount namespace binds it read-only on
  * itself: it cannot be written into, removed or renamed over from inside.
+ * Planning takes the lock and decides; the mkdir itself waits until the
+ * child exists (sandbox_spawned), which meanwhile builds its namespaces
+ * and binds no protected name before execd says the placeholders are
+ * there.
  *
  * The placeholder lives while a command that needs it lives: until its
  * process/closed, which comes only once every process of the sandbox is
@@ -14,7 +18,8 @@
  * made there.  Each instance using the path holds a shared flock on it
  * (one descriptor per path, counted in memory for its processes); the last
  * user to release it gets the lock exclusively and removes the
- * placeholder if it is still the empty directory that was made.  An
+ * placeholder if it is still the empty directory that was made (its name
+ * at once, its inode at the spawn helper's close: remove_placeholder).  An
  * instance that dies drops its locks with its descriptors; what it left
  * goes at the next use of the path.  Taking the lock shared before
  * looking at the placeholder means a remover never pulls one out from
