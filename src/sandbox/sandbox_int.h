@@ -138,11 +138,12 @@ int	 sbx_dev_has(const char *path);
 
 /* sandbox_pidns.c, in the child: A's and B's parts (sandbox_apply.c) */
 /*
- * In A, inside its namespaces with the view built: forks B, which runs
- * command(arg) in C and never returns there; returns only with an errno,
+ * In A, inside its namespaces with the view built: forks B, which enters
+ * the network namespace netfd (-1: none), runs command(arg) in C and
+ * never returns there; returns only with an errno,
  * in A, when B cannot be made.
  */
-int	 sbx_supervise(int errfd, void (*command)(void *), void *arg);
+int	 sbx_supervise(int errfd, int netfd, void (*command)(void *), void *arg);
 /* Is the other end of this pipe still open?  (A checks on execd so.) */
 int	 sbx_reader_alive(int wfd);
 

@@ -207,7 +207,7 @@ static char	b_stack[64 * 1024] __attribute__((aligned(16)));
 static char	c_stack[64 * 1024] __attribute__((aligned(16)));
 
 struct start_b {
-	int	 status_wr, errfd;
+	int	 status_wr, errfd, netfd;
 	void	(*command)(void *);
 	void	*arg;
 };
@@ -232,6 +232,11 @@ b_main(void *arg)
 	/* A may be gone already, before the death signal was set */
 	if (prctl(PR_SET_PDEATHSIG, SIGKILL) == -1 || !sbx_reader_alive(sb->status_wr))
 		_exit(127);
+	/* the managed network's namespace, made beside A (sandbox_apply.c) */
+	if (sb->netfd != -1 && setns(sb->netfd, CLONE_NEWNET) == -1) {
+		e = errno;
+		goto fail;
+	}
 	if ((e = mount_proc()) != 0)
 		goto fail;
 	if ((c = clone(c_main, c_stack + sizeof(c_stack), CLONE_VM | CLONE_VFORK | SIGCHLD,
@@ -246,9 +251,9 @@ fail:
 }
 
 int
-sbx_supervise(int errfd, void (*command)(void *), void *arg)
+sbx_supervise(int errfd, int netfd, void (*command)(void *), void *arg)
 {
-	struct start_b	sb = { -1, errfd, command, arg };
+	struct start_b	sb = { -1, errfd, netfd, command, arg };
 	int		sp[2], e;
 	pid_t		b;
 
