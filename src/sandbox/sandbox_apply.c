@@ -131,19 +131,17 @@ struct net_step {
 
 static char	n_stack[32 * 1024] __attribute__((aligned(16)));
 
+/* Its exit status: 0 or an errno (returned, not _exit: no noreturn call on this stack). */
 static int
 n_main(void *arg)
 {
 	struct net_step	*ns = arg;
-	int		 e;
 
 	if (unshare(CLONE_NEWNET) == -1)
-		_exit(errno ? errno : EIO);
+		return errno ? errno : EIO;
 	if ((ns->netfd = open("/proc/self/ns/net", O_RDONLY | O_CLOEXEC)) == -1)
-		_exit(errno ? errno : EIO);
-	if ((e = sbx_net_apply(ns->plan)) != 0)
-		_exit(e);
-	_exit(0);
+		return errno ? errno : EIO;
+	return sbx_net_apply(ns->plan);
 }
 
 /* N's end: 0 with ns->netfd, or the errno that stopped it. */
