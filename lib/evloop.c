@@ -106,7 +106,10 @@ ev_io_add(struct ev_io *io, int fd, uint32_t events, ev_io_cb *cb, void *arg)
 		return -1;
 	}
 	io->active = 1;
+	io->parked = 0;
 	ev.nio++;
+	if (events == 0 && epoll_ctl(ev.epfd, EPOLL_CTL_DEL, fd, NULL) == 0)
+		io->parked = 1;
 	return 0;
 }
 
@@ -119,10 +122,18 @@ ev_io_set(struct ev_io *io, uint32_t events)
 		return -1;
 	if (io->events == events)
 		return 0;
-	if (epoll_ctl(ev.epfd, EPOLL_CTL_MOD, io->fd, &ee) == -1) {
-		log_warn("epoll_ctl mod fd %d", io->fd);
+	if (events == 0) {
+		if (epoll_ctl(ev.epfd, EPOLL_CTL_DEL, io->fd, NULL) == -1) {
+			log_warn("epoll_ctl del fd %d", io->fd);
+			return -1;
+		}
+		io->parked = 1;
+	} else if (epoll_ctl(ev.epfd, io->parked ? EPOLL_CTL_ADD : EPOLL_CTL_MOD, io->fd,
+	    &ee) == -1) {
+		log_warn("epoll_ctl %s fd %d", io->parked ? "add" : "mod", io->fd);
 		return -1;
-	}
+	} else
+		io->parked = 0;
 	io->events = events;
 	return 0;
 }

@@ -22,6 +22,12 @@ struct ev_io {
 	int		 fd;
 	uint32_t	 events;	/* EPOLLIN | EPOLLOUT ... currently wanted */
 	int		 active;
+	/*
+	 * Out of the epoll set while nothing is wanted: epoll reports a hang-up
+	 * or an error whatever the mask, and a paused pipe whose writer is gone
+	 * would wake the loop for ever.
+	 */
+	int		 parked;
 	ev_io_cb	*cb;
 	void		*arg;
 };

@@ -13,6 +13,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <netinet/in.h>
+
 #include "log.h"
 #include "front/front.h"
 #include "proto/proto.h"
@@ -22,6 +24,7 @@
 #define DEFAULT_CONF	SYSCONFDIR "/execd-proxy.conf"
 
 static const char	*conf_path = DEFAULT_CONF;
+static int		 embedded;	/* -e: execd's own, on fd 0 */
 static struct listener	 http_listener = { .fd = -1 }, socks_listener = { .fd = -1 };
 /* the live configuration and what the modules below were opened with */
 static struct proxy_env	 env = {
@@ -33,7 +36,8 @@ static struct proxy_env	 env = {
 static void
 usage(void)
 {
-	fprintf(stderr, "usage: execd-proxy [-dnv] [-f file] [-s control-socket]\n");
+	fprintf(stderr, "usage: execd-proxy [-dnv] [-f file] [-s control-socket]\n"
+	    "       execd-proxy -e [-dv] [-f file]\n");
 	exit(1);
 }
 
@@ -115,6 +119,35 @@ stop(int signo, void *arg)
 	ev_break();
 }
 
+/* -e: the control connection ended, so did the execd that started us. */
+static void
+owner_gone(void)
+{
+	log_info("the execd that started us is gone: shutting down");
+	ev_break();
+}
+
+/*
+ * -e: listeners on ports the kernel picks, so that any number of instances
+ * can run; and on the built-in configuration, local access as far as the
+ * global policy goes: each process's own policy (its networkProxy) decides,
+ * as the reference builds its proxy from that alone.
+ */
+static void
+embedded_conf(struct proxy_conf *c)
+{
+	struct sockaddr_in	*sin;
+
+	if (conf_path == NULL)
+		c->policy.allow_local = 1;
+	memset(&c->http_addr, 0, sizeof(c->http_addr));
+	sin = (struct sockaddr_in *)&c->http_addr;
+	sin->sin_family = AF_INET;
+	sin->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	c->socks_addr = c->http_addr;
+	c->has_http = c->has_socks = 1;
+}
+
 static int
 start(const char *control_override)
 {
@@ -134,7 +167,8 @@ start(const char *control_override)
 	    listener_open(&socks_listener, &socks5_proto, &env.conf->socks_addr,
 	    &env) == -1)
 		return -1;
-	if (control_open(env.conf->control_path, &env) == -1)
+	if (embedded ? control_adopt(STDIN_FILENO, &env, owner_gone) == -1 :
+	    control_open(env.conf->control_path, &env) == -1)
 		return -1;
 	if (ev_signal(SIGHUP, reload, NULL) == -1 || ev_signal(SIGTERM, stop, NULL) == -1 ||
 	    ev_signal(SIGINT, stop, NULL) == -1)
@@ -164,8 +198,11 @@ main(int argc, char *argv[])
 	int		 ch, check = 0, level = LOG_NOTICE, conf_given = 0;
 
 	log_init("execd-proxy", LOG_DEST_STDERR, LOG_NOTICE);
-	while ((ch = getopt(argc, argv, "df:ns:v")) != -1) {
+	while ((ch = getopt(argc, argv, "def:ns:v")) != -1) {
 		switch (ch) {
+		case 'e':
+			embedded = 1;
+			break;
 		case 'd':
 			level = LOG_DEBUG;
 			break;
@@ -186,16 +223,18 @@ main(int argc, char *argv[])
 			usage();
 		}
 	}
-	if (optind != argc)
+	if (optind != argc || (embedded && (control != NULL || check)))
 		usage();
 	log_setlevel(level);
 	/* no -f and no file where it would be: run on the built-in configuration */
-	if (!conf_given && access(conf_path, F_OK) == -1 && errno == ENOENT)
+	if (!conf_given && (embedded || (access(conf_path, F_OK) == -1 && errno == ENOENT)))
 		conf_path = NULL;
 	if ((env.conf = conf_load(conf_path, err, sizeof(err))) == NULL) {
 		fprintf(stderr, "execd-proxy: %s\n", err);
 		return 1;
 	}
+	if (embedded)
+		embedded_conf(env.conf);
 	if (check) {
 		fprintf(stderr, "execd-proxy: configuration OK\n");
 		conf_unref(env.conf);

@@ -155,6 +155,9 @@ struct reg {
 	struct policy		*policy;	/* narrower per-process policy, or NULL */
 	unsigned		 nconns;
 	uint64_t		 created;
+	int			 events;	/* owner wants a line per decision */
+	unsigned		 ask_ms;	/* >0: allowlist misses go to the owner */
+	unsigned		 asking;	/* its connections waiting for an answer */
 };
 
 /* -------------------------------------------------------------- connections */
@@ -274,6 +277,11 @@ struct conn {
 	struct sockaddr_storage	 upaddrs[PROXY_ADDRS_MAX];	/* upstream proxy */
 	size_t			 nup, up_i;
 	struct verdict		 verdict;
+	int			 undecided;	/* only the allowlist missed: ask */
+	uint64_t		 ask_id;	/* while waiting for the owner's answer */
+	int			 override;	/* the owner allowed an allowlist miss */
+	int			 asked_ask;	/* the owner answered "ask" (a deny) */
+	char			 decider_reason[256];
 	enum dial_fail		 fail;
 	int			 allowed;	/* an allow was audited: audit the close */
 	const char		*result;	/* for the close record */

@@ -18,6 +18,8 @@ struct execd_conf {
 	const char	*token;			/* capability token, NULL: none */
 	int		 no_auth;		/* explicitly allow unauthenticated sockets */
 	const char	*proxy_control;		/* execd-proxy control socket, NULL: none */
+	const char	*proxy_program;		/* the embedded execd-proxy, NULL: found */
+	int		 no_embedded_proxy;	/* without a sidecar, no networkProxy */
 	const char	*state_dir;		/* per-session sockets for resume */
 	unsigned	 resume_ttl_ms;		/* a detached session lives this long; 0: no resume */
 	unsigned	 ws_ping_ms;		/* WebSocket keepalive pings, as the reference's 30 s */

@@ -54,7 +54,8 @@ usage(void)
 	    "             [--retention BYTES] [--kill-grace-ms MS] [--concurrent-requests N]\n"
 	    "             [--header-timeout-ms MS] [--state-dir DIR] [--resume-ttl-ms MS]\n"
 	    "             [--allow-setuid] [--ws-ping-ms MS]\n"
-	    "             [--proxy-control PATH] [--log stderr|syslog|none] [--log-level LEVEL]\n");
+	    "             [--proxy-control PATH | --proxy-program PATH | --no-embedded-proxy]\n"
+	    "             [--log stderr|syslog|none] [--log-level LEVEL]\n");
 	exit(2);
 }
 
@@ -225,6 +226,8 @@ main(int argc, char *argv[])
 		{ "allow-setuid", no_argument, NULL, 'U' },
 		{ "ws-ping-ms", required_argument, NULL, 'W' },
 		{ "proxy-control", required_argument, NULL, 'P' },
+		{ "proxy-program", required_argument, NULL, 'X' },
+		{ "no-embedded-proxy", no_argument, NULL, 'E' },
 		{ "log", required_argument, NULL, 'L' },
 		{ "log-level", required_argument, NULL, 'v' },
 		{ "version", no_argument, NULL, 'V' },
@@ -267,6 +270,8 @@ main(int argc, char *argv[])
 			conf.header_timeout_ms = number("--header-timeout-ms", optarg, 3600000);
 			break;
 		case 'P': conf.proxy_control = optarg; break;
+		case 'X': conf.proxy_program = optarg; break;
+		case 'E': conf.no_embedded_proxy = 1; break;
 		case 'S': conf.state_dir = optarg; break;
 		case 'U': allow_setuid = 1; break;
 		case 'W':

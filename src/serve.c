@@ -8,12 +8,14 @@
 #include "log.h"
 #include "execd.h"
 #include "transport/conn.h"
+#include "config/envconfig.h"
 #include "fs/fs.h"
 #include "fs/fs_watch.h"
 #include "http/http_req.h"
 #include "netproxy/netproxy.h"
 #include "proc/proc.h"
 #include "proc/proc_rpc.h"
+#include "proc/proc_net.h"
 #include "session/session.h"
 #include "session/resume.h"
 #include "rpc/rpc.h"
@@ -83,16 +85,29 @@ serve_connection(int in_fd, int out_fd)
 	rpc_register(fs_methods);
 	rpc_register(fs_watch_methods);
 	rpc_register(http_methods);
+	rpc_register(envconfig_methods);
 	proc_rpc_init(&limits, resume_waiting);
 	rpc_on_detach(serve_detached);
 	resume_init(conf.state_dir, conf.resume_ttl_ms, proc_end_session, serve_take_over);
 	http_req_init();
-	if (netproxy_init(conf.proxy_control) == -1)
+	if (conf.proxy_control != NULL) {
+		if (netproxy_init(conf.proxy_control) == -1)
+			return 1;
+	} else if (!conf.no_embedded_proxy && serve_proxy_find() == 0 &&
+	    netproxy_init_embedded(serve_proxy_launch) == -1)
 		return 1;
-	if (netproxy_enabled())
+	netproxy_set_events(&proc_net_events);
+	if (netproxy_enabled()) {
 		session_set_capability("networkProxyLaunch", 1);
+		/* network/policyRequest is answered (proc/proc_net.c) */
+		session_set_capability("networkProxyReviewDomains", 1);
+	} else {
+		session_set_capability("networkProxyLaunch", 0);
+		session_set_capability("networkProxyReviewDomains", 0);
+	}
 	fs_init();
 	fs_watch_init();
+	envconfig_init();
 	if (ev_signal(SIGTERM, serve_stop, NULL) == -1 ||
 	    ev_signal(SIGINT, serve_stop, NULL) == -1 ||
 	    ev_signal(SIGHUP, serve_stop, NULL) == -1)

@@ -3,8 +3,13 @@ installed), the three ways the README gives: execd started per connection
 the way execd@.service starts it; the app-server told `environment/add`
 with the ws:// URL (token in the path, or authBearerToken), or given it at
 start-up in $CODEX_HOME/environments.toml or CODEX_EXEC_SERVER_URL; and the
-app-server connecting to it."""
+app-server connecting to it.  Then a managed-network command run by the
+app-server on execd (a scripted Responses API stands in for the model):
+execd's own execd-proxy decides its requests and the app-server receives
+network/policyDecision for them."""
+import asyncio
 import glob
+import http.server
 import json
 import os
 import re
@@ -14,6 +19,7 @@ import signal
 import socket
 import subprocess
 import tempfile
+import threading
 import time
 
 from execd_client import EXECD, skip_all, tap
@@ -66,11 +72,15 @@ while time.time() < deadline and "Listening on" not in open(log.name).read():
 class AppServer:
     """codex app-server on stdio, with its own CODEX_HOME."""
 
-    def __init__(self, name, environments_toml=None, env=None):
+    def __init__(self, name, environments_toml=None, env=None, config_toml=None):
         self.home = tempfile.mkdtemp(prefix="ch.", dir="/var/tmp")
+        self.notes = []
         if environments_toml is not None:
             with open(os.path.join(self.home, "environments.toml"), "w") as f:
                 f.write(environments_toml)
+        if config_toml is not None:
+            with open(os.path.join(self.home, "config.toml"), "w") as f:
+                f.write(config_toml)
         self.p = subprocess.Popen([codex, "app-server"], stdin=subprocess.PIPE,
                                   stdout=subprocess.PIPE,
                                   stderr=open(os.path.join(tmp, name + ".log"), "w"),
@@ -98,12 +108,25 @@ class AppServer:
                 m = json.loads(line)
                 if m.get("id") == id and "method" not in m:
                     return m
+                if "method" in m and "id" not in m:
+                    self.notes.append(m)
             r, _, _ = select.select([self.p.stdout], [], [], 0.5)
             if r:
                 chunk = self.p.stdout.read1(65536)
                 if not chunk:
                     break
                 self.buf += chunk
+        return None
+
+    def wait_note(self, method, timeout=60):
+        """A notification from the app-server (its turn/completed, ...)."""
+        end = time.time() + timeout
+        while time.time() < end:
+            for i, m in enumerate(self.notes):
+                if m["method"] == method:
+                    return self.notes.pop(i)
+            self.call("environment/status", {"environmentId": "execd"}, timeout=1)
+            time.sleep(0.2)
         return None
 
     def status(self, env_id, timeout=20):
@@ -125,6 +148,101 @@ class AppServer:
             os.killpg(self.p.pid, signal.SIGKILL)
             self.p.wait()
         shutil.rmtree(self.home, ignore_errors=True)
+
+
+class Relay:
+    """A WebSocket man in the middle: what execd sends the app-server, recorded."""
+
+    def __init__(self, target):
+        self.target, self.seen, self.port = target, [], None
+        ready = threading.Event()
+
+        async def handler(ws, path=None):
+            import websockets
+            async with websockets.connect(self.target, max_size=None, ping_interval=None) as up:
+                async def down():
+                    async for m in up:
+                        self.seen.append(json.loads(m))
+                        await ws.send(m)
+
+                async def upward():
+                    async for m in ws:
+                        await up.send(m)
+                tasks = [asyncio.ensure_future(down()), asyncio.ensure_future(upward())]
+                await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
+                for x in tasks:
+                    x.cancel()
+
+        async def main():
+            import websockets
+            srv = await websockets.serve(handler, "127.0.0.1", 0, max_size=None, ping_interval=None)
+            self.port = srv.sockets[0].getsockname()[1]
+            ready.set()
+            await asyncio.Future()
+
+        threading.Thread(target=lambda: asyncio.run(main()), daemon=True).start()
+        ready.wait(10)
+
+
+class ScriptedModel:
+    """The Responses API, scripted: one exec_command call running cmd, then "done"."""
+
+    def __init__(self, cmd):
+        model = self
+        self.outputs = []
+
+        class H(http.server.BaseHTTPRequestHandler):
+            def log_message(self, *a):
+                pass
+
+            def reply(self, ctype, body):
+                self.send_response(200)
+                self.send_header("Content-Type", ctype)
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def do_GET(self):
+                self.reply("application/json", b'{"models": [], "data": []}')
+
+            def do_POST(self):
+                req = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))) or b"{}")
+                outs = [i.get("output") for i in req.get("input", [])
+                        if i.get("type") == "function_call_output"]
+                model.outputs += outs
+                tools = [x.get("name") for x in req.get("tools", [])]
+                if outs:
+                    item = {"type": "message", "role": "assistant", "id": "m1",
+                            "content": [{"type": "output_text", "text": "done"}]}
+                elif "exec_command" in tools:
+                    item = {"type": "function_call", "name": "exec_command", "call_id": "call_1",
+                            "arguments": json.dumps({"cmd": cmd})}
+                else:
+                    item = {"type": "function_call", "name": "shell", "call_id": "call_1",
+                            "arguments": json.dumps({"command": ["sh", "-c", cmd]})}
+                usage = {"input_tokens": 1, "input_tokens_details": None, "output_tokens": 1,
+                         "output_tokens_details": None, "total_tokens": 2}
+                ev = [{"type": "response.created", "response": {"id": "r1"}},
+                      {"type": "response.output_item.done", "item": item},
+                      {"type": "response.completed", "response": {"id": "r1", "usage": usage}}]
+                self.reply("text/event-stream", "".join(
+                    "event: %s\ndata: %s\n\n" % (e["type"], json.dumps(e)) for e in ev).encode())
+
+        self.srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), H)
+        self.srv.daemon_threads = True
+        self.port = self.srv.server_address[1]
+        threading.Thread(target=self.srv.serve_forever, daemon=True).start()
+
+
+class Origin(http.server.BaseHTTPRequestHandler):
+    def log_message(self, *a):
+        pass
+
+    def do_GET(self):
+        self.send_response(200)
+        self.send_header("Content-Length", "2")
+        self.end_headers()
+        self.wfile.write(b"ok")
 
 
 def state(r):
@@ -171,6 +289,52 @@ try:
     t.ok("for client \"codex-environment\"" in open(log.name).read(),
          "execd logged the app-server's sessions on stderr (the journal)",
          open(log.name).read()[-2000:])
+
+    # 4. a sandboxed command with a managed network, on execd through the app-server
+    if not shutil.which("curl"):
+        t.skip("managed network through the app-server", "no curl")
+    else:
+        origin = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Origin)
+        origin.daemon_threads = True
+        threading.Thread(target=origin.serve_forever, daemon=True).start()
+        cmd = ("curl -sS -m 10 -o /dev/null -w 'code=%%{http_code}' http://127.0.0.1:%d/; echo; "
+               "curl -sS -m 10 -o /dev/null -w 'code=%%{http_code}' http://denied.test/; echo"
+               % origin.server_address[1])
+        model = ScriptedModel(cmd)
+        relay = Relay(url)
+        workdir = tempfile.mkdtemp(prefix="work.", dir=tmp)
+        app = AppServer("app-server-net", config_toml=(
+            'model = "scripted"\nmodel_provider = "scripted"\napproval_policy = "never"\n'
+            'default_permissions = "net"\n[features]\nnetwork_proxy = true\n'
+            '[model_providers.scripted]\nname = "scripted"\n'
+            'base_url = "http://127.0.0.1:%d/v1"\nwire_api = "responses"\n'
+            'request_max_retries = 0\nstream_max_retries = 0\n'
+            '[permissions.net.filesystem]\n":root" = "read"\n":project_roots" = "write"\n'
+            '":tmpdir" = "write"\n[permissions.net.network]\nenabled = true\nmode = "full"\n'
+            'allow_local_binding = false\n[permissions.net.network.domains]\n'
+            '"127.0.0.1" = "allow"\n"denied.test" = "deny"\n' % model.port))
+        apps.append(app)
+        app.call("environment/add", {"environmentId": "execd",
+                                     "execServerUrl": "ws://127.0.0.1:%d" % relay.port})
+        t.eq(state(app.status("execd")), "ready", "managed network: the app-server reaches execd")
+        r = app.call("thread/start", {"environments": [{"environmentId": "execd",
+                                                        "cwd": workdir}], "cwd": workdir})
+        tid = ((r or {}).get("result") or {}).get("thread", {}).get("id")
+        r = app.call("turn/start", {"threadId": tid, "input": [{"type": "text", "text": "go"}]})
+        done = app.wait_note("turn/completed", timeout=90)
+        out = " ".join(o for o in model.outputs if isinstance(o, str))
+        t.ok(done is not None and "code=200" in out and "code=403" in out,
+             "the app-server's sandboxed command on execd: allowed 200, denied 403 "
+             "through execd's own execd-proxy", (done, model.outputs))
+        notes = [m["params"] for m in relay.seen if m.get("method") == "network/policyDecision"]
+        allow = [n for n in notes if n.get("decision") == "allow" and n.get("host") == "127.0.0.1"]
+        deny = [n for n in notes if n.get("decision") == "deny" and n.get("host") == "denied.test"
+                and n.get("reason") == "denied"]
+        t.ok(allow and deny and allow[0]["processId"] == deny[0]["processId"],
+             "the app-server received network/policyDecision for both requests", notes)
+        t.eq(state(app.status("execd")), "ready",
+             "and kept its connection (it took the notifications)")
+        origin.shutdown()
 finally:
     for a in apps:
         a.stop()

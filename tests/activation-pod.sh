@@ -236,9 +236,16 @@ curl_to() {	# curl_to URL [CURL-ARGS...]: a curl argv printing the HTTP status
 	for a in "$@"; do printf ', "%s"' "$a"; done
 	printf ', "%s"]' "$u"
 }
-runs="[[\"allowed\", {\"argv\": $(curl_to "$origin/pod"), \"enforceManagedNetwork\": true}],
- [\"denied\", {\"argv\": $(curl_to http://denied.invalid/), \"enforceManagedNetwork\": true}],
- [\"direct\", {\"argv\": $(curl_to "$origin/direct" --noproxy '*'), \"enforceManagedNetwork\": true}]]"
+# a managed network (networkProxy); its own policy allows the host as the sidecar's does
+np=$(printf '{"proxy": {"enabled": true, "enableSocks5": true, "enableSocks5Udp": false,
+ "allowUpstreamProxy": false, "dangerouslyAllowAllUnixSockets": false, "mode": "full",
+ "domains": {"%s": "allow"}, "unixSockets": null, "allowLocalBinding": false}}' "$gw")
+runs="[[\"allowed\", {\"argv\": $(curl_to "$origin/pod"), \"enforceManagedNetwork\": true,
+  \"networkProxy\": $np}],
+ [\"denied\", {\"argv\": $(curl_to http://denied.invalid/), \"enforceManagedNetwork\": true,
+  \"networkProxy\": $np}],
+ [\"direct\", {\"argv\": $(curl_to "$origin/direct" --noproxy '*'), \"enforceManagedNetwork\": true,
+  \"networkProxy\": $np}]]"
 timeout -k 5 90 "$PYTHON3" "$tmp/pod_client.py" "$url/" "$token" "$runs" >"$tmp/session.json" 2>"$tmp/session.err"
 ok $? "a session with three managed-network processes" "$tmp/session.err"
 

@@ -21,7 +21,10 @@ seq numbering invariants are checked on each side separately.
 """
 
 import base64
+import concurrent.futures
 import glob
+import hashlib
+import http.server
 import json
 import os
 import re
@@ -33,7 +36,8 @@ import tempfile
 import threading
 import time
 
-OVERALL_BUDGET = 55.0          # seconds for the whole run
+OVERALL_BUDGET = 75.0          # seconds for the whole run (about 45 on a quiet machine)
+PARALLEL = 3                   # sequences run at once
 STEP_TIMEOUT = 3.0             # max wait for one expected response / event
 T0 = time.monotonic()
 
@@ -132,7 +136,9 @@ class Side:
         self.raw_bad = []       # non-JSON output lines
         self.eof = False
         self.p = None
-        self.stderr_path = os.path.join(root, "stderr.%s.%d" % (name, id(self)))
+        # beside @ROOT@, not in it: a listing of @ROOT@ must not show it
+        self.stderr_path = os.path.join(os.path.dirname(root.rstrip("/")),
+                                        "stderr.%s.%d" % (name, id(self)))
 
     def start(self):
         self.errf = open(self.stderr_path, "wb")
@@ -234,7 +240,8 @@ def idkey(v):
 
 def subst(line, side):
     if isinstance(line, str):
-        return line.replace("@ROOT@", side.root).replace("@SIDE@", side.name)
+        return line.replace("@ROOT@", side.root).replace("@SIDE@", side.name).replace(
+            "@HTTP@", HTTP_ADDR)
     return line
 
 
@@ -258,7 +265,8 @@ def run_side(side, steps, rec):
                 key = idkey(st.arg)
                 counts[key] = counts.get(key, 0) + 1
                 want = counts[key]
-                got = side.wait(lambda: len(side.responses(key)) >= want or side.eof, STEP_TIMEOUT)
+                got = side.wait(lambda: len(side.responses(key)) >= want or side.eof,
+                                getattr(st, "timeout", STEP_TIMEOUT))
                 rs = side.responses(key)
                 if len(rs) >= want:
                     rec.append(("resp", rs[want - 1]))
@@ -370,10 +378,45 @@ def norm_resp(method, o, notes, loose_read):
                 res["environmentInfo"] = norm_envinfo(res["environmentInfo"], notes)
         if method == "environment/info":
             o["result"] = norm_envinfo(res, notes)
+        if method == "fs/getMetadata":
+            # two directories of their own, or files made at other instants
+            for k in ("createdAtMs", "modifiedAtMs"):
+                if isinstance(res.get(k), int) and not isinstance(res.get(k), bool):
+                    res[k] = "<ms>"
+        if method == "fs/readDirectory" and isinstance(res.get("entries"), list):
+            res["entries"] = sorted(res["entries"], key=lambda e: json.dumps(e, sort_keys=True))
+        if method == "fs/walk" and isinstance(res.get("entries"), list):
+            # breadth-first, but the order within a directory is the OS's
+            res["entries"] = sorted(res["entries"], key=lambda e: json.dumps(e, sort_keys=True))
         if loose_read and method == "process/read" and "chunks" in res:
             res["chunks"] = coalesce([(c.get("stream"), c.get("chunk")) for c in res["chunks"]])
             res["nextSeq"] = "<n>"
     return o
+
+
+def coalesce_deltas(notes):
+    """http/request/bodyDelta: one per requestId, the body joined (where a
+    body is cut into deltas is each HTTP stack's own), seq numbering checked"""
+    out, streams = [], {}
+    for o in notes:
+        prm = o.get("params") or {}
+        if o.get("method") != "http/request/bodyDelta" or not isinstance(prm, dict):
+            out.append(o)
+            continue
+        rid = prm.get("requestId")
+        if rid not in streams:
+            streams[rid] = {"requestId": rid, "body": b"", "seqs_ok": True, "n": 0,
+                            "done": None, "error": None}
+            out.append({"method": "http/request/bodyDelta (joined)", "params": streams[rid]})
+        st = streams[rid]
+        st["n"] += 1
+        st["seqs_ok"] = st["seqs_ok"] and prm.get("seq") == st["n"]
+        st["body"] += base64.b64decode(prm.get("deltaBase64") or "")
+        st["done"], st["error"] = prm.get("done"), prm.get("error")
+    for st in streams.values():
+        st["body"] = "%d bytes, sha1 %s" % (len(st["body"]), hashlib.sha1(st["body"]).hexdigest())
+        del st["n"]
+    return out
 
 
 def coalesce(pairs):
@@ -437,6 +480,12 @@ def summarize(side, rec, loose_read, steps):
     for st in steps:
         if st.kind == "R":
             try:
+                if len(st.line) > 1 << 20:     # a huge line: its method is near the start
+                    m = re.search(r'"method":"([^"]*)"', st.line[:200] if isinstance(
+                        st.line, str) else st.line[:200].decode(errors="replace"))
+                    methods.append(m.group(1) if m else None)
+                    waits.append(None)
+                    continue
                 o = json.loads(subst(st.line, side))
                 methods.append(o.get("method"))
                 w = (o.get("params") or {}).get("waitMs") if o.get("method") == "process/read" else None
@@ -473,7 +522,7 @@ def summarize(side, rec, loose_read, steps):
         c, b = canon_process(procs[pid])
         canon[pid] = c
         bad += ["%s: %s" % (pid, x) for x in b]
-    other = [o for o in side.notes() if not o["method"].startswith("process/")]
+    other = coalesce_deltas([o for o in side.notes() if not o["method"].startswith("process/")])
     # responses to ids that were never asked for
     # responses nobody asked for, or more responses to an id than requests with it
     asked = {idkey("close-probe"): 1}
@@ -546,13 +595,16 @@ def kill_leftovers(side, names):
 SEQUENCES = []
 
 
-def seq(desc, steps, init=True, loose_read=False, order=None, todo=None, user=None, setup=None):
+def seq(desc, steps, init=True, loose_read=False, order=None, todo=None, user=None, setup=None,
+        own_roots=False):
     """todo: a known, documented difference; reported as TAP TODO, not a failure.
     user: run both servers as this uid/gid (needs root and setpriv), each in its
-    own directory (@ROOT@) that the user owns, filled by setup(dir) first."""
+    own directory (@ROOT@) that the user owns, filled by setup(dir) first.
+    own_roots: each server gets a directory of its own (@ROOT@ in its answers
+    reads @ROOT@ again): a sequence that changes files."""
     SEQUENCES.append({"desc": desc, "steps": (INIT() if init else []) + steps,
                       "loose_read": loose_read, "order": order, "todo": todo,
-                      "user": user, "setup": setup})
+                      "user": user, "setup": setup, "own_roots": own_roots})
 
 
 def user_sides(sq, n, cmds, env, root):
@@ -658,8 +710,10 @@ seq("malformed JSON and bad envelopes get id -1 errors, connection stays open", 
     R('{"id":6,"method":"environment/status","trace":{"traceparent":"00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"}}'),
 ], init=False)
 def big(line, rid, what):
-    """a long line, described shortly"""
-    return Step("R", line, rid, desc="%s (%d bytes)" % (what, len(line)))
+    """a long line, described shortly; a huge one may take its time"""
+    st = Step("R", line, rid, desc="%s (%d bytes)" % (what, len(line)))
+    st.timeout = STEP_TIMEOUT * 5 if len(line) > 1 << 20 else STEP_TIMEOUT
+    return st
 
 
 def values_line(rid, elems, tail="]}"):
@@ -1154,6 +1208,428 @@ seq("NUL in http/request method, url, header names, values and env-var names", [
 ])
 
 
+# ---- wrong JSON types for every param of every method (issue 16)
+# For each method of protocol.md and each of its params (and the fields of the
+# structs nested in them), every JSON type that is not the param's own: null,
+# bool, number, string, array, object; the param missing; params itself of
+# each type.  A request that is valid after all (null for an optional field)
+# does what the base request does, on both servers alike.
+JTYPES = [("null", None), ("bool", True), ("number", 5), ("string", "x"),
+          ("array", []), ("object", {})]
+
+
+def with_field(base, path, value):
+    o = json.loads(json.dumps(base))
+    cur = o
+    for k in path[:-1]:
+        cur = cur[k]
+    if value is Ellipsis:
+        del cur[path[-1]]
+    else:
+        cur[path[-1]] = value
+    return o
+
+
+def has_field(base, path):
+    cur = base
+    for k in path:
+        try:
+            cur = cur[k]
+        except (KeyError, IndexError, TypeError):
+            return False
+    return True
+
+
+def wrong_type_steps(method, base, fields, rid=100):
+    """fields: [(path tuple, set of the JSON types it takes)]"""
+    steps = []
+    for name, v in JTYPES:
+        steps.append(req(rid, method, v))
+        rid += 1
+    for path, ok in fields:
+        for name, v in JTYPES:
+            if name not in ok:
+                steps.append(req(rid, method, with_field(base, path, v)))
+                rid += 1
+        if isinstance(path[-1], str) and has_field(base, path):
+            steps.append(req(rid, method, with_field(base, path, Ellipsis)))
+            rid += 1
+    return steps
+
+
+def F(*names, types):
+    return [((n,) if isinstance(n, str) else n, set(types.split())) for n in names]
+
+
+SANDBOX = F("sandbox", types="object")
+ROOT_FILE = "file://@ROOT@/afile"
+WRONG_TYPE_METHODS = [
+    # method, base params, fields, preparation steps, after steps, sequence options
+    ("initialize", {"clientName": "t"}, F("clientName", "resumeSessionId", types="string"),
+     [], [], {"init": False}),
+    ("environment/info", {}, [], [], [], {}),
+    ("environment/status", {}, [], [], [], {}),
+    ("environmentConfig/read", {"cwd": "file://@ROOT@", "configPaths": [["model"]],
+                                "requirementsPaths": [["x"]]},
+     F("cwd", types="string") + F("configPaths", "requirementsPaths", types="array") +
+     F(("configPaths", 0), types="array") + F(("configPaths", 0, 0), types="string"),
+     [], [], {}),
+    ("capabilities/discoverV2", {"cwd": "file://@ROOT@"},
+     F("cwd", types="string") + SANDBOX, [], [],
+     {"todo": "not implemented: Codex-specific, optional (protocol.md 5.4)"}),
+    ("capabilityRoots/discoverV1", {"roots": [{"id": "a", "path": "file://@ROOT@/caps/z"}]},
+     F("roots", types="array") + F(("roots", 0), types="object") +
+     F(("roots", 0, "id"), ("roots", 0, "path"), types="string") +
+     F(("roots", 0, "sandbox"), types="object"), [], [], {}),
+    ("process/start", P("s", ["true"], pipeStdin=False),
+     F("processId", "cwd", "arg0", types="string") + F("argv", types="array") +
+     F(("argv", 0), types="string") + F("env", types="object") +
+     F(("env", "PATH"), types="string") + F("tty", "pipeStdin", "enforceManagedNetwork", types="bool") +
+     F("envPolicy", "sandbox", "managedNetwork", "networkProxy", "shellSnapshot", "metadata",
+       types="object"), [], [SLEEP(0.5)], {"loose_read": True}),
+    ("process/read", {"processId": "c", "afterSeq": 0, "maxBytes": 10, "waitMs": 0},
+     F("processId", types="string") + F("afterSeq", "maxBytes", "waitMs", types="number"),
+     [start(1, "c", ["cat"], pipeStdin=True)], [], {"loose_read": True}),
+    ("process/write", {"processId": "c", "chunk": "", "writeId": "w"},
+     F("processId", "chunk", "writeId", types="string"),
+     [start(1, "c", ["cat"], pipeStdin=True)], [], {}),
+    ("process/signal", {"processId": "zz", "signal": "interrupt"},
+     F("processId", types="string") + F("signal", types="string object"), [], [], {}),
+    ("process/terminate", {"processId": "zz"}, F("processId", types="string"), [], [], {}),
+    ("fs/readFile", {"path": ROOT_FILE}, F("path", types="string") + SANDBOX, [], [], {}),
+    ("fs/writeFile", {"path": "file://@ROOT@/wf", "dataBase64": "eA=="},
+     F("path", "dataBase64", types="string") + SANDBOX, [], [], {"own_roots": True}),
+    ("fs/createDirectory", {"path": "file://@ROOT@/nd", "recursive": True},
+     F("path", types="string") + F("recursive", types="bool") + SANDBOX, [], [],
+     {"own_roots": True}),
+    ("fs/getMetadata", {"path": "file://@ROOT@/sub"}, F("path", types="string") + SANDBOX,
+     [], [], {}),
+    ("fs/readDirectory", {"path": "file://@ROOT@/sub"}, F("path", types="string") + SANDBOX,
+     [], [], {}),
+    ("fs/remove", {"path": "file://@ROOT@/none", "recursive": True, "force": True},
+     F("path", types="string") + F("recursive", "force", types="bool") + SANDBOX, [], [], {}),
+    ("fs/copy", {"sourcePath": ROOT_FILE, "destinationPath": "file://@ROOT@/cp",
+                 "recursive": False},
+     F("sourcePath", "destinationPath", types="string") + F("recursive", types="bool") +
+     SANDBOX, [], [], {"own_roots": True}),
+    ("fs/canonicalize", {"path": "file://@ROOT@/sub/.."}, F("path", types="string") + SANDBOX,
+     [], [], {}),
+    ("fs/walk", {"path": "file://@ROOT@/sub", "options": {
+        "maxDepth": 2, "maxDirectories": 10, "maxEntries": 10,
+        "followDirectorySymlinks": False, "pruneHiddenDirectories": False}},
+     F("path", types="string") + F("options", types="object") +
+     F(("options", "maxDepth"), ("options", "maxDirectories"), ("options", "maxEntries"),
+       types="number") +
+     F(("options", "followDirectorySymlinks"), ("options", "pruneHiddenDirectories"),
+       types="bool") + SANDBOX, [], [], {}),
+    ("fs/open", {"handleId": "o", "path": ROOT_FILE, "mode": "read"},
+     F("handleId", "path", types="string") + F("mode", types="string object") + SANDBOX,
+     [], [], {}),
+    ("fs/readBlock", {"handleId": "h", "offset": 0, "len": 2},
+     F("handleId", types="string") + F("offset", "len", types="number"),
+     [req(1, "fs/open", {"handleId": "h", "path": ROOT_FILE})], [], {}),
+    ("fs/writeBlock", {"handleId": "h", "offset": 0, "chunk": "eA=="},
+     F("handleId", "chunk", types="string") + F("offset", types="number"),
+     [req(1, "fs/open", {"handleId": "h", "path": "file://@ROOT@/wb", "mode": "replace"})],
+     [], {"own_roots": True}),
+    ("fs/close", {"handleId": "h"}, F("handleId", types="string"), [], [], {}),
+    ("fs/watchMissing", {"watchId": 1, "missing": ["file://@ROOT@/sub/none/x"]},
+     F("watchId", types="number") + F("missing", types="array") +
+     F(("missing", 0), types="string") + SANDBOX, [], [], {}),
+    ("http/request", {"method": "GET", "url": "http://127.0.0.1:9/", "requestId": "r",
+                      "headers": [{"name": "a", "value": "b"}], "bodyBase64": None,
+                      "timeoutMs": 2000, "redirectPolicy": "follow", "streamResponse": False},
+     F("method", "url", "requestId", "bodyBase64", "redirectPolicy", types="string") +
+     F("headers", types="array") + F(("headers", 0), types="object") +
+     F(("headers", 0, "name"), ("headers", 0, "value"), ("headers", 0, "valueEnvVar"),
+       types="string") + F("timeoutMs", types="number") + F("streamResponse", types="bool"),
+     [], [], {}),
+]
+for _m, _base, _fields, _pre, _post, _opts in WRONG_TYPE_METHODS:
+    seq("wrong JSON types for every param of %s" % _m,
+        _pre + wrong_type_steps(_m, _base, _fields) + _post, **_opts)
+
+
+# ---- nesting depth and message size (issue 16)
+def nested(d, kind="array", inner="0"):
+    if kind == "array":
+        return "[" * d + inner + "]" * d
+    return '{"a":' * d + inner + "}" * d
+
+
+seq("nesting depth: serde's limit of 128, and 10,000 levels", [
+    big('{"id":1,"method":"nope","params":%s}' % nested(126), 1, "params 126 arrays deep"),
+    big('{"id":2,"method":"nope","params":%s}' % nested(127), 2, "params 127 arrays deep"),
+    big('{"id":3,"method":"nope","params":%s}' % nested(128), -1, "params 128 arrays deep"),
+    big('{"id":4,"method":"nope","params":%s}' % nested(127, "object"), 4, "127 objects deep"),
+    big('{"id":5,"method":"nope","params":%s}' % nested(128, "object"), -1, "128 objects deep"),
+    big('{"id":6,"method":"nope","params":%s}' % nested(10000), -1, "10,000 arrays deep"),
+    big('{"id":7,"method":"nope","params":%s}' % nested(10000, "object"), -1,
+        "10,000 objects deep"),
+    big('{"id":8,"method":"nope","params":%s' % ("[" * 10000), -1, "10,000 unclosed arrays"),
+    big('{"id":9,"method":"process/read","params":{"processId":%s}}' % nested(200), -1,
+        "a deep value where a string is due"),
+    big('{"method":"initialized","params":%s}' % nested(10000), -1,
+        "a notification 10,000 deep"),
+    big('{"id":10,"method":"process/start","params":{"processId":"p","argv":%s}}'
+        % nested(100, inner='"true"'), 10, "argv 100 arrays deep"),
+    big('{"id":11,"method":"nope","trace":%s}' % nested(10000, "object"), -1,
+        "trace 10,000 deep"),
+    big("[" * 10000, -1, "a bare 10,000-deep array"),
+    req(12, "environment/status"),
+])
+MAX_MESSAGE = 64 * 1024 * 1024
+
+
+def sized(rid, n):
+    head = '{"id":%d,"method":"nope","params":"' % rid
+    return head + "x" * (n - len(head) - 2) + '"}'
+
+
+seq("message size: 64 MiB is taken, one byte more closes the connection", [
+    big(sized(1, MAX_MESSAGE), 1, "a 64 MiB line"),
+    req(2, "environment/status"),
+    X(sized(3, MAX_MESSAGE + 1)),
+])
+
+
+# ---- the filesystem: sequences of fs/* calls, paths with escapes (issue 16)
+FS_SETUP = ("ln -s nowhere dangling; ln -s afile link; ln -s sub dlink; mkdir -p d/e/.h; "
+            "printf abc > d/e/f; printf 12345 > d/g; printf q > 'sp ace'; printf p > 'pc%41'; "
+            "printf n > 'pc%'; mkdir empty")
+
+
+def fs_prep():
+    return [start(1, "mk", ["sh", "-c", FS_SETUP]), CLOSED("mk")]
+
+
+def U(rel):
+    return "file://@ROOT@/" + rel
+
+
+seq("fs/readFile, getMetadata, readDirectory, canonicalize on files, links, directories", [
+    req(10 + i, m, {"path": U(p)}) for i, (m, p) in enumerate(
+        (m, p) for p in ("afile", "link", "dangling", "dlink", "sub", "missing", "d/e/f",
+                         "d/../afile", "afile/", "empty", "sp ace")
+        for m in ("fs/readFile", "fs/getMetadata", "fs/readDirectory", "fs/canonicalize"))
+], own_roots=True)
+seq("fs paths with %-escapes and odd forms", [
+    req(10 + i, m, {"path": p}) for i, (m, p) in enumerate(
+        (m, p) for p in (U("sp%20ace"), U("sp ace"), U("pc%2541"), U("pc%41"), U("pc%"),
+                         U("pc%25"), U("%61file"), U("afil%65"), U("d%2Fg"), U("d%2fg"),
+                         U("afile%00"), U("afile%00x"), U("%00"), U("afile%"), U("afile%0"),
+                         U("afile%zz"), U("d/./g"), U("d//g"), U("afile?q=1"), U("afile#frag"),
+                         "file://localhost@ROOT@/afile", "file:@ROOT@/afile", "@ROOT@/afile",
+                         "file:///" + "%2e%2e/" * 3 + "etc/hostname", "FILE://@ROOT@/afile",
+                         "file://@ROOT@/caf%C3%A9", "file://@ROOT@/caf%C3", "file://@ROOT@/%FF",
+                         "", "file://", "file:///", "relative/path", "http://x/afile")
+        for m in ("fs/readFile", "fs/getMetadata"))
+], own_roots=True)
+seq("fs writes: writeFile, createDirectory, remove, copy, and what they leave", fs_prep() + [
+    req(10, "fs/writeFile", {"path": U("new"), "dataBase64": "aGVsbG8="}),
+    req(11, "fs/readFile", {"path": U("new")}),
+    req(12, "fs/writeFile", {"path": U("new"), "dataBase64": ""}),
+    req(13, "fs/getMetadata", {"path": U("new")}),
+    req(14, "fs/writeFile", {"path": U("nodir/x"), "dataBase64": "eA=="}),
+    req(15, "fs/writeFile", {"path": U("sub"), "dataBase64": "eA=="}),
+    req(16, "fs/writeFile", {"path": U("w1"), "dataBase64": "!!"}),
+    req(17, "fs/writeFile", {"path": U("link"), "dataBase64": "bGluaw=="}),
+    req(18, "fs/readFile", {"path": U("afile")}),
+    req(19, "fs/writeFile", {"path": U("dangling"), "dataBase64": "eA=="}),
+    req(20, "fs/readFile", {"path": U("nowhere")}),
+    req(21, "fs/createDirectory", {"path": U("c1/c2/c3")}),
+    req(22, "fs/createDirectory", {"path": U("c1/c2/c3")}),
+    req(23, "fs/createDirectory", {"path": U("c1/c2/c3"), "recursive": False}),
+    req(24, "fs/createDirectory", {"path": U("x1/x2"), "recursive": False}),
+    req(25, "fs/createDirectory", {"path": U("afile")}),
+    req(26, "fs/createDirectory", {"path": U("afile/x")}),
+    req(27, "fs/remove", {"path": U("missing")}),
+    req(28, "fs/remove", {"path": U("missing"), "force": False}),
+    req(29, "fs/remove", {"path": U("d"), "recursive": False}),
+    req(30, "fs/remove", {"path": U("dlink")}),
+    req(31, "fs/getMetadata", {"path": U("sub")}),
+    req(32, "fs/copy", {"sourcePath": U("d"), "destinationPath": U("d2"), "recursive": False}),
+    req(33, "fs/copy", {"sourcePath": U("d"), "destinationPath": U("d2"), "recursive": True}),
+    req(34, "fs/readFile", {"path": U("d2/e/f")}),
+    req(35, "fs/copy", {"sourcePath": U("d"), "destinationPath": U("d/e/in"), "recursive": True}),
+    req(36, "fs/copy", {"sourcePath": U("missing"), "destinationPath": U("m2"), "recursive": False}),
+    req(37, "fs/copy", {"sourcePath": U("dangling"), "destinationPath": U("dl2"), "recursive": False}),
+    req(38, "fs/getMetadata", {"path": U("dl2")}),
+    req(39, "fs/copy", {"sourcePath": U("d/g"), "destinationPath": U("new"), "recursive": False}),
+    req(40, "fs/readFile", {"path": U("new")}),
+    req(41, "fs/copy", {"sourcePath": U("d/g"), "destinationPath": U("sub"), "recursive": False}),
+    req(42, "fs/remove", {"path": U("d")}),
+    req(43, "fs/readDirectory", {"path": U("d")}),
+    req(44, "fs/remove", {"path": U("empty"), "recursive": False}),
+    req(45, "fs/remove", {"path": U("link")}),
+    req(46, "fs/readFile", {"path": U("afile")}),
+], own_roots=True)
+seq("fs/walk: limits, depth, hidden directories, symlinks", fs_prep() + [
+    req(10 + i, "fs/walk", {"path": U(p), "options": dict(
+        {"maxDepth": 8, "maxDirectories": 100, "maxEntries": 100,
+         "followDirectorySymlinks": False}, **o)}) for i, (p, o) in enumerate([
+            ("", {}), ("d", {"maxDepth": 0}), ("d", {"pruneHiddenDirectories": True}),
+            ("", {"followDirectorySymlinks": True}), ("afile", {}), ("missing", {}),
+            ("", {"maxEntries": 3}), ("", {"maxDirectories": 1}), ("", {"maxDepth": 65}),
+            ("", {"maxDirectories": 10001}), ("", {"maxEntries": 50001}),
+            ("", {"maxDepth": 64, "maxDirectories": 10000, "maxEntries": 50000})])
+], own_roots=True)
+seq("fs handles: open, readBlock, writeBlock, close, limits", fs_prep() + [
+    req(10, "fs/open", {"handleId": "r", "path": U("d/g")}),
+    req(11, "fs/readBlock", {"handleId": "r", "offset": 0, "len": 2}),
+    req(12, "fs/readBlock", {"handleId": "r", "offset": 3, "len": 2}),
+    req(13, "fs/readBlock", {"handleId": "r", "offset": 9, "len": 1}),
+    req(14, "fs/readBlock", {"handleId": "r", "offset": 0, "len": 0}),
+    req(15, "fs/readBlock", {"handleId": "r", "offset": 0, "len": 1048577}),
+    req(16, "fs/writeBlock", {"handleId": "r", "offset": 0, "chunk": "eA=="}),
+    req(17, "fs/open", {"handleId": "r", "path": U("d/g")}),
+    req(18, "fs/open", {"handleId": "x" * 33, "path": U("d/g")}),
+    req(19, "fs/open", {"handleId": "x" * 32, "path": U("d")}),
+    req(20, "fs/open", {"handleId": "m", "path": U("missing")}),
+    req(21, "fs/open", {"handleId": "w", "path": U("out"), "mode": "replace"}),
+    req(22, "fs/writeBlock", {"handleId": "w", "offset": 4, "chunk": "eHl6"}),
+    req(23, "fs/writeBlock", {"handleId": "w", "offset": 0, "chunk": ""}),
+    req(24, "fs/writeBlock", {"handleId": "w", "offset": 0, "chunk": "!!"}),
+    req(25, "fs/readBlock", {"handleId": "w", "offset": 0, "len": 1}),
+    req(26, "fs/readFile", {"path": U("out")}),
+    req(27, "fs/close", {"handleId": "w"}), req(28, "fs/close", {"handleId": "w"}),
+    req(29, "fs/readBlock", {"handleId": "w", "offset": 0, "len": 1}),
+    req(30, "fs/open", {"handleId": "n", "path": U("nodir/out"), "mode": "replace"}),
+    req(31, "fs/open", {"handleId": "l", "path": U("link")}),
+    req(32, "fs/readBlock", {"handleId": "l", "offset": 0, "len": 100}),
+], own_roots=True)
+seq("fs/watchMissing: stale ids, existing paths, a change fires once", fs_prep() + [
+    req(10, "fs/watchMissing", {"watchId": 1, "missing": []}),
+    req(11, "fs/watchMissing", {"watchId": 2, "missing": [U("afile")]}),
+    req(12, "fs/watchMissing", {"watchId": 3, "missing": [U("w/a/b")]}),
+    req(13, "fs/watchMissing", {"watchId": 3, "missing": [U("w/a/b")]}),
+    req(14, "fs/watchMissing", {"watchId": 2, "missing": [U("w/a/b")]}),
+    req(15, "fs/createDirectory", {"path": U("w")}), SLEEP(0.3),
+    req(16, "fs/watchMissing", {"watchId": 4, "missing": [U("w/a/b"), U("afile")]}),
+    req(17, "fs/watchMissing", {"watchId": 18446744073709551615, "missing": [U("w/a/b")]}),
+], own_roots=True)
+
+NUL_PATHS = [U("afile") + NUL, U("af" + NUL + "ile"), U("afile%00"), U("sub/%00/x"),
+             U("sub") + NUL + "/../afile"]
+seq("NUL and %00 in the path of every fs method: refused, nothing touched", fs_prep() + [
+    req(10 + i, m, dict(extra, **{k: p})) for i, (m, k, extra, p) in enumerate(
+        (m, k, extra, p) for p in NUL_PATHS for m, k, extra in (
+            ("fs/writeFile", "path", {"dataBase64": "eA=="}),
+            ("fs/createDirectory", "path", {}),
+            ("fs/remove", "path", {}),
+            ("fs/readDirectory", "path", {}),
+            ("fs/canonicalize", "path", {}),
+            ("fs/copy", "sourcePath", {"destinationPath": U("cp"), "recursive": True}),
+            ("fs/copy", "destinationPath", {"sourcePath": U("afile"), "recursive": False}),
+            ("fs/open", "path", {"handleId": "h", "mode": "replace"}),
+            ("fs/walk", "path", {"options": {"maxDepth": 1, "maxDirectories": 5,
+                                             "maxEntries": 5, "followDirectorySymlinks": False}})))
+] + [
+    req(200, "fs/watchMissing", {"watchId": 1, "missing": [U("none") + NUL + "x"]}),
+    req(201, "fs/watchMissing", {"watchId": 2, "missing": [U("none%00x")]}),
+    req(202, "fs/readFile", {"path": U("afile")}),
+    req(203, "fs/readDirectory", {"path": U("sub")}),
+    req(204, "fs/getMetadata", {"path": U("cp")}),
+], own_roots=True)
+
+# ---- http/request against a local server (issue 16)
+class EchoHandler(http.server.BaseHTTPRequestHandler):
+    """fixed answers, no Date or Server header: both servers see the same"""
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, *a):
+        pass
+
+    def reply(self, code, body=b"", headers=()):
+        # one request a connection: no race between a client reusing it and us closing it
+        self.close_connection = True
+        self.send_response_only(code)
+        self.send_header("Connection", "close")
+        for k, v in headers:
+            self.send_header(k, v)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        if self.command != "HEAD":
+            self.wfile.write(body)
+
+    def send_error(self, code, message=None, explain=None):
+        self.close_connection = True
+        self.reply(code, b"error %d" % code)
+
+    def handle_any(self):
+        n = int(self.headers.get("Content-Length") or 0)
+        body = self.rfile.read(n) if n else b""
+        path = self.path
+        if path.startswith("/status/"):
+            return self.reply(int(path.split("/")[2]), b"status body")
+        if path == "/redirect":
+            return self.reply(302, b"", [("Location", "/echo?from=redirect")])
+        if path == "/slow":
+            time.sleep(1.0)
+            return self.reply(200, b"late")
+        if path == "/big":
+            return self.reply(200, b"0123456789" * 30000)
+        seen = {"method": self.command, "path": path, "body": body.decode("latin-1"),
+                "x-test": self.headers.get_all("X-Test"),
+                "content-type": self.headers.get("Content-Type"),
+                "content-length": self.headers.get("Content-Length"),
+                "authorization": self.headers.get("Authorization")}
+        self.reply(200, json.dumps(seen, sort_keys=True).encode(),
+                   [("Content-Type", "application/json"), ("X-Multi", "a"), ("X-Multi", "b"),
+                    ("X-Mixed-Case", "V")])
+
+    do_GET = do_POST = do_PUT = do_DELETE = do_PATCH = do_HEAD = do_OPTIONS = handle_any
+
+
+class QuietServer(http.server.ThreadingHTTPServer):
+    def handle_error(self, request, client_address):
+        pass        # a client that gave up (a timeout) is expected
+
+
+HTTP_SERVER = QuietServer(("127.0.0.1", 0), EchoHandler)
+HTTP_SERVER.daemon_threads = True
+HTTP_ADDR = "127.0.0.1:%d" % HTTP_SERVER.server_address[1]
+
+
+def H(rid, **kw):
+    p = {"method": "GET", "url": "http://@HTTP@/echo", "requestId": "r%d" % rid}
+    p.update(kw)
+    return req(rid, "http/request", p)
+
+
+seq("http/request: methods, bodies, headers, status codes, redirects, timeouts", [
+    H(1), H(2, method="POST", bodyBase64="aGVsbG8="), H(3, method="PUT", bodyBase64=""),
+    H(4, method="HEAD"), H(5, method="DELETE"), H(6, method="PATCH", bodyBase64="eA=="),
+    H(7, method="OPTIONS"), H(8, method="get"), H(9, method="G T"), H(10, method=""),
+    H(11, headers=[{"name": "X-Test", "value": "1"}, {"name": "x-test", "value": "2"},
+                   {"name": "Content-Type", "value": "text/plain"}]),
+    H(12, headers=[{"name": "X Test", "value": "1"}]),
+    H(13, headers=[{"name": "X-Test", "value": "a\nb"}]),
+    H(14, headers=[{"name": "Authorization", "value": "Bearer ", "valueEnvVar": "HOME"}]),
+    H(15, headers=[{"name": "Authorization", "value": "x", "valueEnvVar": "NO_SUCH_VAR_XYZ"}]),
+    H(16, headers=[{"name": "X-Test"}]), H(17, headers=[{"value": "x"}]),
+    H(18, url="http://@HTTP@/status/404"), H(19, url="http://@HTTP@/status/500"),
+    H(20, url="http://@HTTP@/status/204"),
+    H(21, url="http://@HTTP@/redirect"), H(22, url="http://@HTTP@/redirect", redirectPolicy="stop"),
+    H(23, url="http://@HTTP@/redirect", redirectPolicy="none"),
+    H(24, url="http://@HTTP@/slow", timeoutMs=200), H(25, url="http://@HTTP@/slow", timeoutMs=0),
+    H(26, url="http://@HTTP@/big"),
+    H(27, url="/echo"), H(28, url="ftp://@HTTP@/x"), H(29, url="http://"), H(30, url=""),
+    H(31, url="http://@HTTP@/echo?a=%20b#frag"), H(32, url="HTTP://@HTTP@/echo"),
+    H(33, url="http://@HTTP@/ech%6F/%2e%2e/echo"), H(34, url="http://127.0.0.1:9/"),
+    H(35, bodyBase64="!!"), H(36, bodyBase64="YQ"), H(37, requestId=""),
+    H(38, timeoutMs=-1), H(39, redirectPolicy="Follow"),
+])
+seq("http/request streamResponse: bodyDelta notifications, a requestId in use", [
+    H(1, streamResponse=True), H(2, url="http://@HTTP@/big", streamResponse=True),
+    H(3, url="http://@HTTP@/status/404", streamResponse=True),
+    H(4, url="http://127.0.0.1:9/", streamResponse=True),
+    SLEEP(0.5),
+    H(5, streamResponse=True, requestId="r1"),
+    SLEEP(0.3),
+])
+
+
 # --------------------------------------------------------------------------
 # comparison / reporting
 
@@ -1187,6 +1663,138 @@ def diff_obj(a, b, path=""):
         yield (path or "/", a, b)
 
 
+def fixture(d):
+    """what every sequence finds in @ROOT@"""
+    os.makedirs(os.path.join(d, "sub"))
+    with open(os.path.join(d, "afile"), "w") as f:
+        f.write("hi\n")
+    caps_tree(os.path.join(d, "caps"))
+
+
+def make_sides(n, sq, cmds, env, root, home):
+    """Both servers for sequence n: one directory for both, or one each (own_roots)."""
+    if sq["user"] is not None:
+        return user_sides(sq, n, cmds, env, root)
+    sides = {}
+    shared = os.path.join(root, "s%d" % n)
+    if not sq["own_roots"]:
+        fixture(shared)
+    for name, cmd in cmds.items():
+        d = shared
+        if sq["own_roots"]:
+            d = os.path.join(root, "s%d-%s" % (n, name))
+            fixture(d)
+        h = os.path.join(home, "h%d-%s" % (n, name))
+        os.makedirs(h)
+        sides[name] = Side(name, cmd, dict(env, CODEX_HOME=h), d, d)
+        sides[name].mask_root = sq["own_roots"]
+    return sides
+
+
+def compare(sq, sides, recs):
+    """-> (problems, informational notes per side)"""
+    summ, bad, notes = {}, {}, {}
+    for k, s in sides.items():
+        summ[k], bad[k], notes[k] = summarize(s, recs[k], sq["loose_read"], sq["steps"])
+    problems = []
+    for k in sides:
+        for b in bad[k]:
+            problems.append("%s invariant: %s" % (k, b))
+        rc = sides[k].p.returncode if sides[k].p else None
+        if rc is not None and rc < 0 and rc != -signal.SIGKILL:
+            problems.append("%s died with signal %d; stderr tail: %s"
+                            % (k, -rc, sides[k].stderr_tail()))
+    a, b = summ["execd"], summ["reference"]
+    # step-by-step (responses, closes, checks)
+    steps_desc = [st.desc for st in sq["steps"] if st.kind in ("R", "N", "X", "EOF", "CHECK")]
+    if len(a["steps"]) != len(b["steps"]):
+        problems.append("different number of step records: execd %d, reference %d"
+                        % (len(a["steps"]), len(b["steps"])))
+    for i, (x, y) in enumerate(zip(a["steps"], b["steps"])):
+        if canon(x) != canon(y):
+            d = steps_desc[i] if i < len(steps_desc) else "?"
+            if isinstance(d, (str, bytes)) and len(d) > 200:
+                d = d[:200] + (b"..." if isinstance(d, bytes) else "...")
+            detail = list(diff_obj(x[1], y[1])) if len(x) > 1 and len(y) > 1 else []
+            problems.append("step %d (%s):\n    execd:     %s\n    reference: %s%s" % (
+                i + 1, short(d, 300), short(list(x)), short(list(y)),
+                "".join("\n    at %s: execd=%s reference=%s" % (p, short(u, 150), short(v, 150))
+                        for p, u, v in detail[:6])))
+    # notifications per process
+    for pid in sorted(set(a["processes"]) | set(b["processes"]), key=str):
+        x, y = a["processes"].get(pid), b["processes"].get(pid)
+        if canon(x) != canon(y):
+            problems.append("process %r notifications:\n    execd:     %s\n    reference: %s"
+                            % (pid, short(x), short(y)))
+    for key in ("other_notifications", "unsolicited"):
+        if canon(a[key]) != canon(b[key]):
+            problems.append("%s:\n    execd:     %s\n    reference: %s"
+                            % (key, short(a[key]), short(b[key])))
+    # response ordering
+    if sq["order"]:
+        orders = {}
+        for k, s in sides.items():
+            ids = [o.get("id") for _, o in s.msgs if "method" not in o]
+            orders[k] = [i for i in ids if i in sq["order"]]
+        if orders["execd"] != orders["reference"]:
+            problems.append("response order of ids %s: execd %s, reference %s"
+                            % (sq["order"], orders["execd"], orders["reference"]))
+    return problems, notes, summ
+
+
+def run_sequence(n, sq, cmds, env, root, home, verbose):
+    """-> (TAP lines, failed, capability notes)"""
+    only = os.environ.get("DIFF_ONLY")
+    if only and not re.search(only, sq["desc"]):
+        return ["ok %d - %s # SKIP not selected by DIFF_ONLY" % (n, sq["desc"])], False, None
+    if left() <= 0:
+        return ["not ok %d - %s # overall time budget exhausted" % (n, sq["desc"])], True, None
+    t0 = time.monotonic()
+    sides = make_sides(n, sq, cmds, env, root, home)
+    if sides is None:
+        return ["ok %d - %s # SKIP needs root and setpriv" % (n, sq["desc"])], False, None
+    recs = {name: [] for name in sides}
+    threads = [threading.Thread(target=run_side, args=(sides[k], sq["steps"], recs[k]),
+                                daemon=True) for k in sides]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=max(left(), 1) + 10)
+    for s in sides.values():
+        s.stop()
+    problems, notes, summ = compare(sq, sides, recs)
+    caps = None
+    if notes["execd"] and notes["reference"]:
+        caps = (notes["execd"][0][1], notes["reference"][0][1])
+    todo = " # TODO %s" % sq["todo"] if sq.get("todo") else ""
+    out = []
+    if problems:
+        out.append("not ok %d - %s%s" % (n, sq["desc"], todo))
+        for p in problems:
+            out += ["# " + line for line in p.split("\n")]
+    else:
+        out.append("ok %d - %s%s" % (n, sq["desc"], todo))
+    if os.environ.get("DIFF_TIMES"):
+        out.append("#   %.1fs" % (time.monotonic() - t0))
+    if verbose:
+        for k in sides:
+            out.append("#   [%s] steps: %s" % (k, short(summ[k]["steps"], 3000)))
+            out.append("#   [%s] processes: %s" % (k, short(summ[k]["processes"], 3000)))
+    return out, bool(problems) and not todo, caps
+
+
+def weight(sq):
+    """a guess at how long a sequence takes: the bytes it sends, its HTTP requests"""
+    w = 0
+    for st in sq["steps"]:
+        if st.kind in ("R", "N", "X") and st.line is not None:
+            w += len(st.line) // 65536
+            w += 20 if isinstance(st.line, str) and '"http/request"' in st.line[:200] else 0
+        elif st.kind == "SLEEP":
+            w += int(st.arg * 20)
+    return w
+
+
 def main():
     ref = find_ref()
     if not ref:
@@ -1199,13 +1807,8 @@ def main():
     verbose = os.environ.get("DIFF_VERBOSE") == "1"
     root = tempfile.mkdtemp(prefix="execd-diff.")
     home = tempfile.mkdtemp(prefix="codexhome.", dir="/var/tmp" if os.path.isdir("/var/tmp") else None)
-    os.makedirs(os.path.join(root, "sub"))
-    with open(os.path.join(root, "afile"), "w") as f:
-        f.write("hi\n")
-    caps_tree(os.path.join(root, "caps"))
     env = {k: v for k, v in os.environ.items()
            if k not in ("TMPDIR", "TEMP", "TMP", "RUST_LOG", "CODEX_HOME")}
-    env["CODEX_HOME"] = home
     env.setdefault("HOME", "/root")
     cmds = {"execd": [execd, "--stdio", "--kill-grace-ms", "0"],
             "reference": [ref, "exec-server", "--listen", "stdio"]}
@@ -1215,103 +1818,36 @@ def main():
     sys.stdout.flush()
     failures = 0
     caps_reported = False
+    # sequences are independent (each has its own directories): a few run at
+    # once, their reports print in order
+    threading.Thread(target=HTTP_SERVER.serve_forever, daemon=True).start()
+    pool = concurrent.futures.ThreadPoolExecutor(max_workers=PARALLEL)
     try:
-        only = os.environ.get("DIFF_ONLY")
-        for n, sq in enumerate(SEQUENCES, 1):
-            if only and not re.search(only, sq["desc"]):
-                print("ok %d - %s # SKIP not selected by DIFF_ONLY" % (n, sq["desc"]))
-                continue
-            if left() <= 0:
-                print("not ok %d - %s # overall time budget exhausted" % (n, sq["desc"]))
-                failures += 1
-                continue
-            if sq["user"] is not None:
-                sides = user_sides(sq, n, cmds, env, root)
-                if sides is None:
-                    print("ok %d - %s # SKIP needs root and setpriv" % (n, sq["desc"]))
-                    continue
-            else:
-                sides = {name: Side(name, cmd, env, root, root) for name, cmd in cmds.items()}
-            recs = {name: [] for name in sides}
-            threads = [threading.Thread(target=run_side, args=(sides[k], sq["steps"], recs[k]),
-                                        daemon=True) for k in sides]
-            for t in threads:
-                t.start()
-            for t in threads:
-                t.join(timeout=max(left(), 1) + 10)
-            for s in sides.values():
-                s.stop()
-            summ, bad, notes = {}, {}, {}
-            for k, s in sides.items():
-                summ[k], bad[k], notes[k] = summarize(s, recs[k], sq["loose_read"], sq["steps"])
-            problems = []
-            for k in sides:
-                for b in bad[k]:
-                    problems.append("%s invariant: %s" % (k, b))
-                rc = sides[k].p.returncode if sides[k].p else None
-                if rc is not None and rc < 0 and rc != -signal.SIGKILL:
-                    problems.append("%s died with signal %d; stderr tail: %s"
-                                    % (k, -rc, sides[k].stderr_tail()))
-            a, b = summ["execd"], summ["reference"]
-            # step-by-step (responses, closes, checks)
-            steps_desc = [st.desc for st in sq["steps"] if st.kind in ("R", "N", "X", "EOF", "CHECK")]
-            if len(a["steps"]) != len(b["steps"]):
-                problems.append("different number of step records: execd %d, reference %d"
-                                % (len(a["steps"]), len(b["steps"])))
-            for i, (x, y) in enumerate(zip(a["steps"], b["steps"])):
-                if canon(x) != canon(y):
-                    d = steps_desc[i] if i < len(steps_desc) else "?"
-                    if isinstance(d, str) and len(d) > 200:
-                        d = d[:200] + "..."
-                    detail = list(diff_obj(x[1], y[1])) if len(x) > 1 and len(y) > 1 else []
-                    problems.append("step %d (%s):\n    execd:     %s\n    reference: %s%s" % (
-                        i + 1, short(d, 300), short(list(x)), short(list(y)),
-                        "".join("\n    at %s: execd=%s reference=%s" % (p, short(u, 150), short(v, 150))
-                                for p, u, v in detail[:6])))
-            # notifications per process
-            for pid in sorted(set(a["processes"]) | set(b["processes"]), key=str):
-                x, y = a["processes"].get(pid), b["processes"].get(pid)
-                if canon(x) != canon(y):
-                    problems.append("process %r notifications:\n    execd:     %s\n    reference: %s"
-                                    % (pid, short(x), short(y)))
-            for key in ("other_notifications", "unsolicited"):
-                if canon(a[key]) != canon(b[key]):
-                    problems.append("%s:\n    execd:     %s\n    reference: %s"
-                                    % (key, short(a[key]), short(b[key])))
-            # response ordering
-            if sq["order"]:
-                orders = {}
-                for k, s in sides.items():
-                    ids = [o.get("id") for _, o in s.msgs if "method" not in o]
-                    orders[k] = [i for i in ids if i in sq["order"]]
-                if orders["execd"] != orders["reference"]:
-                    problems.append("response order of ids %s: execd %s, reference %s"
-                                    % (sq["order"], orders["execd"], orders["reference"]))
-            # capability map (informational)
-            if not caps_reported and notes["execd"] and notes["reference"]:
+        # the long ones (huge lines, HTTP round trips) start first
+        order = sorted(range(len(SEQUENCES)), key=lambda i: -weight(SEQUENCES[i]))
+        futs = {}
+        for i in order:
+            futs[i] = pool.submit(run_sequence, i + 1, SEQUENCES[i], cmds, env, root, home,
+                                  verbose)
+        for f in (futs[i] for i in range(len(SEQUENCES))):
+            lines, failed, caps = f.result()
+            if caps and not caps_reported:
                 caps_reported = True
-                ce, cr = notes["execd"][0][1], notes["reference"][0][1]
-                unknown = sorted(set(ce) - set(cr))
+                ce, cr = caps
                 print("# note: capabilities execd=%s" % short(ce, 600))
                 print("# note: capabilities reference=%s" % short(cr, 600))
+                unknown = sorted(set(ce) - set(cr))
                 if unknown:
-                    problems.append("execd advertises capabilities unknown to the reference: %s" % unknown)
-            todo = " # TODO %s" % sq["todo"] if sq.get("todo") else ""
-            if problems:
-                if not todo:
-                    failures += 1
-                print("not ok %d - %s%s" % (n, sq["desc"], todo))
-                for p in problems:
-                    for line in p.split("\n"):
-                        print("# " + line)
-            else:
-                print("ok %d - %s%s" % (n, sq["desc"], todo))
-            if verbose:
-                for k in sides:
-                    print("#   [%s] steps: %s" % (k, short(summ[k]["steps"], 3000)))
-                    print("#   [%s] processes: %s" % (k, short(summ[k]["processes"], 3000)))
+                    lines.append("# execd advertises capabilities unknown to the reference: %s"
+                                 % unknown)
+                    if lines[0].startswith("ok"):
+                        lines[0] = "not " + lines[0]
+                        failed = True
+            failures += failed
+            print("\n".join(lines))
             sys.stdout.flush()
     finally:
+        pool.shutdown(wait=True)
         shutil.rmtree(root, ignore_errors=True)
         shutil.rmtree(home, ignore_errors=True)
     print("# %d of %d sequences differ; %.1fs" % (failures, len(SEQUENCES), time.monotonic() - T0))

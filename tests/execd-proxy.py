@@ -1,12 +1,14 @@
 #!/usr/bin/python3
-"""execd with the sidecar: every process is registered, its environment points at
-the proxy, its traffic is decided and audited with its tags, and with the
-sidecar gone process/start fails instead of launching with open network."""
+"""execd with the sidecar: every managed process (networkProxy) is registered,
+its environment points at the proxy, its traffic is decided and audited with
+its tags, and with the sidecar gone process/start fails instead of launching
+with open network.  (tests/proxy-loop.py: unmanaged processes keep their
+environment.)"""
 import base64
 import os
 
 from proxytest import Origin, Proxy, Tap, deadline, free_port
-from execd_client import Execd, unb64
+from execd_client import Execd, network_proxy, unb64
 
 deadline(90)
 t = Tap()
@@ -17,8 +19,9 @@ c = Execd(["--proxy-control", P.ctl_path])
 t.eq(c.init_result["environmentInfo"]["capabilities"].get("networkProxyLaunch"), True,
      "networkProxyLaunch is advertised with a sidecar")
 
+MANAGED = network_proxy({"127.0.0.1": "allow"}, allow_local=False)
 c.start("env", ["/usr/bin/env"], env={"PATH": "/usr/bin:/bin", "HTTP_PROXY": "http://evil:1",
-        "Http_Proxy": "http://evil:2"})
+        "Http_Proxy": "http://evil:2"}, networkProxy=MANAGED)
 out, code, _ = c.collect("env")
 env = dict(l.split("=", 1) for l in out.get("stdout", b"").decode().splitlines() if "=" in l)
 hp = env.get("HTTP_PROXY", "")
@@ -33,12 +36,14 @@ t.eq(env.get("NO_PROXY"), "", "NO_PROXY is empty without local access")
 
 url = "http://127.0.0.1:%d/hello" % origin.port
 c.start("curl", ["curl", "-sS", "-o", "/dev/null", "-w", "%{http_code}", url],
-        metadata={"threadId": "00000000-0000-4000-8000-000000000001", "toolCallId": "call-7"})
+        metadata={"threadId": "00000000-0000-4000-8000-000000000001", "toolCallId": "call-7"},
+        networkProxy=MANAGED)
 out, code, _ = c.collect("curl", timeout=30)
 t.eq(out.get("stdout"), b"200", "a child's curl goes through the proxy and is allowed")
 rec = P.wait_audit(lambda r: r.get("decision") == "allow" and r.get("port") == origin.port)
 t.ok(rec is not None and "call-7" in str(rec.get("tags")), "the audit line carries the tool call", rec)
-c.start("deny", ["curl", "-sS", "-o", "/dev/null", "-w", "%{http_code}", "http://example.com/"])
+c.start("deny", ["curl", "-sS", "-o", "/dev/null", "-w", "%{http_code}", "http://example.com/"],
+        networkProxy=MANAGED)
 out, code, _ = c.collect("deny", timeout=30)
 t.eq(out.get("stdout"), b"403", "a host outside the policy is refused with 403")
 
@@ -51,7 +56,7 @@ r = c.call("http/request", {"method": "GET", "url": "http://example.com/", "requ
 t.eq(r.get("result", {}).get("status"), 403, "http/request to a host outside the policy: 403")
 
 P.stop()
-r = c.start("nope", ["/bin/true"])
+r = c.start("nope", ["/bin/true"], networkProxy=MANAGED)
 t.ok(r.get("error", {}).get("code") == -32603 and "execd-proxy" in r["error"]["message"],
      "the sidecar unreachable: process/start fails", r)
 t.eq(c.close(), 0, "execd exits 0")

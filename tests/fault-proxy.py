@@ -13,7 +13,7 @@ import socket
 import time
 
 from proxytest import EchoServer, Proxy, connect_via_http, free_port
-from execd_client import Execd, tap, unb64
+from execd_client import Execd, network_proxy, tap, unb64
 
 t = tap(timeout=90)
 echo = EchoServer()
@@ -27,9 +27,13 @@ class Creds:
         self.id, self.secret = url[len("http://"):].rsplit("@", 1)[0].split(":", 1)
 
 
+# only a managed process is registered and gets proxy variables
+MANAGED = network_proxy({"127.0.0.1": "allow"})
+
+
 def proxy_url(c, pid):
     r = c.start(pid, ["sh", "-c", 'echo "$HTTP_PROXY"; exec sleep 60'],
-                env={"PATH": "/usr/bin:/bin"})
+                env={"PATH": "/usr/bin:/bin"}, networkProxy=MANAGED)
     if "result" not in r:
         return None, r
     out = b""
@@ -79,7 +83,8 @@ t.ok(got == b"", "the tunnel breaks when the sidecar dies", got)
 # a process that would leave a trace if it ran at all
 trace = os.path.join(P.dir, "ran-unproxied")
 t0 = time.time()
-r = c.start("b", ["sh", "-c", "touch %s" % trace], env={"PATH": "/usr/bin:/bin"})
+r = c.start("b", ["sh", "-c", "touch %s" % trace], env={"PATH": "/usr/bin:/bin"},
+            networkProxy=MANAGED)
 refused = "error" in r and "execd-proxy" in r["error"].get("message", "") and \
     time.time() - t0 < 10
 # had it been launched, sh would have touched the file by the time execd answers

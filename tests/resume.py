@@ -1,4 +1,5 @@
 """Session resume over WebSocket: reattach, missed output, -32010, TTL."""
+import asyncio
 import base64
 import hashlib
 import json
@@ -106,6 +107,89 @@ L.stop()
 if pid_alive(pid):
     os.kill(pid, 9)
 os.rmdir(state)
+
+# Output and exit that happen while detached are all there for the FIRST
+# process/read after the resume.  The hard case: the client stopped reading, so
+# output was paused for its congested connection when the connection was cut;
+# the pause must not outlive the connection (the child blocked on its full pipe
+# and was never reaped until a later loop turn after the reattach).
+state3 = tempfile.mkdtemp(prefix="execd-resume.")
+L3 = Listener(["--state-dir", state3])
+pids = tempfile.mkdtemp(prefix="execd-resume-pids.")
+FLOOD = ("echo $$ > %s/pid.%d; head -c 20000000 /dev/zero | tr '\\0' x; "
+         "echo one; echo two >&2; echo three; exit 7")
+QUIET = "sleep 0.1; echo one; echo two >&2; echo three; exit 7"
+
+
+async def drain_once(n, flood):
+    ws = await websockets.connect(L3.url, ping_interval=None, max_queue=1, close_timeout=0.5)
+    r = await ws_call(ws, 1, "initialize", {"clientName": "G"})
+    sid = r["result"]["sessionId"]
+    await ws.send(json.dumps({"method": "initialized"}))
+    name = "drain%d" % n
+    await ws_call(ws, 2, "process/start", {"processId": name, "argv": ["sh", "-c",
+                  FLOOD % (pids, n) if flood else QUIET], "cwd": "file:///tmp", "env": {},
+                  "tty": False})
+    await asyncio.sleep(0.5 if flood else 0.0)     # unread output piles up: congested
+    if flood or n % 2:
+        ws.transport.abort()            # the connection cut, no close handshake
+    else:
+        await ws.close()
+    # it writes and exits while detached: wait for its exit (a zombie, or
+    # reaped), however long the draining takes on a loaded machine
+    await asyncio.sleep(0.4)
+    deadline = time.time() + 12
+    while flood and time.time() < deadline and not exited(os.path.join(pids, "pid.%d" % n)):
+        await asyncio.sleep(0.1)
+    b = await websockets.connect(L3.url, ping_interval=None, max_size=None)
+    r = await ws_call(b, 1, "initialize", {"clientName": "G2", "resumeSessionId": sid})
+    await b.send(json.dumps({"method": "initialized"}))
+    r = await ws_call(b, 2, "process/read", {"processId": name, "afterSeq": 0, "waitMs": 0})
+    b.transport.abort()                 # not a close: output notifications may be queued
+    return r.get("result")
+
+
+def exited(pidfile):
+    """the child is a zombie or gone"""
+    try:
+        with open(pidfile) as f:
+            pid = int(f.read())
+    except (OSError, ValueError):
+        return False            # not started, or the file half written
+    try:
+        with open("/proc/%d/stat" % pid) as f:
+            return f.read().rsplit(")", 1)[1].split()[0] == "Z"
+    except OSError:
+        return True
+
+
+def drained_all(res):
+    text = b"".join(base64.b64decode(c["chunk"]) for c in (res or {}).get("chunks", []))
+    return (res is not None and all(w in text for w in (b"one\n", b"two\n", b"three\n")) and
+            res["exited"] is True and res["exitCode"] == 7), text
+
+
+async def drain_runs(flood, runs):
+    bad = []
+    for n in range(runs):
+        res = await drain_once(n + (100 if flood else 0), flood)
+        ok, text = drained_all(res)
+        if not ok:
+            bad.append((n, res and {k: v for k, v in res.items() if k != "chunks"}, len(text)))
+    return bad
+bad = run(drain_runs(True, 2), timeout=60)
+t.eq(bad, [], "output paused for a congested connection when it was cut: the detached "
+     "instance drains and reaps the child, the first read after the resume has it all")
+bad = run(drain_runs(False, 6), timeout=60)
+t.eq(bad, [], "the first process/read after a resume has all the output written while "
+     "detached, the exit and its code (6 runs)")
+L3.stop()
+for f in os.listdir(state3):
+    os.unlink(os.path.join(state3, f))
+os.rmdir(state3)
+for f in os.listdir(pids):
+    os.unlink(os.path.join(pids, f))
+os.rmdir(pids)
 
 # the listener's SIGTERM ends a detached session at once: its instance does not
 # linger (it used to wait out the closed processes' keep time, ~80 s)

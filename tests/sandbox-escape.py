@@ -715,6 +715,49 @@ time.sleep(8)
     c.kill()
     P.stop()
 
+# ---------------------------------------------------------------- 2b. the instance's own execd-proxy
+
+# Without a sidecar, execd starts an execd-proxy of its own for a managed
+# network; its control connection is a socketpair: no path to find, and the
+# proxy is outside the sandbox's pid and network namespaces.
+if not os.access(PROXY_BIN, os.X_OK) or not CURL:
+    skip("the instance's own execd-proxy", "execd-proxy not built or no curl")
+else:
+    from execd_client import child_pids, network_proxy
+    from proxytest import Origin
+    origin2 = Origin()
+    c = execd()
+    LOOK = r'''
+import os, subprocess, sys
+comms = set()
+for d in os.listdir("/proc"):
+    if d.isdigit():
+        try:
+            comms.add(open("/proc/%s/comm" % d).read().strip())
+        except OSError:
+            pass
+unix = [l.split()[-1] for l in open("/proc/net/unix").read().splitlines()[1:]
+        if len(l.split()) >= 8]
+code = subprocess.run(["curl", "-sS", "-m", "10", "-o", "/dev/null", "-w", "%{http_code}",
+                       sys.argv[1]], capture_output=True, text=True).stdout
+print("comms", sorted(comms), "unix", unix, "code", code, flush=True)
+'''
+    counter[0] += 1
+    pid = "x%d" % counter[0]
+    r = c.call("process/start", {"processId": pid, "argv": [PY, "-c", LOOK,
+               "http://127.0.0.1:%d/" % origin2.port], "env": ENV, "tty": False,
+               "cwd": "file://" + W, "sandbox": SB,
+               "networkProxy": network_proxy({"127.0.0.1": "allow"}, allow_local=False)})
+    out, _, _ = c.collect(pid, 30) if "result" in r else ({}, None, None)
+    said = (out.get("stdout", b"") + out.get("stderr", b"")).decode(errors="replace")
+    outside = [p for p in child_pids(c.p.pid)
+               if open("/proc/%d/comm" % p).read().strip() == "execd-proxy"]
+    tap("own-proxy-hidden", "code 200" in said and outside and "execd-proxy" not in said and
+        "'execd'" not in said and "unix []" in said,
+        "a sandboxed command reaches the instance's own execd-proxy only as a proxy: "
+        "the proxy and its control connection are out of its sight", (said, outside, r))
+    c.kill()
+
 # ---------------------------------------------------------------- 1. resume through the session socket
 
 try:

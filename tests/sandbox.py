@@ -465,7 +465,9 @@ else:
                      enforceManagedNetwork=True)
     t.ok(out is not None and "direct=0" not in out and "proxied=0" in out,
          "managed network: the proxy named by HTTP_PROXY is routed", out)
-    r, out, ex = run(c, ["sh", "-c", script], sb, enforceManagedNetwork=True)
+    from execd_client import network_proxy
+    r, out, ex = run(c, ["sh", "-c", script], sb, enforceManagedNetwork=True,
+                     networkProxy=network_proxy({"127.0.0.1": "allow"}, allow_local=False))
     t.ok(out is not None and "direct=0" not in out and "proxied=0" not in out,
          "managed network without a proxy: no network at all", out)
     r, out = probe(c, sb, "socket:unix", "socket:inet", enforceManagedNetwork=True)
@@ -487,7 +489,9 @@ else:
     # curl takes the lower-case http_proxy execd-proxy's registration put in the environment
     script = "curl -sS -m 5 --noproxy '*' %s; echo direct=$?; curl -sS -m 5 %s; echo proxied=$?" % (
         WEB, WEB)
-    r, out, ex = run(c, ["sh", "-c", script], sb, enforceManagedNetwork=True)
+    from execd_client import network_proxy
+    r, out, ex = run(c, ["sh", "-c", script], sb, enforceManagedNetwork=True,
+                     networkProxy=network_proxy({"127.0.0.1": "allow"}, allow_local=False))
     t.ok(out is not None and "direct=0" not in out and "hello from loopback" in out and
          "proxied=0" in out, "managed network: only execd-proxy's listener is reachable", out)
     t.eq(c.close(), 0, "execd exits cleanly (sidecar)")

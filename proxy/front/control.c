@@ -30,25 +30,13 @@
 #include "log.h"
 #include "peerns.h"
 #include "front/front.h"
+#include "front/control_int.h"
 #include "relay/relay.h"
 #include "policy/policy.h"
 
 #define CTL_LINE_MAX	(256 * 1024)
 #define CTL_TAGS_MAX	(8 * 1024)
-#define CTL_OUT_MAX	(4 * 1024 * 1024)
 #define CTL_KEY_BYTES	32
-
-struct ctl_client {
-	TAILQ_ENTRY(ctl_client)	 entry;
-	TAILQ_HEAD(, reg)	 regs;
-	int			 fd;
-	struct ev_io		 io;
-	struct buf		 in, out;
-	uid_t			 uid;
-	pid_t			 pid;
-	int			 authed;	/* sent the key */
-	int			 dead;
-};
 
 static TAILQ_HEAD(, ctl_client)	clients = TAILQ_HEAD_INITIALIZER(clients);
 static TAILQ_HEAD(, ctl_client)	dead_clients = TAILQ_HEAD_INITIALIZER(dead_clients);
@@ -59,6 +47,7 @@ static char			ctl_path[sizeof(((struct sockaddr_un *)0)->sun_path)];
 static struct proxy_env		*env;
 static char			ctl_key_path[sizeof(ctl_path) + sizeof(".key")];
 static char			ctl_key[2 * CTL_KEY_BYTES + 1];
+static void			(*adopted_gone)(void);
 
 static void
 reap(struct ev_timer *t, void *arg)
@@ -103,44 +92,16 @@ client_close(struct ctl_client *cl, const char *why)
 	TAILQ_REMOVE(&clients, cl, entry);
 	TAILQ_INSERT_TAIL(&dead_clients, cl, entry);
 	ev_timer_start(&ctl_reaper, 0);
+	if (cl->adopted && adopted_gone != NULL)
+		adopted_gone();
 }
 
-static int
-flush_out(struct ctl_client *cl)
-{
-	ssize_t	n;
-
-	while (buf_avail(&cl->out) > 0) {
-		n = send(cl->fd, buf_head(&cl->out), buf_avail(&cl->out), MSG_NOSIGNAL);
-		if (n > 0) {
-			buf_consume(&cl->out, (size_t)n);
-			continue;
-		}
-		if (n == -1 && errno == EINTR)
-			continue;
-		if (n == -1 && errno == EAGAIN)
-			break;
-		return -1;
-	}
-	ev_io_set(&cl->io, EPOLLIN | (buf_avail(&cl->out) ? EPOLLOUT : 0));
-	return 0;
-}
-
+/* A reply; a client so far behind that it does not fit is gone. */
 static void
 send_json(struct ctl_client *cl, json_t *o)
 {
-	char	*s;
-	size_t	 len;
-
-	s = jx_dump(o, &len);
-	json_decref(o);
-	if (s == NULL || buf_avail(&cl->out) + len + 1 > CTL_OUT_MAX ||
-	    buf_append(&cl->out, s, len) == -1 || buf_append(&cl->out, "\n", 1) == -1) {
-		free(s);
+	if (ctl_queue(cl, o, CTL_OUT_MAX) == -1)
 		client_close(cl, "stalled (reply queue full)");
-		return;
-	}
-	free(s);
 }
 
 static int
@@ -165,7 +126,8 @@ op_register(struct ctl_client *cl, json_t *req, json_t *id)
 	const char	*want_id = NULL, *want_secret = NULL;
 	char		 err[256], *dump;
 	size_t		 len;
-	int		 local, socks;
+	int		 local, socks, events;
+	unsigned	 ask_ms;
 
 	tags = json_object_get(req, "tags");
 	if (tags != NULL && !json_is_object(tags) && !json_is_null(tags))
@@ -178,6 +140,8 @@ op_register(struct ctl_client *cl, json_t *req, json_t *id)
 		free(dump);
 	} else
 		tags = NULL;
+	if (ctl_reg_options(req, &events, &ask_ms, err, sizeof(err)) == -1)
+		return send_error(cl, id, err);
 	if ((pj = json_object_get(req, "policy")) != NULL && !json_is_null(pj) &&
 	    (pol = policy_from_json(pj, err, sizeof(err))) == NULL)
 		return send_error(cl, id, err);
@@ -194,6 +158,8 @@ op_register(struct ctl_client *cl, json_t *req, json_t *id)
 		return send_error(cl, id, err);
 	}
 	TAILQ_INSERT_TAIL(&cl->regs, r, owner_entry);
+	r->events = events;
+	r->ask_ms = ask_ms;
 	local = env->conf->policy.allow_local && (pol == NULL || pol->allow_local);
 	socks = env->socks->fd != -1 && env->conf->policy.socks5 &&
 	    (pol == NULL || pol->socks5);
@@ -246,7 +212,7 @@ refuse(struct ctl_client *cl, json_t *id, const char *why)
 	log_warnx("control: pid %d uid %u refused: %s", (int)cl->pid, (unsigned)cl->uid, why);
 	send_error(cl, id, why);
 	if (!cl->dead) {
-		(void)flush_out(cl);
+		(void)ctl_flush_out(cl);
 		client_close(cl, "refused");
 	}
 }
@@ -297,6 +263,8 @@ handle_line(struct ctl_client *cl, const char *line, size_t len)
 		op_unregister(cl, req, id);
 	else if (strcmp(op, "status") == 0)
 		op_status(cl, id);
+	else if (strcmp(op, "decide") == 0)
+		send_json(cl, ctl_op_decide(cl, req, id));
 	else if (strcmp(op, "auth") == 0)
 		send_error(cl, id, "already authenticated");
 	else
@@ -331,7 +299,7 @@ client_io(struct ev_io *io, uint32_t events, void *arg)
 	uint8_t			*nl;
 	size_t			 len;
 
-	if ((events & EPOLLOUT) && flush_out(cl) == -1) {
+	if ((events & EPOLLOUT) && ctl_flush_out(cl) == -1) {
 		client_close(cl, "write error");
 		return;
 	}
@@ -347,7 +315,7 @@ client_io(struct ev_io *io, uint32_t events, void *arg)
 		return;
 	if (buf_avail(&cl->in) > CTL_LINE_MAX)
 		client_close(cl, "sent an overlong line");
-	else if (flush_out(cl) == -1)
+	else if (ctl_flush_out(cl) == -1)
 		client_close(cl, "write error");
 }
 
@@ -504,7 +472,9 @@ control_open(const char *path, struct proxy_env *e)
 	}
 	snprintf(ctl_path, sizeof(ctl_path), "%s", path);
 	env = e;
-	ev_timer_init(&ctl_reaper, reap, NULL);
+	ctl_events_init();
+	if (!ctl_reaper.cb)
+		ev_timer_init(&ctl_reaper, reap, NULL);
 	if (ev_io_add(&ctl_io, ctl_fd, EPOLLIN, accept_ready, NULL) == -1) {
 		unlink(path);
 		goto fail;
@@ -518,11 +488,47 @@ fail:
 	return -1;
 }
 
+/*
+ * A control connection made by whoever started us (execd's embedded
+ * proxy: a socketpair on fd 0).  Nobody else holds it, so it needs no
+ * key; when it ends, gone() is called (the proxy exits with its execd).
+ */
+int
+control_adopt(int fd, struct proxy_env *e, void (*gone)(void))
+{
+	struct ctl_client	*cl;
+
+	env = e;
+	adopted_gone = gone;
+	ctl_events_init();
+	if (!ctl_reaper.cb)
+		ev_timer_init(&ctl_reaper, reap, NULL);
+	if (fcntl(fd, F_SETFL, O_NONBLOCK) == -1 || fcntl(fd, F_SETFD, FD_CLOEXEC) == -1 ||
+	    (cl = calloc(1, sizeof(*cl))) == NULL) {
+		log_warn("control: adopting fd %d", fd);
+		return -1;
+	}
+	cl->fd = fd;
+	cl->uid = geteuid();
+	cl->pid = getppid();
+	cl->authed = 1;
+	cl->adopted = 1;
+	TAILQ_INIT(&cl->regs);
+	if (ev_io_add(&cl->io, fd, EPOLLIN, client_io, cl) == -1) {
+		free(cl);
+		return -1;
+	}
+	TAILQ_INSERT_TAIL(&clients, cl, entry);
+	log_info("control: connection of pid %d on fd %d", (int)cl->pid, fd);
+	return 0;
+}
+
 void
 control_close(void)
 {
 	struct ctl_client *cl;
 
+	adopted_gone = NULL;
 	while ((cl = TAILQ_FIRST(&clients)) != NULL)
 		client_close(cl, "closed at shutdown");
 	reap(NULL, NULL);

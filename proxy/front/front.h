@@ -37,6 +37,8 @@ void	 listener_close(struct listener *);
 /* control.c */
 struct ctl_client;
 int	 control_open(const char *path, struct proxy_env *);
+/* fd: a connected control connection nobody else holds; gone() when it ends */
+int	 control_adopt(int fd, struct proxy_env *, void (*gone)(void));
 void	 control_close(void);
 
 #endif

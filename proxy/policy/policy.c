@@ -130,10 +130,12 @@ policy_limited(const struct policy *pol)
 	return pol->mode == MODE_LIMITED;
 }
 
-void
-policy_check_host(const struct policy *pol, const char *source, const char *host,
+/* undecided: NULL, or where an allowlist miss is noted instead of refused */
+static void
+check_host(const struct policy *pol, const char *source, const char *host,
     const struct sockaddr_storage *lit, uint16_t port,
-    const char *method, int shape, enum proxy_proto proto, struct verdict *v)
+    const char *method, int shape, enum proxy_proto proto, int *undecided,
+    struct verdict *v)
 {
 	if (!pol->enabled)
 		DENY(v, 0, "proxy_disabled", "proxy_state");
@@ -143,8 +145,11 @@ policy_check_host(const struct policy *pol, const char *source, const char *host
 	    (lit != NULL && !addr_is_public((const struct sockaddr *)lit))) &&
 	    !exact_allowed(pol, host, lit))
 		DENY(v, 0, "not_allowed_local", source);
-	if (pol->has_allowlist && !list_matches(pol->allow, pol->nallow, host, lit, 0))
-		DENY(v, 0, "not_allowed", source);
+	if (pol->has_allowlist && !list_matches(pol->allow, pol->nallow, host, lit, 0)) {
+		if (undecided == NULL)
+			DENY(v, 0, "not_allowed", source);
+		*undecided = 1;
+	}
 	if (!port_allowed(pol, port))
 		DENY(v, 0, "port_not_allowed", source);
 	switch (proto) {
@@ -170,6 +175,31 @@ policy_check_host(const struct policy *pol, const char *source, const char *host
 		break;
 	}
 	verdict_set(v, 1, "allow", source);
+}
+
+void
+policy_check_host(const struct policy *pol, const char *source, const char *host,
+    const struct sockaddr_storage *lit, uint16_t port,
+    const char *method, int shape, enum proxy_proto proto, struct verdict *v)
+{
+	check_host(pol, source, host, lit, port, method, shape, proto, NULL, v);
+}
+
+/*
+ * The same, except that a host only the allowlist refuses is allowed with
+ * *undecided set: the reference asks its decider about exactly these
+ * (never about a denied or local host), after every other check.
+ */
+void
+policy_check_host_undecided(const struct policy *pol, const char *source,
+    const char *host, const struct sockaddr_storage *lit, uint16_t port,
+    const char *method, int shape, enum proxy_proto proto, int *undecided,
+    struct verdict *v)
+{
+	*undecided = 0;
+	check_host(pol, source, host, lit, port, method, shape, proto, undecided, v);
+	if (!v->allow)
+		*undecided = 0;
 }
 
 /*

@@ -47,6 +47,10 @@ int	 pattern_matches(const char *pat, const char *host);
 void	 policy_check_host(const struct policy *, const char *source, const char *host,
 	    const struct sockaddr_storage *lit, uint16_t port,
 	    const char *method, int shape, enum proxy_proto proto, struct verdict *v);
+void	 policy_check_host_undecided(const struct policy *, const char *source,
+	    const char *host, const struct sockaddr_storage *lit, uint16_t port,
+	    const char *method, int shape, enum proxy_proto proto, int *undecided,
+	    struct verdict *v);
 int	 policy_limited(const struct policy *);
 int	 policy_wants_local_check(const struct policy *, const char *host,
 	    const struct sockaddr_storage *lit);

@@ -65,6 +65,7 @@ static struct {
 
 static void	flush(void);
 static void	emit(json_t *);
+static void	(*observer)(struct conn *, const struct verdict *);
 static int	sink_open(void);
 static void	summary_record(const char *, uint64_t);
 static void	write_summaries(struct ev_timer *, void *);
@@ -529,10 +530,19 @@ base_event(struct conn *c, const char *event)
 }
 
 void
+audit_set_observer(void (*fn)(struct conn *, const struct verdict *))
+{
+	observer = fn;
+}
+
+void
 audit_decision(struct conn *c, const struct verdict *v)
 {
 	json_t	*ev;
 
+	/* the owner's stream is bounded on its own: not subject to our rate limit */
+	if (observer != NULL && c->reg != NULL && c->reg->events)
+		observer(c, v);
 	if (!v->allow && !audit_limit_admit(c->reg ? c->reg->id : NULL, summary_record)) {
 		if (!ev_timer_armed(&au.summary))
 			ev_timer_start(&au.summary, AUDIT_SUMMARY_MS);
@@ -553,9 +563,12 @@ audit_decision(struct conn *c, const struct verdict *v)
 		}
 		json_object_set_new(ev, "resolved", res);
 	}
-	json_object_set_new(ev, "decision", json_string(v->allow ? "allow" : "deny"));
-	json_object_set_new(ev, "reason", json_string(v->reason));
+	json_object_set_new(ev, "decision", json_string(v->allow ? "allow" :
+	    c->asked_ask ? "ask" : "deny"));
+	json_object_set_new(ev, "reason", json_bytes(v->reason, strlen(v->reason)));
 	json_object_set_new(ev, "source", json_string(v->source));
+	if (c->override)
+		json_object_set_new(ev, "override", json_true());
 	emit(ev);
 }
 

@@ -3,6 +3,9 @@
  * (global, then the process's own), name resolution, the address check,
  * and a non-blocking connect to exactly the addresses that were checked.
  * Through an upstream proxy the last step is a CONNECT to it instead.
+ * A host that only the process's allowlist refuses, when its owner asked
+ * to decide such hosts, waits (DP_ASK) for the owner's answer, which
+ * front/ delivers through dial_decided(); the proxy's own timer denies.
  */
 #include "config.h"
 
@@ -20,6 +23,12 @@
 #include "policy/policy.h"
 
 #define DNS_GRACE_MS	500	/* our own cap above c-ares's retries */
+/*
+ * The owner gives its client the timeout plus the reference's 5 s margin;
+ * we wait 2 s more for the answer's way back, then deny on our own.
+ */
+#define ASK_MARGIN_MS	7000
+#define ASK_MAX		256	/* waiting connections per registration */
 
 enum dial_phase {
 	DP_NONE,
@@ -27,7 +36,10 @@ enum dial_phase {
 	DP_UP_RESOLVE,		/* the upstream proxy's name */
 	DP_CONNECT,
 	DP_UP_HANDSHAKE,	/* CONNECT sent to the upstream proxy */
+	DP_ASK,			/* waiting for the owner's decision */
 };
+
+static int	(*asker)(struct conn *);
 
 static void	connect_next(struct conn *);
 static void	up_resolve(struct conn *);
@@ -91,19 +103,90 @@ needs_addr_check(struct conn *c)
 	    policy_wants_addr_check(c->reg->policy, c->host, lit));
 }
 
+/* Who asks a registration's owner (front/ sets it); NULL: nobody is asked. */
+void
+dial_set_asker(int (*fn)(struct conn *))
+{
+	asker = fn;
+}
+
+static void
+ask_done(struct conn *c)
+{
+	if (c->dial_phase != DP_ASK)
+		return;
+	c->dial_phase = DP_NONE;
+	ev_timer_stop(&c->timer);
+	if (c->reg != NULL && c->reg->asking > 0)
+		c->reg->asking--;
+}
+
+/* 0: the owner was asked and the connection waits; -1: nobody to ask. */
+static int
+ask_owner(struct conn *c)
+{
+	if (asker == NULL || c->reg == NULL || c->reg->ask_ms == 0 ||
+	    c->reg->asking >= ASK_MAX)
+		return -1;
+	c->dial_phase = DP_ASK;
+	c->reg->asking++;
+	conn_timer(c, c->reg->ask_ms + ASK_MARGIN_MS);
+	if (asker(c) == -1) {
+		ask_done(c);
+		return -1;
+	}
+	return 0;
+}
+
+static void	dial_allowed(struct conn *);
+
+/* The owner answered (allow), or not in time, or not at all: the reference's fail-closed deny. */
+void
+dial_decided(struct conn *c, int allow, int ask, const char *reason)
+{
+	struct verdict	v = { 0, "not_allowed", "decider" };
+
+	if (c->dial_phase != DP_ASK)
+		return;		/* a late answer */
+	ask_done(c);
+	if (allow) {
+		c->override = 1;
+		dial_allowed(c);
+		return;
+	}
+	c->asked_ask = ask;
+	if (reason != NULL && *reason != '\0') {
+		snprintf(c->decider_reason, sizeof(c->decider_reason), "%s", reason);
+		v.reason = c->decider_reason;
+	}
+	deny(c, &v);
+}
+
 /* The addresses are settled and vetted: record the decision, start dialling. */
 static void
 dial_allowed(struct conn *c)
 {
 	struct verdict	v = { 1, "allow", "baseline_policy" };
+	struct verdict	fail = { 0, "not_allowed", "decider" };
 	size_t		i;
 
+	if (c->undecided) {
+		c->undecided = 0;
+		if (ask_owner(c) == -1)
+			deny(c, &fail);
+		return;
+	}
 	for (i = 0; i < c->naddrs; i++)
 		set_port(&c->addrs[i], c->port);
 	if (c->naddrs > 0)
 		addr_ntop(&c->addrs[0], c->addr, sizeof(c->addr));
 	if (c->reg != NULL && c->reg->policy != NULL)
 		v.source = "process_policy";
+	if (c->override) {
+		/* as the reference records a decider's allow of an allowlist miss */
+		v.reason = "not_allowed";
+		v.source = "decider";
+	}
 	c->verdict = v;
 	c->allowed = 1;
 	audit_decision(c, &v);
@@ -175,7 +258,12 @@ host_checks(struct conn *c)
 
 	policy_check_host(&c->conf->policy, "baseline_policy", c->host, lit, c->port,
 	    c->method, c->req_shape, c->proto, &v);
-	if (v.allow && c->reg != NULL && c->reg->policy != NULL)
+	c->undecided = 0;
+	if (v.allow && c->reg != NULL && c->reg->policy != NULL && c->reg->ask_ms > 0 &&
+	    asker != NULL)
+		policy_check_host_undecided(c->reg->policy, "process_policy", c->host, lit,
+		    c->port, c->method, c->req_shape, c->proto, &c->undecided, &v);
+	else if (v.allow && c->reg != NULL && c->reg->policy != NULL)
 		policy_check_host(c->reg->policy, "process_policy", c->host, lit, c->port,
 		    c->method, c->req_shape, c->proto, &v);
 	if (!v.allow) {
@@ -194,6 +282,9 @@ dial_start(struct conn *c)
 	c->stage = &dial_stage;
 	c->state = CS_DIALING;
 	c->uwant = 0;
+	/* every dial is decided afresh */
+	c->override = 0;
+	c->asked_ask = 0;
 	conn_want(c);
 	if (host_checks(c) == -1)
 		return;
@@ -473,6 +564,10 @@ dial_timeout(struct conn *c)
 		drop_upstream_fd(c);
 		finish(c, DIAL_TIMEOUT);
 		break;
+	case DP_ASK:
+		log_info("%s: %s: no decision from the owner in time", c->client, c->host);
+		dial_decided(c, 0, 0, NULL);
+		break;
 	case DP_NONE:
 		break;
 	}
@@ -481,6 +576,7 @@ dial_timeout(struct conn *c)
 static void
 dial_cancel(struct conn *c)
 {
+	ask_done(c);
 	if (c->rq != NULL) {
 		resolve_cancel(c->rq);
 		c->rq = NULL;

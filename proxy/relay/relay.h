@@ -33,6 +33,10 @@ void	 half_free(struct half *);
 
 /* dial.c */
 void	 dial_start(struct conn *);
+/* fn sends the owner c's question (c->ask_id set); -1 when it cannot */
+void	 dial_set_asker(int (*fn)(struct conn *));
+/* the owner's answer: allow, or deny (ask: it said "ask"), reason may be NULL */
+void	 dial_decided(struct conn *, int allow, int ask, const char *reason);
 
 /* tunnel.c */
 void	 tunnel_start(struct conn *);
@@ -57,6 +61,8 @@ uint64_t audit_suppressed(void);
 uint64_t audit_queued(void);
 void	 audit_close(void);
 void	 audit_decision(struct conn *, const struct verdict *);
+/* fn hears every decision on a registration that asked for events (front/) */
+void	 audit_set_observer(void (*fn)(struct conn *, const struct verdict *));
 void	 audit_tunnel_close(struct conn *, const char *result);
 uint64_t audit_lost(void);
 uint64_t audit_written(void);

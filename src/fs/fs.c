@@ -71,6 +71,13 @@ sandbox_decode(json_t *v, void *out, struct jx_err *e, int *code)
 {
 	struct fs_policy	**pol = out;
 
+	if (json_is_array(v) && json_array_size(v) == 0) {
+		/* serde's sequence form; a longer one is a type error here (README) */
+		*code = RPC_INVALID_PARAMS;
+		snprintf(e->msg, sizeof(e->msg),
+		    "invalid length 0, expected struct WireFileSystemSandboxContext with 10 elements");
+		return -1;
+	}
 	if (!json_is_object(v)) {
 		*code = RPC_INVALID_PARAMS;
 		return serde_type_error(e, v, "struct WireFileSystemSandboxContext", 0);

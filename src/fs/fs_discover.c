@@ -178,24 +178,53 @@ discover_root(const char *dir, const char *uri, char *err, size_t errlen)
 	return skills;
 }
 
+/* WireCapabilityRootDiscoverRequest, in declaration order (its sequence form's) */
+static const char *const root_fields[] = { "id", "path", "sandbox", NULL };
+static const struct serde_struct root_struct = {
+	"WireCapabilityRootDiscoverRequest", root_fields, 0
+};
+
+/* A root's sandbox is decoded (its errors are the reference's), not applied. */
+static int
+root_sandbox_check(json_t *root, struct jx_err *e)
+{
+	struct fs_policy	*pol = NULL;
+	json_t			*v = json_object_get(root, "sandbox");
+	int			 code, rc;
+
+	if (v == NULL || json_is_null(v))
+		return 0;
+	rc = fs_sandbox_field.decode(v, &pol, e, &code);
+	fs_sandbox_field.release(&pol);
+	return rc;
+}
+
 static json_t *
-root_result(json_t *root, struct jx_err *e)
+root_result(json_t *raw, struct jx_err *e)
 {
 	const char	*id, *uri;
 	char		*dir, err[PATH_MAX + 256];
-	json_t		*skills;
-	int		 code;
+	json_t		*skills, *root, *res;
+	long		 n;
+	int		 code, rc;
 
-	if (jx_struct(root, "WireCapabilityRoot", e) == -1 ||
+	root = serde_struct_params(raw, &root_struct, &n);
+	rc = jx_struct(root, root_struct.name, e) == -1 ||
 	    jx_str(root, "id", JX_REQ, &id, NULL, e) == -1 ||
 	    jx_str(root, "path", JX_REQ, &uri, NULL, e) == -1 ||
-	    (dir = uri_to_path_code(uri, e, &code)) == NULL)
+	    root_sandbox_check(root, e) == -1 ? -1 : 0;
+	if (serde_struct_seq_end(&root_struct, n, rc, e) == -1 ||
+	    (dir = uri_to_path_code(uri, e, &code)) == NULL) {
+		json_decref(root);
 		return NULL;
+	}
 	skills = discover_root(dir, uri, err, sizeof(err));
 	free(dir);
-	return json_pack("{s:s,s:s,s:n,s:o,s:[],s:[],s:s?}", "id", id, "path", uri, "plugin",
+	res = json_pack("{s:s,s:s,s:n,s:o,s:[],s:[],s:s?}", "id", id, "path", uri, "plugin",
 	    "skills", skills != NULL ? skills : json_array(), "namespaceManifests", "warnings",
 	    "error", err[0] != '\0' ? err : NULL);
+	json_decref(root);
+	return res;
 }
 
 void

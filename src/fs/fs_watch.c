@@ -17,6 +17,7 @@
 
 #include "evloop.h"
 #include "log.h"
+#include "rpc/rpc_serde.h"
 #include "session/session.h"
 #include "fs/fs_watch.h"
 #include "util/uri.h"
@@ -145,20 +146,38 @@ watching(int on)
 	return json_pack("{s:b}", "watching", on);
 }
 
+/* FsWatchMissingParams, in the reference's declaration order (its sequence form's) */
+static const char *const watch_fields[] = { "watchId", "missing", "sandbox", NULL };
+static const struct serde_struct watch_struct = { "FsWatchMissingParams", watch_fields, 0 };
+
+static void	watch_missing(struct rpc_req *, json_t *, long);
+
 static void
-m_watch_missing(struct rpc_req *req, json_t *params)
+m_watch_missing(struct rpc_req *req, json_t *raw)
+{
+	json_t	*params;
+	long	 n;
+
+	params = serde_struct_params(raw, &watch_struct, &n);
+	watch_missing(req, params, n);
+	json_decref(params);
+}
+
+static void
+watch_missing(struct rpc_req *req, json_t *params, long seq_n)
 {
 	struct jx_err	 e;
 	struct stat	 st;
-	json_t		*missing, *v;
+	json_t		*missing = NULL, *v;
 	uint64_t	 id;
 	char		**paths;
 	size_t		 i, n;
-	int		 ok = 1, code;
+	int		 ok = 1, code, rc;
 
-	if (jx_struct(params, "FsWatchMissingParams", &e) == -1 ||
+	rc = jx_struct(params, "FsWatchMissingParams", &e) == -1 ||
 	    jx_u64(params, "watchId", JX_REQ, &id, &e) == -1 ||
-	    jx_strarray(params, "missing", JX_REQ, &missing, &e) == -1) {
+	    jx_strarray(params, "missing", JX_REQ, &missing, &e) == -1 ? -1 : 0;
+	if (serde_struct_seq_end(&watch_struct, seq_n, rc, &e) == -1) {
 		rpc_fail_params(req, &e);
 		return;
 	}

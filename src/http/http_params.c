@@ -173,15 +173,25 @@ static int
 decode_policy(json_t *v, struct http_params *p, struct jx_err *e)
 {
 	const char	*s;
+	json_t		*unit = NULL;
 	char		 q[280];
 
-	if (json_is_object(v) && json_object_size(v) == 1)
+	/* serde's unit variant: its name, or a map of that one key to null */
+	if (json_is_object(v) && json_object_size(v) != 1) {
+		snprintf(e->msg, sizeof(e->msg),
+		    "invalid value: map, expected map with a single key");
+		return -1;
+	}
+	if (json_is_object(v)) {
 		s = json_object_iter_key(json_object_iter(v));
-	else if (json_is_string(v))
+		unit = json_object_iter_value(json_object_iter(v));
+	} else if (json_is_string(v))
 		s = json_string_value(v);
 	else
 		return type_error(e, v, "string or map");
 	if (strcmp(s, "follow") == 0 || strcmp(s, "stop") == 0) {
+		if (unit != NULL && !json_is_null(unit))
+			return type_error(e, unit, "unit");
 		p->follow = (s[0] == 'f');
 		return 0;
 	}

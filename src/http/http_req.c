@@ -259,7 +259,8 @@ http_via_sidecar(struct rpc_req *req)
 	char		 err[512];
 	int		 rv;
 
-	if (!netproxy_enabled() || sidecar_reg != NULL)
+	/* a configured sidecar only: our own proxy is for managed processes */
+	if (!netproxy_enabled() || netproxy_embedded() || sidecar_reg != NULL)
 		return 0;
 	start = json_pack("{s:{s:s}}", "metadata", "toolCallId", "http/request");
 	env = json_object();

@@ -12,12 +12,38 @@
 
 #define NETPROXY_EINVAL	-2	/* bad networkProxy params: answer -32602 with err */
 
+#include <sys/types.h>
+
 struct netproxy_reg;
+struct netproxy_ask;
 
 /* After ev_init(); path NULL leaves the proxy unused.  Connects lazily. */
 int	netproxy_init(const char *control_path);
-int	netproxy_enabled(void);
+/*
+ * Instead of a sidecar: an execd-proxy of our own, started by launch()
+ * when the first managed process needs it, on a socketpair (fd is the
+ * proxy's end: its standard input).  It ends when we do.
+ */
+int	netproxy_init_embedded(pid_t (*launch)(int fd));
+int	netproxy_enabled(void);		/* a sidecar or our own */
+int	netproxy_embedded(void);
 void	netproxy_shutdown(void);
+
+/*
+ * What the proxy reports about managed processes (the layer above turns
+ * them into JSON-RPC).  decision: the params of one network/policyDecision
+ * without processId (stolen).  ask: the proxy waits for a decision about
+ * request ({protocol, host, port}, stolen); answer with netproxy_decide()
+ * exactly once, within timeout_ms.
+ */
+struct netproxy_events {
+	void	(*decision)(const char *process_id, json_t *params);
+	void	(*ask)(struct netproxy_ask *, const char *process_id, json_t *request,
+		    unsigned timeout_ms);
+};
+void	netproxy_set_events(const struct netproxy_events *);
+/* decision "allow", "deny" or "ask"; reason may be NULL.  Frees q. */
+void	netproxy_decide(struct netproxy_ask *q, const char *decision, const char *reason);
 
 /*
  * Only check the networkProxy field of process/start params, as the

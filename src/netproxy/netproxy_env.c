@@ -18,6 +18,7 @@
 #include "netproxy/netproxy_int.h"
 
 #define CONFIG_ERR	"invalid network proxy config: "
+#define ASK_MS_MAX	(24 * 3600 * 1000)	/* what execd-proxy takes */
 
 /* Pointed at the HTTP listener (never a SOCKS URL: many clients break). */
 static const char *const http_keys[] = {
@@ -316,6 +317,14 @@ netproxy_build_request(const char *process_id, json_t *params, json_t **req,
 		snprintf(err, errlen, "out of memory");
 		return -1;
 	}
+	/* a managed process's decisions are reported; its allowlist misses asked about */
+	if (np != NULL && json_object_set_new(*req, "events", json_true()) == -1)
+		return -1;
+	if (np != NULL && json_object_get(np, "policyDecisionTimeoutMs") != NULL &&
+	    !json_is_null(json_object_get(np, "policyDecisionTimeoutMs")) &&
+	    json_object_set_new(*req, "ask_timeout_ms",
+	    json_integer(tmo < ASK_MS_MAX ? (json_int_t)tmo : ASK_MS_MAX)) == -1)
+		return -1;
 	return 0;
 }
 

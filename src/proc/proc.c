@@ -262,10 +262,27 @@ proc_pause(struct proc *p)
 		ev_io_set(&p->err_io, 0);
 }
 
+/* Read what a stream holds now, bounded; its EOF closes it. */
+static void
+proc_drain_stream(struct proc *p, struct ev_io *io, int *open_flag)
+{
+	int	guard, n = 0;
+
+	for (guard = 0; guard < 128 && *open_flag && !ev->congested(); guard++)
+		if ((n = proc_read_chunk(p, io)) <= 0)
+			break;
+	if (n == -1) {
+		proc_close_stream(p, io, open_flag);
+		proc_emit_closed(p);
+	}
+}
+
+static void	proc_sigchld(int, void *);
+
 void
 proc_resume_output(void)
 {
-	struct proc	*p;
+	struct proc	*p, *next;
 
 	for (p = procs; p != NULL; p = p->next) {
 		if (!p->paused)
@@ -276,6 +293,20 @@ proc_resume_output(void)
 		if (p->err_open)
 			ev_io_set(&p->err_io, EPOLLIN);
 	}
+	/*
+	 * Collect now what the children wrote and whether they exited, rather
+	 * than on the loop's next turn: a client coming back (resume) must find
+	 * it all in the first process/read.
+	 */
+	proc_sigchld(SIGCHLD, NULL);
+	for (p = procs; p != NULL; p = next) {
+		next = p->next;
+		if (p->closed || p->paused)
+			continue;
+		proc_drain_stream(p, &p->out_io, &p->out_open);
+		if (!p->closed)
+			proc_drain_stream(p, &p->err_io, &p->err_open);
+	}
 }
 
 static void
@@ -285,10 +316,11 @@ proc_out_cb(struct ev_io *io, uint32_t events, void *arg)
 	int		*open_flag = io == &p->out_io ? &p->out_open : &p->err_open;
 
 	/*
-	 * A slow client, or none while the session waits for one and the
-	 * retention is full: leave the bytes in the pipe, the child blocks.
+	 * A slow client: leave the bytes in the pipe, the child blocks.  With
+	 * no client (the session waits for one) the children are drained into
+	 * their retention, oldest evicted, and reaped as they exit.
 	 */
-	if (ev->congested() || (!ev->attached() && p->ring.bytes >= lim.retention_bytes)) {
+	if (ev->congested()) {
 		proc_pause(p);
 		return;
 	}

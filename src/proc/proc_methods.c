@@ -58,6 +58,9 @@ metadata_parse(json_t *params, struct jx_err *e)
 	size_t		 len;
 	int		 r;
 
+	/* every field of ExecMetadata has a default: [] is accepted */
+	if (serde_empty_seq(params, "metadata", "ExecMetadata", 0, e) == -1)
+		return -1;
 	if ((r = jx_substruct(params, "metadata", JX_OPT, "ExecMetadata", &md, e)) <= 0)
 		return r;
 	if (jx_str(md, "threadId", JX_OPT, &s, &len, e) == -1 ||
@@ -107,18 +110,23 @@ start_parse(json_t *params, long n, struct start_params *sp, struct jx_err *e)
 	    metadata_parse(params, e) == -1 ||
 	    jx_strarray(params, "argv", JX_REQ, &sp->argv, e) == -1 ||
 	    jx_str(params, "cwd", JX_REQ, &sp->cwd_uri, &sp->cwd_len, e) == -1 ||
+	    serde_empty_seq(params, "envPolicy", "ExecEnvPolicy", 5, e) == -1 ||
 	    jx_substruct(params, "envPolicy", JX_OPT, "ExecEnvPolicy", &sp->env_policy, e) == -1 ||
 	    env_policy_check(sp->env_policy, e) == -1 ||
+	    serde_empty_seq(params, "shellSnapshot", "ShellSnapshotRequest", 2, e) == -1 ||
 	    jx_substruct(params, "shellSnapshot", JX_OPT, "ShellSnapshotRequest", &unused, e) == -1 ||
 	    jx_strmap(params, "env", JX_REQ, &sp->env, e) == -1 ||
 	    jx_bool(params, "tty", JX_REQ, &sp->tty, e) == -1 ||
 	    jx_bool(params, "pipeStdin", JX_DEFAULT, &sp->pipe_stdin, e) == -1 ||
 	    jx_str(params, "arg0", JX_OPT, &sp->arg0, &sp->arg0_len, e) == -1 ||
+	    serde_empty_seq(params, "sandbox", "WireFileSystemSandboxContext", 10, e) == -1 ||
 	    jx_substruct(params, "sandbox", JX_OPT, "WireFileSystemSandboxContext",
 	    &sp->sandbox, e) == -1 ||
 	    jx_bool(params, "enforceManagedNetwork", JX_DEFAULT, &sp->enforce_managed, e) == -1 ||
+	    serde_empty_seq(params, "managedNetwork", "ManagedNetworkSandboxContext", 0, e) == -1 ||
 	    jx_substruct(params, "managedNetwork", JX_OPT, "ManagedNetworkSandboxContext",
 	    &sp->managed_network, e) == -1 ||
+	    serde_empty_seq(params, "networkProxy", "RemoteNetworkProxyLaunchConfig", 5, e) == -1 ||
 	    jx_substruct(params, "networkProxy", JX_OPT, "RemoteNetworkProxyLaunchConfig",
 	    &sp->network_proxy, e) == -1 ||
 	    (sp->network_proxy != NULL && jx_any(sp->network_proxy, "proxy", JX_REQ, &unused,
@@ -294,8 +302,12 @@ start_with(struct rpc_req *req, json_t *params, long n)
 		rpc_fail(req, RPC_INTERNAL_ERROR, "%s", nul);
 		goto done;
 	}
-	/* with a sidecar configured, every process reaches the network through it */
-	if (netproxy_enabled() && start_register(req, params, sp.id, env, &reg) == -1)
+	/*
+	 * Only a process whose network is managed (networkProxy) is registered
+	 * and gets the proxy's variables, as in the reference; any other gets
+	 * exactly the environment it asked for.
+	 */
+	if (sp.network_proxy != NULL && start_register(req, params, sp.id, env, &reg) == -1)
 		goto done;
 	if (sandbox_finish(sbx, cwd, env) == -1) {
 		rpc_fail(req, RPC_INVALID_REQUEST, "sandbox intent cannot be enforced on this executor");

@@ -52,11 +52,16 @@ static const struct proc_events events = {
 	.kept = kept,
 };
 
-/* Reads parked by the gone connection are answered (and dropped) now. */
+/*
+ * Reads parked by the gone connection are answered (and dropped) now.  A
+ * pause for the gone connection's congestion ends: while the session waits
+ * for a client, the children are drained into their retention and reaped.
+ */
 static void
 detached(void)
 {
 	proc_each(proc_wake);
+	proc_resume_output();
 }
 
 void

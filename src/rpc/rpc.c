@@ -431,6 +431,8 @@ rpc_input(const char *data, size_t len)
 		t->close(t->ctx);
 		break;
 	case RPC_MSG_RESPONSE:
+		if (rpc_call_answer(m.id, m.root) == 0)
+			break;
 		log_info("unexpected response from the client: closing");
 		t->close(t->ctx);
 		break;
@@ -461,6 +463,7 @@ rpc_detach(void)
 	rpc.qlen = 0;
 	rpc.qbytes = 0;
 	rpc.paused = 0;
+	rpc_call_fail_all();
 	for (i = 0; i < rpc.ndetach; i++)
 		rpc.detach[i]();
 }

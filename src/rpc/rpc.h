@@ -115,6 +115,14 @@ int	rpc_errno_code(int errnum);
 int	rpc_req_alive(const struct rpc_req *req);
 json_t	*rpc_req_id(const struct rpc_req *req);	/* borrowed */
 void	rpc_notify(const char *method, json_t *params);		/* steals params */
+/*
+ * A request to the client (steals params): its id, or -1 when no client
+ * is attached.  cb gets the response's result, or NULL for an error
+ * response or when the connection goes first; never after rpc_call_cancel().
+ */
+typedef void	rpc_call_cb(void *arg, json_t *result);
+long long rpc_call(const char *method, json_t *params, rpc_call_cb *cb, void *arg);
+void	rpc_call_cancel(long long id);
 /* The same, with params[key] set to base64(data): fast for large data. */
 void	rpc_notify_b64(const char *method, json_t *params, const char *key,
 	    const void *data, size_t len);

@@ -20,4 +20,8 @@ void	rpc_send_error(json_t *id, int code, const char *msg);
 void	rpc_send_error_text(json_t *id, int code, const char *head, const void *text,
 	    size_t len, const char *tail);
 
+/* rpc_call.c: a response from the client (0: it was ours), the connection's end */
+int	rpc_call_answer(json_t *id, json_t *response);
+void	rpc_call_fail_all(void);
+
 #endif

@@ -168,6 +168,27 @@ serde_unit_variant(json_t *v, const char *const *variants, int *idx, struct jx_e
 	return 0;
 }
 
+int
+serde_empty_seq(json_t *o, const char *key, const char *sname, int nfields,
+    struct jx_err *e)
+{
+	json_t	*v = json_is_object(o) ? json_object_get(o, key) : NULL;
+
+	if (v == NULL || !json_is_array(v) || json_array_size(v) > 0)
+		return 0;
+	if (nfields > 0) {
+		snprintf(e->msg, sizeof(e->msg),
+		    "invalid length 0, expected struct %s with %d element%s", sname, nfields,
+		    nfields == 1 ? "" : "s");
+		return -1;
+	}
+	if (json_object_set_new(o, key, json_object()) == -1) {
+		snprintf(e->msg, sizeof(e->msg), "out of memory");
+		return -1;
+	}
+	return 0;
+}
+
 json_t *
 serde_struct_params(json_t *params, const struct serde_struct *s, long *n)
 {

@@ -45,6 +45,15 @@ json_t	*serde_struct_params(json_t *params, const struct serde_struct *s, long *
  * elements came; an earlier element's error stands.  0, or -1 with e set.
  */
 int	serde_struct_seq_end(const struct serde_struct *s, long n, int rc, struct jx_err *e);
+/*
+ * A nested struct execd reads in its map form only, given as serde's
+ * sequence form: an empty one is the struct of its defaults when every
+ * field has one (nfields 0: o[key] becomes {}), else serde's "invalid
+ * length 0, expected struct S with N elements".  A longer sequence is left
+ * to the map decoder's type error (README).  0, or -1 with e set.
+ */
+int	serde_empty_seq(json_t *o, const char *key, const char *sname, int nfields,
+	    struct jx_err *e);
 /* Index of s in the NULL-terminated list, or -1. */
 int	serde_variant(const char *s, const char *const *variants);
 

@@ -170,6 +170,12 @@ resume_take(int us)
 	reply = 'K';
 	if (write(us, &reply, 1) != 1)
 		goto bad;
+	/*
+	 * Still detached: what the children wrote, and their exits, go into
+	 * the retention now, so the first read after the initialize sees it
+	 * all instead of racing the pipes.
+	 */
+	rpc_output_drained();
 	if (rs.take_over(fd, &peer) == -1) {
 		log_warnx("cannot take over a resumed connection");
 		goto out;

@@ -66,8 +66,11 @@ ws_recv_cb(wslay_event_context_ptr ctx, uint8_t *buf, size_t len, int flags, voi
 	/*
 	 * wslay reads until the socket is dry: stop it here, between frames
 	 * it already holds, once the dispatcher paused or the queue is full.
+	 * A doomed connection reads nothing more: handed to the instance that
+	 * owns the session, what the client sends next is that instance's (the
+	 * hand-over runs inside this very wslay_event_recv()).
 	 */
-	if (ws.paused || ws_output_full()) {
+	if (ws.doomed || ws.paused || ws_output_full()) {
 		wslay_event_set_error(ctx, WSLAY_ERR_WOULDBLOCK);
 		return -1;
 	}

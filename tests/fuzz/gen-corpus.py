@@ -257,6 +257,40 @@ ca-bundle /etc/ssl/certs/ca-certificates.crt
                                        "socks5_udp": False}))
 
 
+def gen_toml():
+    t = "toml"
+    put(t, "config.toml", """# a Codex config.toml
+model = "gpt-5"
+approval_policy = 'on-request'
+project_root_markers = [".git", "ROOT"]
+
+[mcp_servers.docs]
+command = "npx"
+args = ["-y", "docs-server"]
+env = { TOKEN = "x", "quoted key" = 1 }
+startup_timeout_sec = 1.5e1
+
+[projects."/home/u/src/p"]
+trust_level = "trusted"
+
+[[profiles.list]]
+name = "a"
+""")
+    put(t, "values.toml", """s1 = "esc \\t \\u00e9 \\U0001F600 \\e \\x41"
+s2 = 'lit\\path'
+s3 = \"\"\"
+multi \\
+  line\"\"\"
+s4 = '''raw
+ text'''
+i = [0x1F, 0o17, 0b11, -1_000, +9223372036854775807]
+f = [6.626e-34, -0.0, inf, -nan, 1_0.5_0]
+d = [1979-05-27T07:32:00.999999-07:00, 1979-05-27 07:32:00Z, 1979-05-27, 07:32:00.5]
+a.b.c = { d = [ {}, { e = 1 } ], f = true }
+""")
+    put(t, "errors.toml", "a = 1\n[t]\nb = [1,\n2\n[t]\n")
+
+
 NONE = 0xFFFFFFFF
 
 
@@ -303,5 +337,5 @@ def gen_spawn_wire():
 
 
 for g in (gen_rpc, gen_http_upgrade, gen_jsonl, gen_ws, gen_proxy_http, gen_proxy_socks5,
-          gen_policy, gen_spawn_wire):
+          gen_policy, gen_spawn_wire, gen_toml):
     g()

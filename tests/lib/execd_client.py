@@ -122,6 +122,7 @@ class Execd:
         self.buf = b""
         self.next_id = 1
         self.notifications = []
+        self.server_requests = []
         self.responses = {}
         self.eof = False
         if init:
@@ -182,6 +183,8 @@ class Execd:
             msg = json.loads(line)
             if "method" in msg and "id" not in msg:
                 self.notifications.append(msg)
+            elif "method" in msg:
+                self.server_requests.append(msg)     # network/policyRequest
             else:
                 self.responses[msg.get("id")] = msg
         return True
@@ -207,6 +210,16 @@ class Execd:
             if not self._pump(deadline - time.time()) and (self.eof or time.time() >= deadline):
                 raise TimeoutError("no %s notification" % method)
 
+    def wait_server_request(self, method, timeout=10):
+        """The next request execd sent us (it waits for our answer)."""
+        deadline = time.time() + timeout
+        while True:
+            for i, m in enumerate(self.server_requests):
+                if m["method"] == method:
+                    return self.server_requests.pop(i)
+            if not self._pump(deadline - time.time()) and (self.eof or time.time() >= deadline):
+                raise TimeoutError("no %s request" % method)
+
     def drain(self, timeout=0.2):
         while self._pump(timeout):
             pass
@@ -225,10 +238,11 @@ class Execd:
         deadline = time.time() + timeout
         while True:
             closed = None
-            mine = [n for n in self.notifications if n["params"].get("processId") == pid]
+            # process/* only: network/policyDecision carries the processId too
+            mine = [n for n in self.notifications if n["params"].get("processId") == pid and
+                    n["method"].startswith("process/")]
             if mine:
-                self.notifications = [n for n in self.notifications
-                                      if n["params"].get("processId") != pid]
+                self.notifications = [n for n in self.notifications if n not in mine]
             for n in mine:
                 p = n["params"]
                 seqs.append(p["seq"])
@@ -264,6 +278,17 @@ class Execd:
         if self.p.poll() is None:
             self.p.kill()
             self.p.wait()
+
+
+def network_proxy(domains=None, allow_local=True, timeout_ms=None, mode="full"):
+    """process/start's networkProxy (the reference's RemoteNetworkProxyLaunchConfig)."""
+    np = {"proxy": {"enabled": True, "enableSocks5": True, "enableSocks5Udp": False,
+                    "allowUpstreamProxy": False, "dangerouslyAllowAllUnixSockets": False,
+                    "mode": mode, "domains": domains, "unixSockets": None,
+                    "allowLocalBinding": allow_local}}
+    if timeout_ms is not None:
+        np["policyDecisionTimeoutMs"] = timeout_ms
+    return np
 
 
 def pid_alive(pid):

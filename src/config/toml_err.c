@@ -1,0 +1,66 @@
+/*
+ * What the TOML reader's parts share below them: errors worded and placed
+ * as the reference places them, and newlines.
+ */
+#include "config.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "config/toml.h"
+#include "config/toml_int.h"
+
+/* Record the first error, at `at`, covering span characters; always -1. */
+int
+tp_fail(struct tparser *P, const char *at, size_t span, const char *fmt, ...)
+{
+	const char	*ls, *q;
+	va_list		 ap;
+	size_t		 line = 1, col = 1, n;
+
+	if (P->failed)
+		return -1;
+	P->failed = 1;
+	if (at > P->end)
+		at = P->end;
+	/* at the end, after a last newline: the reference stays on the last line */
+	for (ls = q = P->buf; q < at; q++)
+		if (*q == '\n' && !(at == P->end && q + 1 == P->end)) {
+			line++;
+			ls = q + 1;
+		}
+	for (q = ls; q < at; q++)
+		if (((unsigned char)*q & 0xC0) != 0x80 && !(*q == '\r' && q + 1 < at && q[1] == '\n'))
+			col++;
+	P->err->line = line;
+	P->err->col = col;
+	P->err->span = span > 0 ? span : 1;
+	for (n = 0; ls + n < P->end && ls[n] != '\n' && n + 1 < sizeof(P->err->text); n++)
+		;
+	if (n > 0 && ls[n - 1] == '\r' && (ls + n == P->end || ls[n] == '\n'))
+		n--;
+	memcpy(P->err->text, ls, n);
+	P->err->text[n] = '\0';
+	va_start(ap, fmt);
+	vsnprintf(P->err->msg, sizeof(P->err->msg), fmt, ap);
+	va_end(ap);
+	return -1;
+}
+
+int
+tp_oom(struct tparser *P)
+{
+	return tp_fail(P, P->p, 1, "out of memory");
+}
+
+/* A newline (LF or CRLF) at p: its length, else 0. */
+int
+tp_newline(const struct tparser *P, const char *p)
+{
+	if (p < P->end && *p == '\n')
+		return 1;
+	if (p + 1 < P->end && p[0] == '\r' && p[1] == '\n')
+		return 2;
+	return 0;
+}

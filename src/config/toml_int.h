@@ -1,0 +1,27 @@
+/* What the TOML reader's files share (toml.c, toml_scalar.c). */
+#ifndef EXECD_TOML_INT_H
+#define EXECD_TOML_INT_H
+
+#include "config/toml.h"
+
+struct tparser {
+	const char		*buf, *p, *end;
+	struct toml_error	*err;
+	struct toml_node	*root, *cur;	/* cur: where key/values go */
+	struct toml_node	*sink;		/* what duplicate keys define */
+	const char		*dup_at;	/* the first duplicate key */
+	const char		*dup_why;
+	int			 depth;
+	int			 failed;
+};
+
+int	tp_fail(struct tparser *, const char *at, size_t span, const char *fmt, ...)
+	    __attribute__((format(printf, 4, 5)));
+int	tp_oom(struct tparser *);
+int	tp_newline(const struct tparser *, const char *p);
+/* A quoted string of any of the four kinds at P->p, malloc'd into *s. */
+int	tp_string(struct tparser *, char **s, size_t *len);
+/* A number, date or time at P->p. */
+int	tp_scalar(struct tparser *, struct toml_node **out);
+
+#endif

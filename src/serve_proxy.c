@@ -1,0 +1,106 @@
+/*
+ * The embedded execd-proxy: with no sidecar configured (--proxy-control),
+ * each instance starts an execd-proxy of its own (-e) when the first
+ * process/start with networkProxy needs it.  Per instance, not shared by
+ * the user's instances: an instance already serves one client, and so its
+ * proxy sees only that client's processes and their policies, dies with
+ * the instance however it ends (its control connection is a socketpair on
+ * its standard input: EOF ends it), and needs no socket path, key or lock
+ * that a sandbox could reach or a stale instance could leave behind.  The
+ * cost is one proxy process per instance that asks for one.
+ *
+ * The program is found before execd narrows itself: --proxy-program, or
+ * execd-proxy beside execd (both go to sbin), or in a build tree.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <sys/wait.h>
+
+#include "log.h"
+#include "execd.h"
+#include "serve.h"
+#include "spawn/spawner.h"
+
+extern char	**environ;
+
+static char	proxy_program[PATH_MAX];
+
+/* Where execd-proxy is; -1 (logged) when nowhere. */
+int
+serve_proxy_find(void)
+{
+	char		 self[PATH_MAX], *slash;
+	ssize_t		 n;
+	size_t		 i;
+	static const char *const rel[] = { "/execd-proxy", "/../proxy/execd-proxy" };
+
+	if (conf.proxy_program != NULL) {
+		snprintf(proxy_program, sizeof(proxy_program), "%s", conf.proxy_program);
+		if (access(proxy_program, X_OK) == 0)
+			return 0;
+		log_warn("--proxy-program %s", proxy_program);
+		return -1;
+	}
+	if ((n = readlink("/proc/self/exe", self, sizeof(self) - 1)) <= 0)
+		return -1;
+	self[n] = '\0';
+	if ((slash = strrchr(self, '/')) == NULL)
+		return -1;
+	*slash = '\0';
+	for (i = 0; i < sizeof(rel) / sizeof(rel[0]); i++)
+		if ((size_t)snprintf(proxy_program, sizeof(proxy_program), "%s%s", self,
+		    rel[i]) < sizeof(proxy_program) && access(proxy_program, X_OK) == 0)
+			return 0;
+	log_info("no execd-proxy beside %s: network proxy launch is not supported", self);
+	return -1;
+}
+
+/* fd becomes its standard input; its pid, or -1. */
+pid_t
+serve_proxy_launch(int fd)
+{
+	char			*argv[] = { "execd-proxy", "-e", NULL };
+	struct spawn_req	 rq = { .argv = argv, .envp = environ, .cwd = "/" };
+	int			 fds[3], rep[2], nul, e;
+	ssize_t			 n;
+	pid_t			 pid;
+
+	if ((nul = open("/dev/null", O_WRONLY | O_CLOEXEC)) == -1) {
+		log_warn("execd-proxy: /dev/null");
+		return -1;
+	}
+	if (pipe2(rep, O_CLOEXEC) == -1) {
+		log_warn("execd-proxy: pipe");
+		close(nul);
+		return -1;
+	}
+	fds[0] = fd;
+	fds[1] = nul;
+	fds[2] = STDERR_FILENO;
+	pid = spawner_spawn(&rq, proxy_program, "", fds, rep[1]);
+	close(rep[1]);
+	close(nul);
+	if (pid == -1) {
+		log_warn("execd-proxy: spawn");
+		close(rep[0]);
+		return -1;
+	}
+	/* the write end closes on exec: EOF means it runs */
+	do
+		n = read(rep[0], &e, sizeof(e));
+	while (n == -1 && errno == EINTR);
+	close(rep[0]);
+	if (n == sizeof(e)) {
+		log_warnx("execd-proxy: exec %s: %s", proxy_program, strerror(e));
+		waitpid(pid, NULL, 0);
+		return -1;
+	}
+	return pid;
+}

@@ -1,0 +1,527 @@
+#!/usr/bin/python3
+"""Differential test of environmentConfig/read: execd against the reference.
+
+Each case writes a tree of files (a HOME with its .codex, projects, and
+what /etc/codex holds), then sends the same requests to both servers,
+started with the same HOME, CODEX_HOME and working directory, and compares
+the answers byte for byte (results and errors alike).  Output is TAP.
+
+/etc/codex is read by both servers.  Run as root with unshare(1), the test
+re-runs itself in a mount namespace of its own with an overlay on /etc, so
+that the cases can write /etc/codex without touching the host's; otherwise
+the cases that need /etc/codex are skipped (and so are all cases when the
+host has an /etc/codex of its own).
+
+  EXECD      execd binary (default $top_builddir/src/execd)
+  CODEX_REF  reference binary (default: the installed codex)
+  ENVCONFIG_ONLY=REGEX  run only the cases whose name matches
+  ENVCONFIG_VERBOSE=1   print both answers of every case
+"""
+import glob
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+
+BUILD = os.path.abspath(os.environ.get("top_builddir", "."))
+NS_FLAG = "EXECD_ENVCONFIG_NS"
+
+
+def find_ref():
+    ref = os.environ.get("CODEX_REF")
+    if ref:
+        return ref if os.access(ref, os.X_OK) else None
+    c = sorted(glob.glob("/opt/codex-ref/node_modules/@openai/codex-linux-x64/vendor/*/bin/codex"))
+    return c[0] if c else None
+
+
+def enter_namespace(scratch):
+    """Re-run this script in a mount namespace with /etc overlaid; False if we cannot."""
+    if os.environ.get(NS_FLAG):
+        return os.environ[NS_FLAG] == "1"
+    if os.geteuid() != 0 or shutil.which("unshare") is None:
+        return False
+    upper, work = os.path.join(scratch, "etc-upper"), os.path.join(scratch, "etc-work")
+    os.makedirs(upper)
+    os.makedirs(work)
+    probe = subprocess.run(["unshare", "-m", "sh", "-c",
+                            "mount -t overlay overlay -o lowerdir=/etc,upperdir=%s,workdir=%s /etc"
+                            % (upper, work)], stderr=subprocess.DEVNULL)
+    if probe.returncode != 0:
+        return False
+    shutil.rmtree(upper)
+    shutil.rmtree(work)
+    os.makedirs(upper)
+    os.makedirs(work)
+    env = dict(os.environ, **{NS_FLAG: "1", "ENVCONFIG_SCRATCH": scratch})
+    cmd = ("mount -t overlay overlay -o lowerdir=/etc,upperdir=%s,workdir=%s /etc && "
+           "exec \"$0\" \"$@\"" % (upper, work))
+    rc = subprocess.call(["unshare", "-m", "--propagation", "private", "sh", "-c", cmd,
+                          sys.executable] + sys.argv, env=env)
+    remove_tree(scratch)
+    sys.exit(rc)
+
+
+def run(cmd, env, cwd, requests):
+    """The answers (result or error) to requests, in order."""
+    lines = [{"id": 0, "method": "initialize", "params": {"clientName": "envconfig"}},
+             {"method": "initialized"}]
+    for i, r in enumerate(requests):
+        m = {"id": i + 1, "method": "environmentConfig/read", "params": r}
+        if isinstance(r, dict) and "__raw_params" in r:
+            m["params"] = r["__raw_params"]
+        lines.append(m)
+    data = "".join(json.dumps(m) + "\n" for m in lines).encode()
+    err = tempfile.TemporaryFile()
+    p = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                         stderr=err, env=env, cwd=cwd, start_new_session=True)
+    p.stdin.write(data)
+    p.stdin.flush()
+    answers = {}
+    try:
+        while len(answers) < len(requests) + 1:
+            line = p.stdout.readline()
+            if not line:
+                break
+            o = json.loads(line)
+            if "id" in o:
+                answers[o["id"]] = o.get("result", o.get("error"))
+        p.stdin.close()         # a clean exit, so that a sanitizer build reports leaks
+        p.wait(timeout=5)
+    except subprocess.TimeoutExpired:
+        pass
+    finally:
+        p.kill()
+        p.wait()
+    err.seek(0)
+    sanitizer = [l for l in err.read().decode(errors="replace").splitlines()
+                 if "Sanitizer" in l or "runtime error" in l]
+    return [answers.get(i + 1) for i in range(len(requests))], sanitizer
+
+
+def trusted(*dirs):
+    return "".join('[projects."@R/%s"]\ntrust_level = "trusted"\n' % d for d in dirs)
+
+
+def paths(*keys):
+    return [k.split(".") if isinstance(k, str) else k for k in keys]
+
+
+def read(cwd="@R", config=(), requirements=()):
+    return {"cwd": "file://" + cwd, "configPaths": paths(*config),
+            "requirementsPaths": paths(*requirements)}
+
+
+RESERIALISE = r"""
+f1 = 6.626e-34
+f2 = -nan
+f3 = +inf
+f4 = -inf
+f5 = 1e10
+f6 = 1.5
+f7 = -0.0
+f8 = 3e22
+f9 = 1_000.5
+f10 = 0.1
+f11 = 123456789012345678.0
+f12 = 5e-324
+f13 = 1.7976931348623157e308
+f14 = 0.30000000000000004
+i1 = 0x10
+i2 = -9223372036854775808
+i3 = +5
+i4 = 1_000
+i5 = 0o777
+i6 = 0b101
+b = true
+s1 = 'a"b'
+s2 = "a\\b"
+s3 = "it's"
+s4 = "a\nb"
+s5 = "tab\there"
+s6 = "ctl\u0001x"
+s7 = "both ' and \" "
+s8 = '''
+multi
+line'''
+s9 = 'C:\path'
+s10 = "quote'''three"
+s11 = "end'"
+s12 = "nl\n'''x"
+s13 = "\u00e9\u2028"
+s14 = "cr\r\n"
+s15 = "del\u007f"
+s16 = "bs\\ and ' one"
+s17 = "a\"b\nc"
+s18 = "\e[0m\x41"
+s19 = ""
+s20 = "a\"\"\"b'"
+s21 = "x\\\n\t"
+s22 = '''two '' quotes'''
+s23 = \"""line \
+   joined\"""
+d1 = 1979-05-27T07:32:00Z
+d2 = 1979-05-27T00:32:00.999999-07:00
+d3 = 1979-05-27T07:32:00
+d4 = 1979-05-27
+d5 = 07:32:00
+d6 = 00:32:00.5
+d7 = 1979-05-27 07:32:00Z
+d8 = 1979-05-27T07:32:00.123456789123Z
+d9 = 1979-05-27t07:32:00z
+d10 = 1979-05-27T07:32:00+00:00
+d11 = 07:32:00.000
+d12 = 2000-02-29
+a1 = [1, 2, 3]
+a2 = []
+a3 = [[1, 2], ["a"]]
+a4 = [{x = 1}, {y = 2}]
+a5 = [1, {x = 1}]
+a6 = [ {} ]
+a7 = [1.0, "x", [ ], { a = { b = 1 } }]
+a8 = [
+  1,  # one
+  2,
+]
+it = { a = 1, b.c = 2, d = {} }
+e = {}
+"quoted key" = 1
+"a.b" = 2
+"" = 3
+'lit' = 4
+"k\"q" = 5
+"ü" = 6
+"a b" = 7
+-_ = 8
+"nl\nkey" = 9
+"tab\tkey" = 10
+""".replace('\\"""', '"""')
+
+TABLES = """
+a = 1
+s = "x"
+arr = [1,2]
+[t]
+x = 1
+[t.u]
+y = 2
+[[aot]]
+n = 1
+[aot.sub]
+k = 1
+[[aot.inner]]
+z = 1
+[[aot]]
+n = 2
+[only]
+[only.child]
+q = 1
+[ta]
+[[ta.x]]
+w = 1
+[d]
+p.q.r = 1
+p.s = 2
+[d.p.t]
+u = 3
+"""
+
+MORE = r"""
+m1 = "q\"\n\u0001"
+m2 = "cr\r only"
+m3 = 'a	"'
+m4 = "tab\t and \"\"\" three"
+m5 = "x\\y\ttab"
+m6 = "\"\"\"\n@@@"
+m7 = "q\"\n\tx"
+m8 = "\"\"\"\"\"\n\u0002\""
+m9 = "it's\ttab"
+f1 = 1e300
+f2 = -0
+f3 = +0.0
+f4 = 1E5
+f5 = 1e-7
+f6 = 123e-20
+f7 = 9007199254740993.0
+f8 = 1e22
+f9 = 1e21
+d1 = 1979-05-27T07:32:00-00:00
+d2 = 1979-05-27T07:32:00.0
+d3 = 1979-05-27T07:32:00.100Z
+d4 = 0001-01-01
+n1 = { a = [{ b = 1 }, { c = { d = 2 } }] }
+n2 = [[{ x = 1 }], [{ y = 2 }]]
+n3 = [{ a = [1, { b = [] }] }]
+[ spaced . "quoted.part" ]
+k = 1
+[[ aot ]]
+[aot.sub]
+x = 1
+[[aot.sub2]]
+[[aot]]
+y = 2
+""".replace("@@@", "'" * 3)
+
+BAD = [
+    "a = \n", 'a = 1\nb = "x\n', "[t]\na=1\n[t]\n", "a=1\na=2\n", "x = 1979-13-01\n",
+    "\u00e9 = 1\n", "a = [1,\n", "a = { b = 1\n", "a = 0x\n", 's = "\\q"\n', "\ufeffa = 1\n",
+    "a = 1 b = 2\n", 'a = "\x01"\n', "a.b = 1\n[a]\n", "[a]\nb = 1\n[a.b]\n",
+    "a = {}\n[a]\n", "a = [1]\n[[a]]\n", "a = 'x\n", "a = '''x\n", 'a = """x\n',
+    "[a\n", "[[a]\n", "= 1\n", "a = tru\n", "a = 1\n\n\n   b = \n", "a = 1__0\n",
+    "a = 01\n", "a = 1.\n", "a = .5\n", "a = 1e\n", "a = 2021-02-30\n", "a = 25:00:00\n",
+    "a = { b = 1, }\n", "a = {\n b = 1 }\n", "a = \"\\uD800\"\n", "a = 1 # \x01\n",
+    "a = 9223372036854775808\n", "[a]]\n", "a = [1 2]\n", "a = 'x' 'y'\n",
+    "a = -\n", "a = 07:32\n", "a = 1979-05-27T07:32Z\n", "a = 1979-05-27T\n",
+    "a = 18446744073709551616\n", "a = -9223372036854775809\n", "a = 0xG\n", "a = 0x_1\n",
+    "a = 1_\n", "a = +0x1\n", "a = 1e1.5\n", "a = nan1\n", "a = -inf_\n",
+    "a = 1979-05-27T07:32:60Z\n", "a = 1979-05-27T24:00:00\n", "a = 1979-05-27T07:60:00\n",
+    "a = 1979-00-27\n", "a = 1979-05-00\n", 'a = "\\x4"\n', 'a = "\\u12"\n',
+    'a = "\\U00110000"\n', "a = " + "'" * 3 + "x" + "'" * 6 + "\n", "a = '\x7f'\n", "[]\n",
+    "[[]]\n", "[a.]\n", "a. = 1\n", "a = 1\r\nb = \n", "a\n", "a = { b = 1, b = 2 }\n",
+    "a = { b.c = 1 }\n[a.b]\n", "[a]\nb.c = 1\n[a.b.d]\n", "x = [{a=1}]\n[[x]]\n",
+    "[[x]]\n[x]\n", 'a = """\\ \n  x"""\n', "a = 'x\ty'\n", 'a = "x\ry"\n',
+    "a = [\n  1,\n  # c\n  2\n  3]\n", "a = 1\r\n", "a = 1\rb = 2\n", "a = 1e400\n",
+    "a = 0o8\n", "a = 0b2\n", "a = 0xFFFFFFFFFFFFFFFFF\n", "a = 1.5x\n", "a = ['a' 'b']\n",
+    "a = [1, 'a'\n'b']\n", "a = 07:3\n", "a = 07:32:0\n", "a = 1979-05-27T07:32:00+25:00\n",
+    "a = {b = 1}\na.c = 2\n", "a = 'x'\na.b = 1\n", "[[a]]\na.b = 1\n", "a = 1979-05-27\n[a.b]\n", "a = 1\n[a.b]\n", "a = [1]\n[a.b]\n", "a = \"\"\"x\"\"\"\"\"\"\n",
+]
+
+
+def cases():
+    """(name, files, etc, env, cwd, requests); etc None: /etc/codex absent."""
+    U = "home/.codex/config.toml"
+    L3 = {"p/.codex/config.toml": "a = 1\n", "p/a/.codex/config.toml": "a = 2\n",
+          "p/a/b/.codex/config.toml": "a = 3\n"}
+    yield "user layer only", {U: 'model = "x"\n[mcp_servers.a]\ncommand = "foo"\n'}, None, {}, "@R", [
+        read(config=["mcp_servers", "model"], requirements=["mcp_servers"])]
+    yield "no layers at all", {}, None, {}, "@R", [read(config=["a"], requirements=["a"])]
+    yield "CODEX_HOME empty: HOME/.codex", {U: "a = 1\n"}, None, {"CODEX_HOME": ""}, "@R", [
+        read(config=["a"])]
+    yield "CODEX_HOME unset", {U: "a = 1\n"}, None, {"CODEX_HOME": None}, "@R", [read(config=["a"])]
+    yield "CODEX_HOME missing", {}, None, {"CODEX_HOME": "@R/nowhere"}, "@R", [read(config=["a"])]
+    yield "CODEX_HOME a symlink", {U: "a = 1\n", "link->home/.codex": ""}, None, {
+        "CODEX_HOME": "@R/link"}, "@R", [read(config=["a"])]
+    yield "HOME unset, CODEX_HOME set", {U: "a = 1\n"}, None, {"HOME": None}, "@R", [read(config=["a"])]
+    # projects and trust
+    for name, extra, cwd in [
+            ("root trusted: subdirectories inherit", {U: trusted("p"), "p/.git/HEAD": "x"}, "@R/p/a/b"),
+            ("explicitly untrusted subdirectory", {U: trusted("p") + '[projects."@R/p/a"]\ntrust_level = "untrusted"\n', "p/.git": "x"}, "@R/p/a/b"),
+            ("trusted subdirectory, root not", {U: trusted("p/a/b"), "p/.git": "x"}, "@R/p/a/b"),
+            ("trusted middle directory", {U: trusted("p/a"), "p/.git": "x"}, "@R/p/a/b"),
+            ("trust above the root does not count", {U: trusted(""), "p/.git": "x"}, "@R/p/a/b"),
+            ("root below the trusted directory", {U: trusted("p"), "p/a/.git": "x"}, "@R/p/a/b"),
+            ("empty .git directory marks nothing", {U: trusted("p/a"), "p/a/.git/": "", "p/.git": "x"}, "@R/p/a/b"),
+            ("custom root marker", {U: 'project_root_markers = ["ROOT"]\n' + trusted("p"), "p/ROOT": "", "p/a/.git": "x"}, "@R/p/a/b"),
+            ("custom marker directory", {U: 'project_root_markers = ["ROOT"]\n' + trusted("p"), "p/ROOT/": ""}, "@R/p/a/b"),
+            ("nearest marker wins", {U: 'project_root_markers = ["ROOT"]\n' + trusted("p"), "p/ROOT": "", "p/a/ROOT": ""}, "@R/p/a/b"),
+            ("no markers: cwd alone", {U: 'project_root_markers = []\n' + trusted("p", "p/a/b")}, "@R/p/a/b"),
+            ("untrusted everywhere", {U: "", "p/.git": "x"}, "@R/p/a/b"),
+            ("cwd does not exist", {U: trusted("p"), "p/.git": "x"}, "@R/p/zz/yy"),
+            ("cwd is a file", {U: trusted("p"), "p/.git": "x", "p/f": "x"}, "@R/p/f"),
+            ("cwd with a trailing slash", {U: trusted("p"), "p/.git": "x"}, "@R/p/a/"),
+            ("cwd the root directory", {U: trusted("p")}, "/")]:
+        files = dict(L3)
+        files.update(extra)
+        yield "project: " + name, files, None, {}, cwd, [read(cwd=cwd, config=["a"])]
+    yield "project: dropped keys", {U: trusted("p"), "p/.git": "x", "p/.codex/config.toml":
+        "a = 1\nprofile = 'x'\nprofiles = {}\nmodel_provider = 'm'\nmodel_providers = {}\n"
+        "openai_base_url = 'u'\nchatgpt_base_url = 'c'\nnotify = ['a']\nmodel = 'k'\n"}, None, {}, "@R/p", [
+        read(cwd="@R/p", config=["a", "profile", "profiles", "model_provider", "model_providers",
+                                 "openai_base_url", "chatgpt_base_url", "notify", "model"])]
+    yield "project: broken untrusted is ignored", {U: "", "p/.git": "x", "p/.codex/config.toml": "a = \n"}, None, {}, "@R/p", [
+        read(cwd="@R/p", config=["a"])]
+    yield "project: broken trusted fails", {U: trusted("p"), "p/.git": "x", "p/.codex/config.toml": "a = 1\n\n  b = [1,\n"}, None, {}, "@R/p", [
+        read(cwd="@R/p", config=["a"])]
+    yield "project: config.toml a directory", {U: trusted("p"), "p/.git": "x", "p/.codex/config.toml/": ""}, None, {}, "@R/p", [
+        read(cwd="@R/p", config=["a"])]
+    yield "project: .codex a file", {U: trusted("p"), "p/.git": "x", "p/.codex": "x"}, None, {}, "@R/p", [
+        read(cwd="@R/p", config=["a"])]
+    # projection
+    yield "projection", {U: TABLES}, None, {}, "@R", [
+        read(config=[k]) for k in ["a.b", "s.x.y", "t.missing", "t.u.missing", "nope", "aot",
+                                   "aot.n", "only", "ta", "d", "d.p", "d.p.q", "arr.0",
+                                   "nope.deeper", "t.missing.deeper"]] + [
+        read(config=["t.u", "t"]), read(config=["t", "t.u"]), read(config=["t.x", "nope"]),
+        read(config=["aot", "a", "t"]), read(config=["a"], requirements=["a"])]
+    yield "empty paths", {U: TABLES}, None, {}, "@R", [
+        read(), read(config=[[]]), read(config=["a", []]), read(requirements=[[]]),
+        read(config=[[""]]), read(config=[["a"]] * 3)]
+    yield "bad params", {U: "a = 1\n"}, None, {}, "@R", [
+        {"__raw_params": {"configPaths": [["a"]], "requirementsPaths": []}},
+        {"__raw_params": {"cwd": "file:///", "requirementsPaths": []}},
+        {"__raw_params": {"cwd": "file:///", "configPaths": [["a"]]}},
+        {"__raw_params": {"cwd": "/relative", "configPaths": [["a"]], "requirementsPaths": []}},
+        {"__raw_params": {"cwd": 5, "configPaths": [["a"]], "requirementsPaths": []}},
+        {"__raw_params": {"cwd": "file:///", "configPaths": "a", "requirementsPaths": []}},
+        {"__raw_params": {"cwd": "file:///", "configPaths": ["a"], "requirementsPaths": []}},
+        {"__raw_params": {"cwd": "file:///", "configPaths": [[1]], "requirementsPaths": []}},
+        {"__raw_params": {"cwd": "file://host/x", "configPaths": [["a"]], "requirementsPaths": []}},
+        {"__raw_params": {"cwd": "http://x/", "configPaths": [["a"]], "requirementsPaths": []}},
+        {"__raw_params": ["file:///", [["a"]], []]},
+        {"__raw_params": ["file:///", [["a"]]]},
+        {"__raw_params": {"cwd": "file:///", "configPaths": [], "requirementsPaths": [], "x": 1}},
+        {"__raw_params": None}]
+    # re-serialisation
+    keys = [m.group(1) for m in re.finditer(r"^([A-Za-z0-9_-]+) =", RESERIALISE, re.M)]
+    yield "re-serialisation", {U: RESERIALISE}, None, {}, "@R", [
+        read(config=keys), read(config=[["quoted key"], ["a.b"], [""], ["lit"], ['k"q'], ["\u00fc"],
+                                        ["a b"], ["-_"], ["nl\nkey"], ["tab\tkey"]])]
+    keys2 = [m.group(1) for m in re.finditer(r"^([A-Za-z0-9_-]+) =", MORE, re.M)]
+    yield "re-serialisation 2", {U: MORE}, None, {}, "@R", [
+        read(config=keys2 + ["spaced", "aot"]), read(config=[["spaced", "quoted.part", "k"]])]
+    ml = "'" * 3
+    yield "CRLF, comments, empty layers", {
+        U: "# only a comment\r\n\r\n" + trusted("p", "q"), "p/.git": "x", "p/.codex/config.toml": "",
+        "q/.git": "x", "q/.codex/config.toml": "a = 1\r\nb = %sx\r\ny%s\r\n# c\r\n" % (ml, ml)}, None, {}, "@R", [
+        read(cwd="@R/p", config=["a"]), read(cwd="@R/q", config=["a", "b"]), read(config=["projects"])]
+    # malformed and unreadable
+    for i, bad in enumerate(BAD):
+        yield "malformed user config %d %r" % (i, bad), {U: bad}, None, {}, "@R", [read(config=["a"])]
+    yield "malformed project config 2", {U: trusted("p"), "p/.git": "x", "p/.codex/config.toml":
+        "a = 1\n" * 12 + "x = [1,\n"}, None, {}, "@R/p", [read(cwd="@R/p", config=["a"])]
+    yield "user config a directory", {"home/.codex/config.toml/": ""}, None, {}, "@R", [read(config=["a"])]
+    yield "user config not UTF-8", {U: b"a = '\xff'\n"}, None, {}, "@R", [read(config=["a"])]
+    yield "user config a dangling symlink", {"home/.codex/config.toml->nowhere": ""}, None, {}, "@R", [
+        read(config=["a"])]
+    # unreadable files: run as nobody when we are root (root reads anything)
+    nobody = {"@nobody": True}
+    yield "user config unreadable", {U: "a = 1\n", "chmod000": U}, None, nobody, "@R", [
+        read(config=["a"])]
+    yield "project config unreadable", {U: trusted("p"), "p/.git": "x", "p/.codex/config.toml": "a = 1\n",
+                                        "chmod000": "p/.codex/config.toml"}, None, nobody, "@R/p", [
+        read(cwd="@R/p", config=["a"])]
+    yield "project .codex unsearchable", {U: trusted("p"), "p/.git": "x", "p/.codex/config.toml": "a = 1\n",
+                                          "chmod000": "p/.codex"}, None, nobody, "@R/p", [
+        read(cwd="@R/p", config=["a"])]
+    yield "CODEX_HOME unsearchable", {U: "a = 1\n", "chmod000": "home/.codex"}, None, nobody, "@R", [
+        read(config=["a"])]
+    # /etc/codex
+    yield "etc: requirements unreadable", {U: "a = 1\n"}, {"requirements.toml": "a = 1\n",
+                                                         "chmod000": "requirements.toml"}, nobody, "@R", [
+        read(config=["a"], requirements=["a"])]
+    yield "etc: system, user, managed, requirements", {U: "a = 0\n"}, {
+        "config.toml": "a = 's'\n", "managed_config.toml":
+        "a = 'm'\nsandbox_mode = 'workspace-write'\napproval_policy = 'never'\n",
+        "requirements.toml": "a = 'r'\nallowed_sandbox_modes = ['read-only']\n"}, {}, "@R", [
+        read(config=["a", "sandbox_mode"], requirements=["a", "allowed_sandbox_modes",
+                                                         "allowed_approval_policies", "sandbox_mode"])]
+    R3 = ["a", "allowed_sandbox_modes", "allowed_approval_policies"]
+    for name, etc in [
+            ("managed only", {"managed_config.toml": "a = 'm'\nsandbox_mode = 'workspace-write'\n"}),
+            ("managed read-only", {"managed_config.toml": "sandbox_mode = 'read-only'\n"}),
+            ("managed danger, on-request", {"managed_config.toml": "sandbox_mode = 'danger-full-access'\napproval_policy = 'on-request'\n"}),
+            ("managed bad sandbox_mode", {"managed_config.toml": "sandbox_mode = 'bogus'\n"}),
+            ("managed nothing to convert", {"managed_config.toml": "b = 1\n"}),
+            ("managed broken", {"managed_config.toml": "b = \n"}),
+            ("system present, projected away", {"config.toml": "b = 1\n", "requirements.toml": "b = 1\n"}),
+            ("system broken", {"config.toml": "a = \n"}),
+            ("requirements broken", {"requirements.toml": "a = 1\nb = {\n"}),
+            ("requirements a directory", {"requirements.toml/": ""}),
+            ("system config a directory", {"config.toml/": ""})]:
+        yield "etc: " + name, {U: "a = 1\n"}, etc, {}, "@R", [read(config=["a", "sandbox_mode"], requirements=R3)]
+
+
+def remove_tree(path):
+    """rmtree, after giving back the permissions the unreadable-file cases took."""
+    for d, dirs, files in os.walk(path):
+        for x in dirs + files:
+            try:
+                if not os.path.islink(os.path.join(d, x)):
+                    os.chmod(os.path.join(d, x), 0o755)
+            except OSError:
+                pass
+    shutil.rmtree(path, ignore_errors=True)
+
+
+def write_tree(root, files):
+    for rel, content in files.items():
+        if rel == "chmod000":
+            os.chmod(os.path.join(root, content), 0)
+            continue
+        if "->" in rel:
+            rel, target = rel.split("->")
+            p = os.path.join(root, rel)
+            os.makedirs(os.path.dirname(p), exist_ok=True)
+            os.symlink(os.path.join(root, target), p)
+            continue
+        p = os.path.join(root, rel)
+        if rel.endswith("/"):
+            os.makedirs(p, exist_ok=True)
+            continue
+        os.makedirs(os.path.dirname(p), exist_ok=True)
+        with open(p, "wb") as f:
+            f.write(content if isinstance(content, bytes) else content.replace("@R", root).encode())
+
+
+def main():
+    ref, execd = find_ref(), os.path.join(BUILD, "src", "execd")
+    if ref is None or not os.access(execd, os.X_OK):
+        print("1..0 # SKIP reference codex or execd not found")
+        return 0
+    scratch = os.environ.get("ENVCONFIG_SCRATCH") or tempfile.mkdtemp(
+        prefix="envconfig.", dir=os.path.abspath(BUILD))
+    os.chmod(scratch, 0o755)    # the cases run as nobody walk through it
+    etc_ok = enter_namespace(scratch)
+    host_etc = os.path.exists("/etc/codex") and not etc_ok
+    only = os.environ.get("ENVCONFIG_ONLY")
+    all_cases = list(cases())
+    print("1..%d" % len(all_cases))
+    failed = differ = 0
+    for n, (name, files, etc, env, cwd, reqs) in enumerate(all_cases, 1):
+        if only and not re.search(only, name):
+            print("ok %d - %s # SKIP not selected" % (n, name))
+            continue
+        if host_etc or (etc is not None and not etc_ok):
+            print("ok %d - %s # SKIP needs /etc/codex of our own" % (n, name))
+            continue
+        root = os.path.join(scratch, "c%d" % n)
+        os.makedirs(os.path.join(root, "home", ".codex"))
+        write_tree(root, files)
+        if etc_ok:
+            shutil.rmtree("/etc/codex", ignore_errors=True)
+            if etc is not None:
+                os.makedirs("/etc/codex")
+                write_tree("/etc/codex", etc)
+        as_nobody = env.get("@nobody") and os.geteuid() == 0
+        if as_nobody and shutil.which("setpriv") is None:
+            print("ok %d - %s # SKIP needs setpriv(1) to run as nobody" % (n, name))
+            continue
+        env = {k: v for k, v in env.items() if k != "@nobody"}
+        pre = (["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"]
+               if as_nobody else [])
+        e = {"PATH": "/usr/bin:/bin", "HOME": root + "/home", "CODEX_HOME": root + "/home/.codex"}
+        e.update({k: (v.replace("@R", root) if v else v) for k, v in env.items()})
+        e = {k: v for k, v in e.items() if v is not None}
+        wd = cwd.replace("@R", root)
+        wd = wd if os.path.isdir(wd) else root
+        rq = json.loads(json.dumps(reqs).replace("@R", root))
+        want, _ = run(pre + [ref, "exec-server", "--listen", "stdio"], e, wd, rq)
+        got, sanitizer = run(pre + [execd, "--stdio", "--kill-grace-ms", "0"], e, wd, rq)
+        # no answer from the reference proves nothing: that fails too
+        bad = [i for i in range(len(rq)) if want[i] != got[i] or want[i] is None]
+        for line in sanitizer[:5]:
+            print("# execd: %s" % line)
+        if sanitizer and not bad:
+            bad = [0]
+        if os.environ.get("ENVCONFIG_VERBOSE") or bad:
+            for i in (bad or range(len(rq))):
+                print("# request %d: %s" % (i, json.dumps(rq[i])[:300]))
+                print("#   reference: %s" % json.dumps(want[i]).replace(root, "@R"))
+                print("#   execd:     %s" % json.dumps(got[i]).replace(root, "@R"))
+        if bad:
+            failed += 1
+            differ += len(bad)
+        print("%s %d - %s (%d requests)" % ("not ok" if bad else "ok", n, name, len(rq)))
+    if etc_ok:
+        shutil.rmtree("/etc/codex", ignore_errors=True)
+    if not os.environ.get(NS_FLAG):
+        remove_tree(scratch)
+    print("# %d cases differ, %d requests differ" % (failed, differ))
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
