@@ -77,6 +77,7 @@ serve_prepare(void)
 	if (spawner_start() == -1)
 		return -1;
 	sandbox_set_ns_probe(spawner_probe_ns);
+	sandbox_set_closer(spawner_close_later);
 	if (ev_init() == -1)
 		return -1;
 	rpc_init(conf.concurrency);

@@ -638,6 +638,19 @@ def test_sandbox():
     is_ok(q("fs/writeFile", "ws/new", dataBase64=b64("n")), "sandbox: write granted")
     is_err(q("fs/writeFile", "ws/.git/x", dataBase64=""), -32603,
            "Read-only file system (os error 30)", "sandbox: .git of a writable root read-only")
+    # the same names a sandboxed process finds read-only (the reference's helper
+    # runs in that very view): a missing .codex, .agents or .aws cannot be made
+    for name in (".codex", ".agents", ".aws"):
+        for method, kw in (("fs/createDirectory", {"recursive": True}),
+                           ("fs/writeFile", {"dataBase64": b64("x")})):
+            is_err(q(method, "ws/" + name, **kw), -32603, "Read-only file system (os error 30)",
+                   "sandbox: %s %s of a writable root refused" % (method, name))
+        t.ok(not os.path.exists(os.path.join(s, "ws", name)),
+             "sandbox: and no %s appeared on the host" % name)
+    os.makedirs(os.path.join(s, "ws", ".aws"), exist_ok=True)
+    is_err(q("fs/writeFile", "ws/.aws/credentials", dataBase64=b64("x")), -32603,
+           "Read-only file system (os error 30)", "sandbox: an existing .aws is read-only too")
+    shutil.rmtree(os.path.join(s, "ws", ".aws"))
     is_err(q("fs/writeFile", "ws/den/x", dataBase64=""), -32600,
            "Permission denied (os error 13)", "sandbox: denied file not written")
     t.eq(read(os.path.join(s, "ws", "den", "x")), b"d", "sandbox: denied file intact")
