@@ -161,6 +161,25 @@ def cases():
     return t
 
 
+def cases_open():
+    """A server without --ws-issuer/--ws-audience and a 5 s skew."""
+    now = int(time.time())
+    h = "Bearer "
+    return [
+        ("open: no iss, no aud", [h + token({"exp": now + 600})]),
+        ("open: aud string", [h + token({"exp": now + 600, "aud": "x"})]),
+        ("open: aud array", [h + token({"exp": now + 600, "aud": ["x", "y"]})]),
+        ("open: aud empty array", [h + token({"exp": now + 600, "aud": []})]),
+        ("open: aud number", [h + token({"exp": now + 600, "aud": 1})]),
+        ("open: iss string", [h + token({"exp": now + 600, "iss": "anyone"})]),
+        ("open: iss array", [h + token({"exp": now + 600, "iss": ["a"]})]),
+        ("open: expired 3 s (skew 5)", [h + token({"exp": now - 3})]),
+        ("open: expired 20 s (skew 5)", [h + token({"exp": now - 20})]),
+        ("open: nbf in 20 s (skew 5)", [h + token({"exp": now + 600, "nbf": now + 20})]),
+        ("open: exp missing", [h + token({"iss": "x"})]),
+    ]
+
+
 def request(port, authz, extra):
     lines = ["GET / HTTP/1.1", "Host: 127.0.0.1:%d" % port, "Upgrade: websocket",
              "Connection: Upgrade", "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==",
@@ -271,29 +290,31 @@ def main():
     env = dict(os.environ, CODEX_HOME=os.path.join(base, "home"), RUST_LOG="off")
     common = ["--ws-auth", "signed-bearer-token", "--ws-shared-secret-file",
               os.path.join(work, "secret"), "--ws-issuer", ISS, "--ws-audience", AUD]
-    procs = []
-    try:
-        rp, rport = start([ref, "exec-server", "--listen", "ws://127.0.0.1:0"] + common, env)
-        procs.append(rp)
-        ep, eport = start([EXECD, "--listen", "ws://127.0.0.1:0", "--log", "none"] + common, env)
-        procs.append(ep)
-        table = cases()
-        differ = 0
-        for c in table:
-            name, authz = c[0], c[1]
-            extra = c[2] if len(c) > 2 else {}
-            r = request(rport, authz, extra)
-            e = request(eport, authz, extra)
-            mark = "same" if r == e else "DIFFER"
-            if r != e:
-                differ += 1
-            print("# %-6s %-34s ref %s %-34r execd %s %r" % (mark, name, r[0], r[1], e[0], e[1]))
-        print("# tokens: %d cases, %d differ" % (len(table), differ))
-        print(("ok" if differ == 0 else "not ok") + " 1 - token table matches the reference")
-    finally:
-        for p in procs:
-            p.kill()
-            p.wait()
+    open_args = ["--ws-auth", "signed-bearer-token", "--ws-shared-secret-file",
+                 os.path.join(work, "secret"), "--ws-max-clock-skew-seconds", "5"]
+    total = differ = 0
+    for args, table in ((common, cases()), (open_args, cases_open())):
+        procs = []
+        try:
+            rp, rport = start([ref, "exec-server", "--listen", "ws://127.0.0.1:0"] + args, env)
+            procs.append(rp)
+            ep, eport = start([EXECD, "--listen", "ws://127.0.0.1:0", "--log", "none"] + args, env)
+            procs.append(ep)
+            for c in table:
+                name, authz = c[0], c[1]
+                extra = c[2] if len(c) > 2 else {}
+                r = request(rport, authz, extra)
+                e = request(eport, authz, extra)
+                total += 1
+                differ += r != e
+                print("# %-6s %-34s ref %s %-34r execd %s %r" % (
+                    "same" if r == e else "DIFFER", name, r[0], r[1], e[0], e[1]))
+        finally:
+            for p in procs:
+                p.kill()
+                p.wait()
+    print("# tokens: %d cases, %d differ" % (total, differ))
+    print(("ok" if differ == 0 else "not ok") + " 1 - token table matches the reference")
     flags = run_flags(ref, env, work)
     fdiffer = 0
     for args, r, e in flags:
