@@ -4,26 +4,36 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <openssl/evp.h>
-
 #include "b64.h"
+
+static const char	b64_alphabet[] =
+    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
 
 size_t
 b64_encode_to(char *dst, const void *src, size_t len)
 {
-	size_t	done = 0, step, out = 0;
+	const unsigned char	*s = src;
+	char			*d = dst;
+	unsigned		 v;
+	size_t			 i;
 
-	/* EVP_EncodeBlock takes an int length: go in bounded steps of 3n bytes. */
-	while (done < len) {
-		step = len - done;
-		if (step > 3 * 1024 * 1024)
-			step = 3 * 1024 * 1024;
-		out += (size_t)EVP_EncodeBlock((unsigned char *)dst + out,
-		    (const unsigned char *)src + done, (int)step);
-		done += step;
+	for (i = 0; i + 3 <= len; i += 3, d += 4) {
+		v = (unsigned)s[i] << 16 | (unsigned)s[i + 1] << 8 | s[i + 2];
+		d[0] = b64_alphabet[v >> 18];
+		d[1] = b64_alphabet[v >> 12 & 63];
+		d[2] = b64_alphabet[v >> 6 & 63];
+		d[3] = b64_alphabet[v & 63];
 	}
-	dst[out] = '\0';
-	return out;
+	if (i < len) {
+		v = (unsigned)s[i] << 16 | (i + 1 < len ? (unsigned)s[i + 1] << 8 : 0);
+		d[0] = b64_alphabet[v >> 18];
+		d[1] = b64_alphabet[v >> 12 & 63];
+		d[2] = i + 1 < len ? b64_alphabet[v >> 6 & 63] : '=';
+		d[3] = '=';
+		d += 4;
+	}
+	*d = '\0';
+	return (size_t)(d - dst);
 }
 
 char *
@@ -53,15 +63,13 @@ static signed char	b64_table[256];
 static int
 b64_value(unsigned char c)
 {
-	static const char	alphabet[] =
-	    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-	static int		ready;
+	static int	ready;
 	int			i;
 
 	if (!ready) {
 		memset(b64_table, -1, sizeof(b64_table));
 		for (i = 0; i < 64; i++)
-			b64_table[(unsigned char)alphabet[i]] = (signed char)i;
+			b64_table[(unsigned char)b64_alphabet[i]] = (signed char)i;
 		ready = 1;
 	}
 	return b64_table[c];
@@ -125,9 +133,9 @@ void *
 b64_decode(const char *src, size_t len, size_t *outlen, char *err, size_t errlen)
 {
 	const unsigned char	*s = (const unsigned char *)src;
-	unsigned char		*dst;
-	size_t			 npad, done = 0, out = 0, step;
-	int			 n;
+	unsigned char		*dst, *d;
+	size_t			 npad, i;
+	unsigned		 v;
 
 	if (b64_check(s, len, &npad, err, errlen) == -1)
 		return NULL;
@@ -135,19 +143,14 @@ b64_decode(const char *src, size_t len, size_t *outlen, char *err, size_t errlen
 		snprintf(err, errlen, "out of memory");
 		return NULL;
 	}
-	while (done < len) {
-		step = len - done;
-		if (step > 4 * 1024 * 1024)
-			step = 4 * 1024 * 1024;
-		n = EVP_DecodeBlock(dst + out, s + done, (int)step);
-		if (n < 0) {
-			free(dst);
-			snprintf(err, errlen, "Invalid input length.");
-			return NULL;
-		}
-		out += (size_t)n;
-		done += step;
+	/* checked: whole quads, padding only at the end (its symbols decode as 0) */
+	for (i = 0, d = dst; i < len; i += 4, d += 3) {
+		v = (unsigned)(b64_table[s[i]] & 63) << 18 | (unsigned)(b64_table[s[i + 1]] & 63) << 12 |
+		    (unsigned)(b64_table[s[i + 2]] & 63) << 6 | (unsigned)(b64_table[s[i + 3]] & 63);
+		d[0] = v >> 16;
+		d[1] = v >> 8 & 0xff;
+		d[2] = v & 0xff;
 	}
-	*outlen = out - npad;
+	*outlen = (size_t)(d - dst) - npad;
 	return dst;
 }

@@ -1,4 +1,4 @@
-/* Standard padded base64 (RFC 4648 §4) on OpenSSL's libcrypto. */
+/* Standard padded base64 (RFC 4648 §4). */
 #ifndef EXECD_B64_H
 #define EXECD_B64_H
 

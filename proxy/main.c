@@ -20,6 +20,7 @@
 #include "proto/proto.h"
 #include "relay/relay.h"
 #include "policy/policy.h"
+#include "tls/tls.h"
 
 #define DEFAULT_CONF	SYSCONFDIR "/execd-proxy.conf"
 
@@ -158,6 +159,7 @@ start(const char *control_override)
 	}
 	if (ev_init() == -1 || resolve_init(env.conf->dns_servers, env.conf->dns_ms) == -1)
 		return -1;
+	tls_init(env.conf);	/* on failure, limited mode refuses HTTPS as before */
 	audit_set_resume(conn_resume_all);
 	audit_open(env.conf->audit, env.conf->audit_path, env.conf->audit_overflow);
 	if (env.conf->has_http &&
@@ -183,6 +185,7 @@ finish(void)
 	listener_close(&socks_listener);
 	control_close();
 	conn_close_all();
+	tls_shutdown();
 	resolve_shutdown();
 	audit_close();
 	conf_unref(env.conf);

@@ -4,9 +4,9 @@
  * call up).  Functions are declared per folder, and a folder uses only
  * the folders below it:
  *
- *	main.c -> front/ -> proto/ -> relay/ -> policy/ -> lib/
+ *	main.c -> front/ -> proto/ -> relay/ -> tls/ -> policy/ -> lib/
  *
- * front/front.h, proto/proto.h, relay/relay.h, policy/policy.h.
+ * front/front.h, proto/proto.h, relay/relay.h, tls/tls.h, policy/policy.h.
  */
 #ifndef EXECD_PROXY_TYPES_H
 #define EXECD_PROXY_TYPES_H
@@ -43,6 +43,8 @@ enum proxy_mode {
 /* What a request carries besides its method (limited mode allows neither). */
 #define REQ_BODY	0x01
 #define REQ_UPGRADE	0x02
+/* A CONNECT (or SOCKS5 to 443) whose inner requests will be inspected. */
+#define REQ_INSPECTED	0x04
 
 /* What host_parse() made of a host. */
 #define HOST_NAME	0
@@ -124,6 +126,16 @@ struct proxy_conf {
 	char			*control_path;
 	char			*dns_servers;	/* c-ares CSV, NULL: system resolver */
 	char			*ca_bundle;	/* handed to clients for CA variables */
+	/* HTTPS inspection (read at start; tls/) */
+	int			 inspect;	/* 0: limited mode refuses HTTPS */
+	char			*state_dir;	/* the generated CA and the bundle */
+	char			*inspect_ca_cert, *inspect_ca_key;	/* or a given CA */
+	char			*upstream_ca;	/* trust for targets; NULL: the system's */
+	char			*system_ca;	/* copied into the bundle */
+	char		       **inspect_hosts;	/* patterns inspected in full mode too */
+	size_t			 ninspect_hosts;
+	unsigned		 handshake_ms;
+	unsigned		 leaf_cache;
 	struct upstream		*upstream;
 	unsigned		 max_conns;
 	unsigned		 max_conns_client;
@@ -201,6 +213,7 @@ enum dial_fail {
 
 struct resolve_req;
 struct udp_assoc;
+struct inspect;
 
 /*
  * The stage that drives a connection after its greeting: dial_start()
@@ -288,6 +301,8 @@ struct conn {
 
 	struct half		 c2u, u2c;
 	struct udp_assoc	*udp;		/* SOCKS5 UDP ASSOCIATE */
+	struct inspect		*ins;		/* an inspected tunnel's TLS and requests */
+	int			 inspect;	/* the tunnel is to be inspected */
 	int			 audited_close;
 };
 

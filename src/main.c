@@ -4,6 +4,7 @@
  */
 #include "config.h"
 
+#include <sys/random.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 
@@ -16,7 +17,6 @@
 #include <string.h>
 #include <unistd.h>
 
-#include <openssl/rand.h>
 
 #include "log.h"
 #include "transport/activate.h"
@@ -110,7 +110,7 @@ new_token(void)
 	char			*t;
 	size_t			 i;
 
-	if (RAND_bytes(r, sizeof(r)) != 1 || (t = malloc(2 * sizeof(r) + 1)) == NULL)
+	if (getrandom(r, sizeof(r), 0) != (ssize_t)sizeof(r) || (t = malloc(2 * sizeof(r) + 1)) == NULL)
 		fatalx("cannot make a token");
 	for (i = 0; i < sizeof(r); i++) {
 		t[2 * i] = hex[r[i] >> 4];
@@ -171,6 +171,8 @@ instance_gone(pid_t pid)
 {
 	resume_sweep(conf.state_dir, pid);
 }
+
+static const struct listen_ops instance_ops = { serve_prepare, serve_run, instance_gone };
 
 /*
  * Session sockets whose instance died without removing them (SIGKILL, the
@@ -353,12 +355,12 @@ main(int argc, char *argv[])
 		printf("%s\n", url);
 		fflush(stdout);
 		activate_ready();
-		return listen_serve(&fd, 1, serve_connection, instance_gone);
+		return listen_serve(&fd, 1, &instance_ops);
 	}
 	if (nfds > 0 && mode == MODE_AUTO) {
 		if (is_listening_socket(fds[0])) {
 			activate_ready();
-			return listen_serve(fds, nfds, serve_connection, instance_gone);
+			return listen_serve(fds, nfds, &instance_ops);
 		}
 		/* systemd Accept=yes without StandardInput=socket: the connection is fd 3 */
 		return serve_connection(fds[0], fds[0]);

@@ -60,23 +60,24 @@ serve_take_over(int fd, const char **peer)
 }
 
 int
-serve_connection(int in_fd, int out_fd)
+serve_prepare(void)
 {
-	struct proc_limits	limits = {
+	static struct proc_limits	limits;
+
+	limits = (struct proc_limits){
 		.max_stdin = conf.max_message,
 		.retention_bytes = conf.retention_bytes,
 		.retention_chunks = conf.retention_chunks,
 		.kill_grace_ms = conf.kill_grace_ms,
 		.closed_keep_ms = conf.closed_keep_ms,
 	};
-
 	signal(SIGPIPE, SIG_IGN);
 	/* before anything else is open, and before the filter it must not inherit */
 	if (spawner_start() == -1)
-		return 1;
+		return -1;
 	sandbox_set_ns_probe(spawner_probe_ns);
 	if (ev_init() == -1)
-		return 1;
+		return -1;
 	rpc_init(conf.concurrency);
 	rpc_set_gate(&session_lifecycle);
 	rpc_register(session_methods);
@@ -91,10 +92,10 @@ serve_connection(int in_fd, int out_fd)
 	http_req_init();
 	if (conf.proxy_control != NULL) {
 		if (netproxy_init(conf.proxy_control) == -1)
-			return 1;
+			return -1;
 	} else if (!conf.no_embedded_proxy && serve_proxy_find() == 0 &&
 	    netproxy_init_embedded(serve_proxy_launch) == -1)
-		return 1;
+		return -1;
 	netproxy_set_events(&proc_net_events);
 	if (netproxy_enabled()) {
 		session_set_capability("networkProxyLaunch", 1);
@@ -110,10 +111,16 @@ serve_connection(int in_fd, int out_fd)
 	if (ev_signal(SIGTERM, serve_stop, NULL) == -1 ||
 	    ev_signal(SIGINT, serve_stop, NULL) == -1 ||
 	    ev_signal(SIGHUP, serve_stop, NULL) == -1)
-		return 1;
+		return -1;
 	/* from here on, only the calls sandbox_self.c lists */
 	if (sandbox_self_narrow() == -1)
 		fatalx("cannot narrow execd's own privileges");
+	return 0;
+}
+
+int
+serve_run(int in_fd, int out_fd)
+{
 	if (sniff_start(in_fd, out_fd) == -1)
 		return 1;
 	ev_run();
@@ -124,4 +131,12 @@ serve_connection(int in_fd, int out_fd)
 	spawner_stop();
 	ev_free();
 	return 0;
+}
+
+int
+serve_connection(int in_fd, int out_fd)
+{
+	if (serve_prepare() == -1)
+		return 1;
+	return serve_run(in_fd, out_fd);
 }

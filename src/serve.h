@@ -4,7 +4,16 @@
 
 #include <sys/types.h>
 
-/* Returns the process exit status. */
+/*
+ * Everything an instance needs before its client: the spawn helper, the
+ * methods, the loop, and the instance narrowed to its allow-list.  -1 on
+ * failure (logged).  A listener does this in a spare instance ahead of
+ * the next connection (listen.c).
+ */
+int	serve_prepare(void);
+/* Then serve the client until the session ends; the process exit status. */
+int	serve_run(int in_fd, int out_fd);
+/* Both, for an instance started with its connection. */
 int	serve_connection(int in_fd, int out_fd);
 
 /* serve_proxy.c: the embedded execd-proxy */

@@ -9,13 +9,17 @@
 
 Rows: CONNECT tunnel throughput for 1 GiB (vs direct, vs tinyproxy, and
 splice vs execd-proxy's own read/write path), CONNECT set-up latency and
-plain-HTTP forwarding latency (vs tinyproxy).
+plain-HTTP forwarding latency (vs tinyproxy), and HTTPS through inspection
+(limited mode) vs the same HTTPS through an opaque tunnel: download
+throughput, and the latency of set-up plus one request (the handshake
+the proxy adds).
 Medians over repeated runs; client and sink are Python threads, identical
 for every contender, so the ratios are the point."""
 
 import os
 import shutil
 import socket
+import ssl
 import statistics
 import subprocess
 import sys
@@ -24,6 +28,7 @@ import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "lib"))
 from proxytest import Proxy, cleanup, free_port, tmpdir, _procs  # noqa: E402
+import tlstest  # noqa: E402
 
 CHUNK = 1 << 20
 
@@ -187,6 +192,86 @@ def start_execd_proxy(splice=True):
     return p, (host, int(port)), auth
 
 
+def https_get(proxy, auth, origin, ctx, path, expect):
+    """GET path over TLS through a CONNECT tunnel; (seconds to set up and send, seconds in all)."""
+    t0 = time.perf_counter()
+    s = open_tunnel(proxy, origin.port, auth)
+    tls = ctx.wrap_socket(s, server_hostname="127.0.0.1")
+    tls.sendall(b"GET %s HTTP/1.1\r\nHost: 127.0.0.1:%d\r\nConnection: close\r\n\r\n"
+                % (path.encode(), origin.port))
+    buf = bytearray(1 << 20)
+    got, first = 0, None
+    while True:
+        n = tls.recv_into(buf)
+        if n == 0:
+            break
+        if first is None:
+            first = time.perf_counter()
+        got += n
+    tls.close()
+    if got < expect:
+        raise RuntimeError("short response: %d of %d bytes" % (got, expect))
+    return first - t0, time.perf_counter() - t0
+
+
+def https_throughput(proxy, auth, ctx, origin, nbytes, reps):
+    return [nbytes / 1e6 / https_get(proxy, auth, origin, ctx, "/big/%d" % nbytes, nbytes)[1]
+            for _ in range(reps)]
+
+
+def https_latency(proxy, auth, ctx, origin, reps):
+    return [https_get(proxy, auth, origin, ctx, "/small", 20)[1] * 1000 for _ in range(reps)]
+
+
+def cpu_seconds(pid):
+    """User and system CPU time a process has used so far."""
+    with open("/proc/%d/stat" % pid) as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def inspected_rows(quick):
+    """HTTPS via an inspecting proxy (limited mode) vs an opaque tunnel (full mode)."""
+    import base64
+    ca = tlstest.TestCA()
+    origin = tlstest.TLSOrigin(*ca.server_cert("127.0.0.1", ["IP:127.0.0.1"]))
+    nbytes, treps, lreps = ((32 << 20), 1, 20) if quick else ((256 << 20), 3, 100)
+    out, procs = [], []
+    try:
+        addrs = {}
+        for mode in ("limited", "full"):
+            p = Proxy("listen http 127.0.0.1:0\nallow 127.0.0.1\nallow-local yes\n"
+                      "mode %s\nupstream-ca %s\nmax-connections-per-client 100000\n"
+                      % (mode, ca.cert), audit="none")
+            procs.append(p)
+            c = p.register(tags={"process_id": "bench"})
+            host, port = p.http.rsplit(":", 1)
+            auth = base64.b64encode(("%s:%s" % (c.id, c.secret)).encode()).decode()
+            cafile = c.reply["ca_bundle"] if mode == "limited" else ca.cert
+            addrs[mode] = ((host, int(port)), auth, ssl.create_default_context(cafile=cafile))
+        cpu = {}
+        for mode in ("limited", "full"):
+            c0 = cpu_seconds(procs[0 if mode == "limited" else 1].proc.pid)
+            cpu[mode] = median_or_error(https_throughput, *addrs[mode], origin, nbytes, treps)
+            cpu[mode + "_s"] = (cpu_seconds(procs[0 if mode == "limited" else 1].proc.pid) -
+                                c0) / treps * (1 << 30) / nbytes
+        out.append(row("proxy: HTTPS GET %d MiB, inspected vs opaque tunnel (MB/s, higher is "
+                       "better)" % (nbytes >> 20), cpu["limited"], cpu["full"]))
+        out.append(row("proxy: its own CPU per GiB of HTTPS, inspected vs opaque tunnel (s)",
+                       cpu["limited_s"], cpu["full_s"]))
+        ins = median_or_error(https_latency, *addrs["limited"], origin, lreps)
+        opq = median_or_error(https_latency, *addrs["full"], origin, lreps)
+        name = "proxy: HTTPS set-up + one GET, inspected vs opaque tunnel (ms)"
+        if isinstance(ins, float) and isinstance(opq, float):
+            name += "; inspection adds %.2f ms" % (ins - opq)
+        out.append(row(name, ins, opq))
+    finally:
+        for p in procs:
+            p.stop()
+        origin.srv.shutdown()
+    return out
+
+
 def start_tinyproxy():
     if shutil.which("tinyproxy") is None:
         return None, None
@@ -260,6 +345,7 @@ def rows(quick=False):
         ours = median_or_error(forward_latency, eaddr, eauth, origin, lreps)
         tiny = median_or_error(forward_latency, taddr, None, origin, lreps) if tp else None
         out.append(row("proxy: plain HTTP GET forwarded vs tinyproxy (ms)", ours, tiny))
+        out += inspected_rows(quick)
     finally:
         ep.stop()
         if tp is not None:

@@ -16,7 +16,7 @@ TOP = os.environ.get("top_srcdir") or os.path.join(os.path.dirname(__file__), ".
 ORDER = {
     "src": ["", "proc", "spawn", "fs", "http", "config", "sandbox", "session", "transport",
             "policy", "util", "netproxy", "rpc"],
-    "proxy": ["", "front", "proto", "relay", "policy"],
+    "proxy": ["", "front", "proto", "relay", "tls", "policy"],
 }
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
 

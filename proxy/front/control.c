@@ -33,6 +33,7 @@
 #include "front/control_int.h"
 #include "relay/relay.h"
 #include "policy/policy.h"
+#include "tls/tls.h"
 
 #define CTL_LINE_MAX	(256 * 1024)
 #define CTL_TAGS_MAX	(8 * 1024)
@@ -117,6 +118,26 @@ listener_addr(const struct listener *l)
 	return l->fd != -1 ? json_string(l->name) : json_null();
 }
 
+/*
+ * The bundle a process's CA variables should name: ours when its HTTPS is
+ * inspected (limited mode), else the configured one, else ours when some
+ * hosts are inspected, else none: its CA variables stay its own.
+ */
+static const char *
+ca_bundle_for(const struct proxy_conf *conf, const struct policy *pol)
+{
+	int	inspecting = tls_ready() && conf->inspect;
+
+	if (inspecting && (policy_limited(&conf->policy) || (pol != NULL &&
+	    policy_limited(pol))))
+		return tls_bundle_path();
+	if (conf->ca_bundle != NULL)
+		return conf->ca_bundle;
+	if (inspecting && conf->ninspect_hosts > 0)
+		return tls_bundle_path();
+	return NULL;
+}
+
 static int
 op_register(struct ctl_client *cl, json_t *req, json_t *id)
 {
@@ -167,7 +188,8 @@ op_register(struct ctl_client *cl, json_t *req, json_t *id)
 	    "ok", 1, "credentials", "id", r->id, "secret", r->secret,
 	    "http", listener_addr(env->http),
 	    "socks5", socks ? listener_addr(env->socks) : json_null(),
-	    "allow_local", local, "socks5_enabled", socks, "ca_bundle", env->conf->ca_bundle);
+	    "allow_local", local, "socks5_enabled", socks, "ca_bundle",
+	    ca_bundle_for(env->conf, pol));
 	log_info("control: registered %s%s", r->id, want_id ? " (restored)" : "");
 	send_json(cl, o);
 	return 0;

@@ -3,7 +3,7 @@
  * control socket on which execd registers the processes it starts
  * (control.c).  Both get the live configuration through the struct
  * proxy_env that main.c owns; a listener gets its protocol from main.c
- * too, as a handler table.  Uses relay/ and policy/.
+ * too, as a handler table.  Uses relay/, tls/ and policy/.
  */
 #ifndef EXECD_PROXY_FRONT_H
 #define EXECD_PROXY_FRONT_H

@@ -303,6 +303,8 @@ kw_limit(struct parse *p, char **w, int n)
 		{ "connect-timeout", offsetof(struct proxy_conf, connect_ms), 1 },
 		{ "header-timeout", offsetof(struct proxy_conf, header_ms), 1 },
 		{ "dns-timeout", offsetof(struct proxy_conf, dns_ms), 1 },
+		{ "handshake-timeout", offsetof(struct proxy_conf, handshake_ms), 1 },
+		{ "leaf-cache", offsetof(struct proxy_conf, leaf_cache), 0 },
 	};
 	unsigned	*v;
 	size_t		 i;
@@ -318,6 +320,69 @@ kw_limit(struct parse *p, char **w, int n)
 			return perr(p, "bad value \"%s\" for %s", w[1], w[0]);
 		return 0;
 	}
+	return 1;
+}
+
+/* an absolute path for a keyword that takes one */
+static int
+set_path(struct parse *p, char **dst, const char *kw, const char *v)
+{
+	if (v[0] != '/')
+		return perr(p, "%s must be an absolute path", kw);
+	return set_string(p, dst, v);
+}
+
+static int
+add_inspect_hosts(struct parse *p, char **w, int n)
+{
+	struct proxy_conf	*c = p->conf;
+	char			**v, *h, *q;
+	int			  i;
+
+	if (n < 2)
+		return perr(p, "usage: inspect-host PATTERN ...");
+	if ((v = reallocarray(c->inspect_hosts, c->ninspect_hosts + (size_t)n,
+	    sizeof(*v))) == NULL)
+		return perr(p, "out of memory");
+	c->inspect_hosts = v;
+	for (i = 1; i < n; i++) {
+		if ((h = strdup(w[i])) == NULL)
+			return perr(p, "out of memory");
+		for (q = h; *q != '\0'; q++)
+			*q = (char)tolower((unsigned char)*q);
+		c->inspect_hosts[c->ninspect_hosts++] = h;
+	}
+	return 0;
+}
+
+/* HTTPS inspection: 1 when w[0] is none of its keywords. */
+static int
+kw_inspect(struct parse *p, char **w, int n)
+{
+	struct proxy_conf	*c = p->conf;
+
+	if (strcmp(w[0], "inspect-host") == 0)
+		return add_inspect_hosts(p, w, n);
+	if (strcmp(w[0], "inspect-ca") == 0) {
+		if (n != 3)
+			return perr(p, "usage: inspect-ca CERTIFICATE KEY");
+		if (set_path(p, &c->inspect_ca_cert, w[0], w[1]) == -1)
+			return -1;
+		return set_path(p, &c->inspect_ca_key, w[0], w[2]);
+	}
+	if (n != 2)
+		return 1;
+	if (strcmp(w[0], "inspect") == 0) {
+		if (parse_bool(w[1], &c->inspect) == -1)
+			return perr(p, "inspect takes yes or no");
+		return 0;
+	}
+	if (strcmp(w[0], "state-directory") == 0)
+		return set_path(p, &c->state_dir, w[0], w[1]);
+	if (strcmp(w[0], "upstream-ca") == 0)
+		return set_path(p, &c->upstream_ca, w[0], w[1]);
+	if (strcmp(w[0], "system-ca") == 0)
+		return set_path(p, &c->system_ca, w[0], w[1]);
 	return 1;
 }
 
@@ -346,6 +411,8 @@ parse_line(struct parse *p, char *line)
 	if ((r = kw_policy(p, w, n)) <= 0)
 		return r;
 	if ((r = kw_limit(p, w, n)) <= 0)
+		return r;
+	if ((r = kw_inspect(p, w, n)) <= 0)
 		return r;
 	if (n != 2)
 		return perr(p, "unknown keyword or wrong arguments: \"%s\"", w[0]);
@@ -403,6 +470,9 @@ conf_new(void)
 	c->header_ms = 10 * 1000;
 	c->dns_ms = 2000;
 	c->splice = 1;
+	c->inspect = 1;
+	c->handshake_ms = 10 * 1000;
+	c->leaf_cache = 1024;
 	c->audit = AUDIT_STDERR;
 	return c;
 }
@@ -457,6 +527,12 @@ conf_load(const char *path, char *err, size_t errlen)
 	if (r == 0 && p.conf->control_path == NULL &&
 	    set_string(&p, &p.conf->control_path, RUNSTATEDIR "/execd-proxy/control.sock") == -1)
 		r = -1;
+	if (r == 0 && p.conf->state_dir == NULL &&
+	    set_string(&p, &p.conf->state_dir, LOCALSTATEDIR "/lib/execd-proxy") == -1)
+		r = -1;
+	if (r == 0 && p.conf->system_ca == NULL &&
+	    set_string(&p, &p.conf->system_ca, "/etc/ssl/certs/ca-certificates.crt") == -1)
+		r = -1;
 	if (r == -1) {
 		conf_unref(p.conf);
 		return NULL;
@@ -480,6 +556,14 @@ conf_unref(struct proxy_conf *c)
 	free(c->control_path);
 	free(c->dns_servers);
 	free(c->ca_bundle);
+	free(c->state_dir);
+	free(c->inspect_ca_cert);
+	free(c->inspect_ca_key);
+	free(c->upstream_ca);
+	free(c->system_ca);
+	while (c->ninspect_hosts > 0)
+		free(c->inspect_hosts[--c->ninspect_hosts]);
+	free(c->inspect_hosts);
 	free(c->audit_path);
 	if (c->upstream != NULL)
 		free(c->upstream->auth);

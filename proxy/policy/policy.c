@@ -159,14 +159,15 @@ check_host(const struct policy *pol, const char *source, const char *host,
 			DENY(v, 0, "method_not_allowed", "mode_guard");
 		break;
 	case PROTO_HTTP_CONNECT:
-		/* limited mode needs to see the method: that takes TLS interception */
-		if (pol->mode == MODE_LIMITED)
+		/* limited mode needs to see the method: that takes TLS inspection */
+		if (pol->mode == MODE_LIMITED && !(shape & REQ_INSPECTED))
 			DENY(v, 0, "mitm_required", "mode_guard");
 		break;
 	case PROTO_SOCKS5:
 		if (!pol->socks5)
 			DENY(v, 0, "proxy_disabled", "proxy_state");
-		if (pol->mode == MODE_LIMITED)
+		/* only what is inspected (port 443) */
+		if (pol->mode == MODE_LIMITED && !(shape & REQ_INSPECTED))
 			DENY(v, 0, "method_not_allowed", "mode_guard");
 		break;
 	case PROTO_SOCKS5_UDP:

@@ -300,6 +300,10 @@ http_input(struct conn *c)
 	buf_consume(&c->in, hl);
 	if (c->proto == PROTO_HTTP && frame_request(c, &f) == -1)
 		return;
+	if (c->proto == PROTO_HTTP_CONNECT && inspect_wanted(c)) {
+		c->inspect = 1;
+		c->req_shape |= REQ_INSPECTED;
+	}
 	/* bytes after the head (a body, early TLS) go upstream after what we send */
 	if (buf_avail(&c->in) > 0 &&
 	    buf_append(&c->c2u.pend, buf_head(&c->in), buf_avail(&c->in)) == -1) {
@@ -360,6 +364,10 @@ http_dial_done(struct conn *c)
 
 	if (c->fail != DIAL_OK) {
 		reply_dial_failure(c, c->fail);
+		return;
+	}
+	if (c->proto == PROTO_HTTP_CONNECT && c->inspect) {
+		inspect_start(c, ok, sizeof(ok) - 1);
 		return;
 	}
 	if (c->proto == PROTO_HTTP_CONNECT) {

@@ -3,7 +3,8 @@
  * CONNECT and absolute-URI requests, with http_forward.c and the head
  * parser http_head.h) and SOCKS5 (socks5.c, UDP ASSOCIATE in
  * socks5_udp.c).  Each exports one struct proto_handler that a listener
- * is opened with.  Uses relay/ and policy/.
+ * is opened with.  An inspected tunnel (inspect.c, inspect_req.c) is the
+ * stage either runs after its reply.  Uses relay/, tls/ and policy/.
  */
 #ifndef EXECD_PROXY_PROTO_H
 #define EXECD_PROXY_PROTO_H
@@ -20,6 +21,10 @@ struct reqline;
 int	 http_forward_prepare(struct conn *, const struct reqline *, const char *head,
 	    size_t headlen, char *err, size_t errlen);
 void	 http_forward_start(struct conn *);
+
+/* inspect.c */
+int	 inspect_wanted(const struct conn *);
+void	 inspect_start(struct conn *, const void *reply, size_t n);
 
 /* socks5.c */
 extern const struct proto_handler socks5_proto;

@@ -250,6 +250,11 @@ request(struct conn *c)
 	}
 	buf_free(&c->in);
 	ev_timer_stop(&c->timer);
+	/* HTTPS (port 443) can be inspected; limited mode allows nothing else */
+	if (c->port == 443 && inspect_wanted(c)) {
+		c->inspect = 1;
+		c->req_shape |= REQ_INSPECTED;
+	}
 	dial_start(c);
 	return -1;	/* no more greeting input */
 }
@@ -398,7 +403,10 @@ socks_dial_done(struct conn *c)
 		memcpy(r + 20, &sin6->sin6_port, 2);
 		n = 22;
 	}
-	tunnel_start_reply(c, r, n);
+	if (c->inspect)
+		inspect_start(c, r, n);
+	else
+		tunnel_start_reply(c, r, n);
 }
 
 /* A UDP association lives as long as its TCP connection. */

@@ -572,6 +572,38 @@ audit_decision(struct conn *c, const struct verdict *v)
 	emit(ev);
 }
 
+/*
+ * One request inside an inspected tunnel: its method, the length of its
+ * path (never the path), the status answered and the plaintext bytes each
+ * way; never a body.
+ */
+void
+audit_request(struct conn *c, const struct inner_req *r, const struct verdict *v)
+{
+	json_t	*ev;
+
+	if (!v->allow && !audit_limit_admit(c->reg ? c->reg->id : NULL, summary_record)) {
+		if (!ev_timer_armed(&au.summary))
+			ev_timer_start(&au.summary, AUDIT_SUMMARY_MS);
+		return;
+	}
+	if ((ev = base_event(c, "request")) == NULL) {
+		lose(1);
+		return;
+	}
+	json_object_set_new(ev, "protocol", json_string("https"));
+	json_object_set_new(ev, "method", json_string(r->method[0] ? r->method : "none"));
+	json_object_set_new(ev, "path_length", json_integer((json_int_t)r->pathlen));
+	json_object_set_new(ev, "status", json_integer(r->status));
+	json_object_set_new(ev, "bytes_up", json_integer((json_int_t)r->bytes_up));
+	json_object_set_new(ev, "bytes_down", json_integer((json_int_t)r->bytes_down));
+	json_object_set_new(ev, "decision", json_string(v->allow ? "allow" : "deny"));
+	json_object_set_new(ev, "reason", json_string(v->reason));
+	json_object_set_new(ev, "source", json_string(v->source));
+	json_object_set_new(ev, "result", json_string(r->result ? r->result : "ok"));
+	emit(ev);
+}
+
 /* result: "ok", "upstream_failure", "dns_failure", "timeout", "idle_timeout", ... */
 void
 audit_tunnel_close(struct conn *c, const char *result)

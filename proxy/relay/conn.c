@@ -108,6 +108,11 @@ conn_timeout(struct ev_timer *t, void *arg)
 		c->stage->timeout(c);
 		break;
 	case CS_RELAY:
+		if (c->stage->timeout != NULL) {
+			c->stage->timeout(c);	/* the stage keeps its own deadlines */
+			break;
+		}
+		/* FALLTHROUGH */
 	case CS_UDP:
 		idle = ev_now() - c->last_io;
 		if (idle + 5 < c->conf->idle_ms) {

@@ -64,6 +64,15 @@ void	 audit_decision(struct conn *, const struct verdict *);
 /* fn hears every decision on a registration that asked for events (front/) */
 void	 audit_set_observer(void (*fn)(struct conn *, const struct verdict *));
 void	 audit_tunnel_close(struct conn *, const char *result);
+/* a request inside an inspected tunnel */
+struct inner_req {
+	char		 method[16];
+	size_t		 pathlen;
+	int		 status;		/* answered; 0: none */
+	uint64_t	 bytes_up, bytes_down;	/* plaintext */
+	const char	*result;
+};
+void	 audit_request(struct conn *, const struct inner_req *, const struct verdict *);
 uint64_t audit_lost(void);
 uint64_t audit_written(void);
 const char *proto_name(enum proxy_proto);

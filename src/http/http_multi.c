@@ -132,6 +132,8 @@ http_multi_done(CURLcode *rc)
 	CURLMsg		*m;
 	int		 left;
 
+	if (hm.multi == NULL)	/* libcurl not loaded: no transfer ever ran */
+		return NULL;
 	while ((m = curl_multi_info_read(hm.multi, &left)) != NULL) {
 		if (m->msg != CURLMSG_DONE ||
 		    curl_easy_getinfo(m->easy_handle, CURLINFO_PRIVATE, &x) != CURLE_OK)
@@ -163,17 +165,30 @@ http_multi_init(void (*after)(void))
 	ev_timer_init(&hm.timer, on_timeout, NULL);
 	ev_timer_init(&hm.reap, on_reap, NULL);
 	hm.after = after;
+	return 0;
+}
+
+/* libcurl and its multi handle, at the first transfer (http_curl.h). */
+int
+http_multi_ready(void)
+{
+	if (hm.multi != NULL)
+		return 0;
+	/* a failure (no descriptor left, say) is tried again at the next request */
+	if (http_curl_load() == -1)
+		return -1;
 	if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
 		log_warnx("curl_global_init failed");
 		return -1;
 	}
-	if ((hm.multi = curl_multi_init()) == NULL) {
-		log_warnx("curl_multi_init failed");
-		return -1;
-	}
-	if (curl_multi_setopt(hm.multi, CURLMOPT_SOCKETFUNCTION, curl_socket_cb) != CURLM_OK ||
+	if ((hm.multi = curl_multi_init()) == NULL ||
+	    curl_multi_setopt(hm.multi, CURLMOPT_SOCKETFUNCTION, curl_socket_cb) != CURLM_OK ||
 	    curl_multi_setopt(hm.multi, CURLMOPT_TIMERFUNCTION, curl_timer_cb) != CURLM_OK) {
-		log_warnx("curl_multi_setopt failed");
+		log_warnx("cannot set up libcurl's multi interface");
+		if (hm.multi != NULL)
+			curl_multi_cleanup(hm.multi);
+		hm.multi = NULL;
+		curl_global_cleanup();
 		return -1;
 	}
 	return 0;

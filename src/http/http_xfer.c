@@ -113,7 +113,8 @@ hop_start(struct xfer *x)
 	x->head_done = x->follow_next = 0;
 	x->discarded = 0;
 	x->errbuf[0] = '\0';
-	if (headers_to_slist(x) == -1 || (e = curl_easy_init()) == NULL) {
+	if (http_multi_ready() == -1 || headers_to_slist(x) == -1 ||
+	    (e = curl_easy_init()) == NULL) {
 		log_warnx("http/request %s: cannot set up the transfer", x->hop.href);
 		return -1;
 	}
@@ -133,7 +134,8 @@ hop_release(struct xfer *x)
 		curl_easy_cleanup(x->easy);
 		x->easy = NULL;
 	}
-	curl_slist_free_all(x->slist);
+	if (x->slist != NULL)	/* libcurl may not be loaded */
+		curl_slist_free_all(x->slist);
 	x->slist = NULL;
 }
 

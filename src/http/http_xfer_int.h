@@ -11,7 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include <curl/curl.h>
+#include "http/http_curl.h"
 
 #include "buf.h"
 #include "http/http_xfer.h"
@@ -60,6 +60,7 @@ void	http_resp_flush(struct xfer *x);
 
 /* http_multi.c: after every libcurl call from the loop, after() runs */
 int	 http_multi_init(void (*after)(void));
+int	 http_multi_ready(void);	/* loads libcurl at the first transfer */
 void	 http_multi_shutdown(void);
 int	 http_multi_add(CURL *e);
 void	 http_multi_remove(CURL *e);

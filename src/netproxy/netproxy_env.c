@@ -91,6 +91,28 @@ set_all(json_t *env, const char *const *keys, const char *val)
 	return 0;
 }
 
+/*
+ * The CA variables name the bundle that trusts the proxy's inspection CA,
+ * except where the process was given a CA of its own (a non-empty value
+ * naming another file): that one stays, as in the reference, even though
+ * inspected HTTPS will then fail its check.
+ */
+static int
+set_ca_vars(json_t *env, const char *bundle)
+{
+	const char	*cur;
+	size_t		 i;
+
+	for (i = 0; ca_keys[i] != NULL; i++) {
+		cur = json_string_value(json_object_get(env, ca_keys[i]));
+		if (cur != NULL && cur[0] != '\0' && strcmp(cur, bundle) != 0)
+			continue;
+		if (json_object_set_new(env, ca_keys[i], json_string(bundle)) == -1)
+			return -1;
+	}
+	return 0;
+}
+
 int
 netproxy_child_env(const struct netproxy_reg *r, json_t *env)
 {
@@ -122,7 +144,7 @@ netproxy_child_env(const struct netproxy_reg *r, json_t *env)
 	    json_object_set_new(env, "ELECTRON_GET_USE_PROXY", json_string("true")) == -1 ||
 	    json_object_set_new(env, "NODE_USE_ENV_PROXY", json_string("1")) == -1)
 		return -1;
-	if (r->ca_bundle != NULL && set_all(env, ca_keys, r->ca_bundle) == -1)
+	if (r->ca_bundle != NULL && set_ca_vars(env, r->ca_bundle) == -1)
 		return -1;
 	return 0;
 }

@@ -19,7 +19,6 @@
 #include <string.h>
 #include <unistd.h>
 
-#include <openssl/crypto.h>
 
 #include "buf.h"
 #include "evloop.h"
@@ -77,7 +76,7 @@ authenticate(char *err, size_t errlen)
 	if (read_key(key, sizeof(key), err, errlen) == -1)
 		return -1;
 	req = json_pack("{s:s, s:s, s:I}", "op", "auth", "key", key, "id", (json_int_t)id);
-	OPENSSL_cleanse(key, sizeof(key));
+	explicit_bzero(key, sizeof(key));
 	if (req == NULL || (line = jx_dump(req, &len)) == NULL) {
 		snprintf(err, errlen, "out of memory");
 		goto out;
@@ -94,7 +93,7 @@ authenticate(char *err, size_t errlen)
 		rc = 0;
 out:
 	if (line != NULL) {
-		OPENSSL_cleanse(line, len);
+		explicit_bzero(line, len);
 		free(line);
 	}
 	json_decref(req);

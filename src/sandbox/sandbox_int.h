@@ -106,8 +106,6 @@ int	 sbx_glob_depth(json_t *ctx);
 
 /* sandbox_seccomp.c */
 const struct sock_fprog *sbx_filter(enum sbx_net net, char *why, size_t whylen);
-/* EPERM for each call of names this architecture has; -1 with why */
-int	 sbx_deny_names(void *ctx, const char *const *names, char *why, size_t whylen);
 int	 sbx_filter_install(const struct sock_fprog *prog);
 
 /* sandbox_landlock.c */

@@ -16,8 +16,6 @@
 #include <string.h>
 #include <unistd.h>
 
-#include <openssl/crypto.h>
-#include <openssl/evp.h>
 
 #include "evloop.h"
 #include "util/fdpass.h"
@@ -27,6 +25,7 @@
 #include "jsonx.h"
 #include "session/resume.h"
 #include "rpc/rpc.h"
+#include "util/crypto.h"
 
 #define RESUME_MAGIC	0x65786431u	/* "exd1" */
 #define RESUME_MAX	(1024 * 1024)	/* an initialize request is small */
@@ -88,7 +87,7 @@ static int
 socket_path(const char *id, char *out, size_t len)
 {
 	static const char	 domain[] = RESUME_NAME_V1;
-	unsigned char		 in[sizeof(domain) + SESSION_ID_LEN], md[EVP_MAX_MD_SIZE];
+	unsigned char		 in[sizeof(domain) + SESSION_ID_LEN], md[SHA256_LEN];
 	char			 hex[2 * RESUME_NAME_LEN + 1];
 	size_t			 i;
 
@@ -96,10 +95,8 @@ socket_path(const char *id, char *out, size_t len)
 		return -1;
 	memcpy(in, domain, sizeof(domain));
 	memcpy(in + sizeof(domain), id, SESSION_ID_LEN);
-	if (EVP_Digest(in, sizeof(in), md, NULL, EVP_sha256(), NULL) != 1) {
-		log_warnx("SHA-256 failed: no session socket");
+	if (crypto_sha256(in, sizeof(in), md) == -1)
 		return -1;
-	}
 	for (i = 0; i < RESUME_NAME_LEN; i++)
 		snprintf(hex + 2 * i, 3, "%02x", md[i]);
 	if ((size_t)snprintf(out, len, "%s/session-%s" SOCK_SUFFIX, rs.state_dir, hex) >= len)
@@ -127,7 +124,7 @@ handover_names_us(const char *msg, size_t len)
 	id = json_string_value(json_object_get(json_object_get(req, "params"),
 	    "resumeSessionId"));
 	ok = id != NULL && rs.id[0] != '\0' && strlen(id) == SESSION_ID_LEN &&
-	    CRYPTO_memcmp(id, rs.id, SESSION_ID_LEN) == 0;
+	    crypto_equal(id, rs.id, SESSION_ID_LEN);
 	json_decref(req);
 	return ok;
 }

@@ -1,5 +1,6 @@
 #include "config.h"
 
+#include <sys/random.h>
 #include <sys/types.h>
 
 #include <limits.h>
@@ -9,7 +10,6 @@
 #include <string.h>
 #include <unistd.h>
 
-#include <openssl/rand.h>
 
 #include "log.h"
 #include "session/session.h"
@@ -92,8 +92,8 @@ session_new_id(void)
 {
 	unsigned char	u[16];
 
-	if (RAND_bytes(u, sizeof(u)) != 1)
-		fatalx("RAND_bytes failed");
+	if (getrandom(u, sizeof(u), 0) != (ssize_t)sizeof(u))
+		fatal("getrandom");
 	u[6] = (u[6] & 0x0f) | 0x40;	/* version 4 */
 	u[8] = (u[8] & 0x3f) | 0x80;	/* RFC 4122 variant */
 	snprintf(sess.id, sizeof(sess.id),

@@ -6,14 +6,12 @@
 #include <strings.h>
 #include <time.h>
 
-#include <openssl/crypto.h>
-#include <openssl/evp.h>
-#include <openssl/sha.h>
 
 #include "b64.h"
 #include "execd.h"
 #include "transport/http_upgrade.h"
 #include "transport/jwt.h"
+#include "util/crypto.h"
 
 #define WS_GUID	"258EAFA5-E914-47DA-95CA-C5AB0DC85B11"
 
@@ -27,14 +25,14 @@ struct http_req_head {
 int
 http_ws_accept(const char *key, size_t keylen, char *out, size_t outlen)
 {
-	unsigned char	 md[SHA_DIGEST_LENGTH];
+	unsigned char	 md[SHA1_LEN];
 	char		 buf[128];
 
 	if (keylen + sizeof(WS_GUID) > sizeof(buf) || outlen < B64_ENCLEN(sizeof(md)) + 1)
 		return -1;
 	memcpy(buf, key, keylen);
 	memcpy(buf + keylen, WS_GUID, sizeof(WS_GUID) - 1);
-	if (EVP_Digest(buf, keylen + sizeof(WS_GUID) - 1, md, NULL, EVP_sha1(), NULL) != 1)
+	if (crypto_sha1(buf, keylen + sizeof(WS_GUID) - 1, md) == -1)
 		return -1;
 	b64_encode_to(out, md, sizeof(md));
 	return 0;
@@ -175,7 +173,7 @@ token_ok(const struct http_req_head *h)
 	}
 	if (cand == NULL || clen != tlen)
 		return 0;
-	return CRYPTO_memcmp(cand, conf.token, tlen) == 0;
+	return crypto_equal(cand, conf.token, tlen);
 }
 
 /*

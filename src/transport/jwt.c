@@ -3,7 +3,7 @@
  * in the shape, the header, the signature or a claim's type is "invalid
  * websocket jwt"; a sound token outside its time window or for another
  * issuer or audience gets the matching refusal.  No libcrypto here: the
- * MAC comes from util/crypto_hmac.
+ * MAC comes from util/crypto.
  */
 #include "config.h"
 
@@ -13,7 +13,7 @@
 #include <jansson.h>
 
 #include "transport/jwt.h"
-#include "util/crypto_hmac.h"
+#include "util/crypto.h"
 
 static const char JWT_INVALID[] = "invalid websocket jwt";
 static const char JWT_EXPIRED[] = "expired websocket jwt";
@@ -94,14 +94,14 @@ static int
 signature_ok(const struct jwt_conf *c, const char *signed_part, size_t slen,
     const char *sig, size_t siglen)
 {
-	unsigned char	mac[HMAC_SHA256_LEN], got[HMAC_SHA256_LEN + 3];
+	unsigned char	mac[SHA256_LEN], got[SHA256_LEN + 3];
 
 	if (siglen * 3 / 4 > sizeof(got) ||
-	    b64url_decode(sig, siglen, got) != HMAC_SHA256_LEN)
+	    b64url_decode(sig, siglen, got) != SHA256_LEN)
 		return 0;
-	if (hmac_sha256(c->secret, c->secret_len, signed_part, slen, mac) == -1)
+	if (crypto_hmac_sha256(c->secret, c->secret_len, signed_part, slen, mac) == -1)
 		return 0;
-	return ct_equal(mac, got, HMAC_SHA256_LEN);
+	return crypto_equal(mac, got, SHA256_LEN);
 }
 
 static int

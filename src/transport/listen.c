@@ -1,6 +1,7 @@
 #include "config.h"
 
 #include <sys/prctl.h>
+#include <poll.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 
@@ -20,6 +21,7 @@
 #include "log.h"
 #include "execd.h"
 #include "transport/listen.h"
+#include "util/crypto.h"
 #include "util/children.h"
 
 #define LISTEN_MAX	16
@@ -28,8 +30,25 @@ static struct ev_io	lio[LISTEN_MAX];
 static int		nlio;
 static pid_t		*children;
 static size_t		 nchildren, capchildren;
-static int		(*serve_client)(int, int);	/* in each forked instance */
-static void		(*instance_gone)(pid_t);	/* its per-instance state goes */
+static const struct listen_ops *ops;
+
+/*
+ * The next connection's instance, forked and prepared ahead (its spawn
+ * helper started, the instance narrowed) and accepting on the listening
+ * sockets itself: no fork, no set-up and no hand-over stand between a
+ * connection and the client's first answer.  While there is one, the
+ * listener does not accept; it forks the next spare when this one took
+ * its connection.
+ */
+static struct {
+	pid_t		pid;
+	int		sock;	/* a byte: it took a connection; EOF: it is gone */
+	struct ev_io	io;
+} spare = { -1, -1, { 0 } };
+
+static char	own_name[16] = "execd";	/* the spare's, once it serves a client */
+
+static void	spare_drop(void);
 
 static void
 child_add(pid_t pid)
@@ -205,8 +224,10 @@ listen_reap(int signo, void *arg)
 		child_del(pid);
 		if (WIFSIGNALED(status))
 			log_warnx("instance %ld killed by signal %d", (long)pid, WTERMSIG(status));
-		if (instance_gone != NULL)
-			instance_gone(pid);
+		if (pid == spare.pid)
+			spare_drop();
+		if (ops->gone != NULL)
+			ops->gone(pid);
 	}
 	/* whatever died may have handed us its children */
 	if (reaped)
@@ -224,17 +245,171 @@ listen_stop(int signo, void *arg)
 		close(lio[i].fd);
 	}
 	nlio = 0;
+	spare_drop();	/* it ends at EOF */
 	/* each instance kills its own processes on SIGTERM */
 	for (i = 0; i < nchildren; i++)
 		kill(children[i], SIGTERM);
 	ev_break();
 }
 
+/* Accept on whichever listening socket is ready; -1 when none is (or at EOF on s). */
+static int
+spare_accept(int s, const int *lfds, int n)
+{
+	struct pollfd	pfd[LISTEN_MAX + 1];
+	int		i, fd;
+
+	for (;;) {
+		for (i = 0; i < n; i++)
+			pfd[i] = (struct pollfd){ .fd = lfds[i], .events = POLLIN };
+		pfd[n] = (struct pollfd){ .fd = s, .events = POLLIN };
+		if (poll(pfd, (nfds_t)n + 1, -1) == -1) {
+			if (errno == EINTR)
+				continue;
+			return -1;
+		}
+		if (pfd[n].revents != 0)
+			return -1;	/* the listener is stopping, or gone */
+		for (i = 0; i < n; i++) {
+			if (pfd[i].revents == 0)
+				continue;
+			if ((fd = accept4(lfds[i], NULL, NULL, SOCK_CLOEXEC)) != -1)
+				return fd;
+			if (errno != EAGAIN && errno != EINTR && errno != ECONNABORTED)
+				log_warn("accept");
+		}
+	}
+}
+
+/*
+ * In the spare: get ready, then accept the next connection itself (one
+ * wakeup, none of the listener's), tell the listener, and serve it.
+ */
+static void __attribute__((noreturn))
+spare_main(int s)
+{
+	int	lfds[LISTEN_MAX], n = nlio, i, fd;
+
+	for (i = 0; i < n; i++)
+		lfds[i] = lio[i].fd;
+	ev_child_reset();
+	if (ops->prepare() == -1)
+		_exit(1);
+	fd = spare_accept(s, lfds, n);
+	if (fd != -1 && write(s, "", 1) != 1)
+		log_warn("spare instance: telling the listener");
+	close(s);
+	for (i = 0; i < n; i++)
+		close(lfds[i]);
+	if (fd == -1)
+		_exit(0);
+	(void)prctl(PR_SET_NAME, own_name, 0, 0, 0);
+	_exit(ops->run(fd, fd));
+}
+
+/* The listener accepts (and forks) itself only while there is no spare. */
+static void
+listener_accepts(int on)
+{
+	int	i;
+
+	for (i = 0; i < nlio; i++)
+		if (ev_io_set(&lio[i], on ? EPOLLIN : 0) == -1)
+			log_warn("listening socket %d", lio[i].fd);
+}
+
+static void
+spare_drop(void)
+{
+	if (spare.sock != -1) {
+		ev_io_del(&spare.io);
+		close(spare.sock);
+	}
+	spare.sock = -1;
+	spare.pid = -1;
+	listener_accepts(1);
+}
+
+/* A child with the listening sockets closed and the loop's state dropped. */
+static pid_t
+instance_fork(void)
+{
+	pid_t	pid;
+	int	i;
+
+	if ((pid = fork()) == -1) {
+		log_warn("fork");
+		return -1;
+	}
+	if (pid == 0) {
+		for (i = 0; i < nlio; i++)
+			close(lio[i].fd);
+		ev_child_reset();
+		return 0;
+	}
+	child_add(pid);
+	return pid;
+}
+
+static void	spare_fork(void);
+
+/* The spare took a connection (a byte), or is gone (EOF): the next one. */
+static void
+spare_event(struct ev_io *io, uint32_t events, void *arg)
+{
+	char	c;
+	ssize_t	n;
+
+	if ((n = read(spare.sock, &c, 1)) == -1 && (errno == EAGAIN || errno == EINTR))
+		return;
+	spare_drop();
+	if (n == 1)
+		spare_fork();
+}
+
+static void
+spare_fork(void)
+{
+	int	sv[2];
+	pid_t	pid;
+
+	if (spare.pid != -1 || nlio == 0)
+		return;
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) == -1) {
+		log_warn("socketpair (spare instance)");
+		return;
+	}
+	/*
+	 * Told apart from the instances serving a client (ps, tests) until it
+	 * is one; named before the fork, so it never shows under our name.
+	 */
+	(void)prctl(PR_SET_NAME, "execd-spare", 0, 0, 0);
+	if ((pid = fork()) == 0) {
+		close(sv[0]);
+		spare_main(sv[1]);
+	}
+	(void)prctl(PR_SET_NAME, own_name, 0, 0, 0);
+	close(sv[1]);
+	if (pid == -1) {
+		log_warn("fork (spare instance)");
+		close(sv[0]);
+		return;
+	}
+	child_add(pid);
+	if (ev_io_add(&spare.io, sv[0], EPOLLIN, spare_event, NULL) == -1) {
+		close(sv[0]);
+		kill(pid, SIGTERM);
+		return;
+	}
+	spare.pid = pid;
+	spare.sock = sv[0];
+	listener_accepts(0);
+}
+
 static void
 listen_accept(struct ev_io *io, uint32_t events, void *arg)
 {
-	int	fd, i;
-	pid_t	pid;
+	int	fd;
 
 	fd = accept4(io->fd, NULL, NULL, SOCK_CLOEXEC);
 	if (fd == -1) {
@@ -242,28 +417,22 @@ listen_accept(struct ev_io *io, uint32_t events, void *arg)
 			log_warn("accept");
 		return;
 	}
-	if ((pid = fork()) == -1) {
-		log_warn("fork");
-		close(fd);
-		return;
+	if (instance_fork() == 0) {
+		if (ops->prepare() == -1)
+			_exit(1);
+		_exit(ops->run(fd, fd));
 	}
-	if (pid == 0) {
-		for (i = 0; i < nlio; i++)
-			close(lio[i].fd);
-		ev_child_reset();
-		_exit(serve_client(fd, fd));
-	}
-	child_add(pid);
 	close(fd);
+	spare_fork();
 }
 
 int
-listen_serve(const int *fds, int nfds, int (*serve_fn)(int, int), void (*gone_fn)(pid_t))
+listen_serve(const int *fds, int nfds, const struct listen_ops *o)
 {
 	int	i;
 
-	serve_client = serve_fn;
-	instance_gone = gone_fn;
+	ops = o;
+	(void)prctl(PR_GET_NAME, own_name, 0, 0, 0);
 	if (ev_init() == -1)
 		return 1;
 	/* what a dead instance leaves comes to us, not to init */
@@ -280,6 +449,9 @@ listen_serve(const int *fds, int nfds, int (*serve_fn)(int, int), void (*gone_fn
 	}
 	if (nlio == 0)
 		return 1;
+	/* before any fork: every instance's handshake shares these pages */
+	(void)crypto_load();
+	spare_fork();
 	ev_run();
 	return 0;
 }

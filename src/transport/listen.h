@@ -8,14 +8,19 @@
 
 /* "ws://127.0.0.1:8765" -> a bound, listening socket; prints the client URL. */
 int	listen_open(const char *url, int allow_remote, char *client_url, size_t urllen);
+/* What a forked instance runs, and what the listener does when one ends. */
+struct listen_ops {
+	int	(*prepare)(void);		/* -1: the instance cannot serve */
+	int	(*run)(int in_fd, int out_fd);	/* the client; the exit status */
+	void	(*gone)(pid_t pid);
+};
 /*
- * Serve listening fds until SIGTERM, each client by serve_fn(in, out) in a
- * forked instance; returns the exit status.  When an instance ends, however
- * it ends, gone_fn(pid) removes what it kept outside itself, and the
- * listener (their subreaper) kills the processes it left.
+ * Serve listening fds until SIGTERM, each client in a forked instance
+ * (prepared ahead, see listen.c); returns the exit status.  When an
+ * instance ends, however it ends, gone(pid) removes what it kept outside
+ * itself, and the listener (their subreaper) kills the processes it left.
  */
-int	listen_serve(const int *fds, int nfds, int (*serve_fn)(int in_fd, int out_fd),
-	    void (*gone_fn)(pid_t pid));
+int	listen_serve(const int *fds, int nfds, const struct listen_ops *ops);
 /* Inherited by systemd: the LISTEN_FDS descriptors (3...), or 0. */
 int	listen_inherited(int *fds, int max);
 

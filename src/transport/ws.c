@@ -1,12 +1,14 @@
 #include "config.h"
 
+#include <sys/random.h>
+#include <sys/socket.h>
+
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-#include <openssl/rand.h>
 #include <wslay/wslay.h>
 
 #include "log.h"
@@ -30,6 +32,7 @@ static struct {
 	struct ev_timer		 ping, linger;
 	int			 paused;
 	int			 was_congested;
+	int			 not_socket;	/* a pipe (tests): write(2), no MSG_MORE */
 	int			 out_full;	/* reading stopped until the queue drains */
 	int			 closing;	/* close frame queued by us */
 	int			 detached;
@@ -96,7 +99,15 @@ ws_send_cb(wslay_event_context_ptr ctx, const uint8_t *data, size_t len, int fla
 {
 	ssize_t	n;
 
-	n = write(ws.c->out_fd, data, len);
+	/* a frame's head waits for its payload: one segment, one wakeup for the peer */
+	if (!ws.not_socket) {
+		n = send(ws.c->out_fd, data, len,
+		    MSG_NOSIGNAL | ((flags & WSLAY_MSG_MORE) ? MSG_MORE : 0));
+		if (n == -1 && errno == ENOTSOCK)
+			ws.not_socket = 1;
+	}
+	if (ws.not_socket)
+		n = write(ws.c->out_fd, data, len);
 	if (n == -1) {
 		if (errno == EAGAIN || errno == EINTR)
 			wslay_event_set_error(ctx, WSLAY_ERR_WOULDBLOCK);
@@ -110,7 +121,7 @@ ws_send_cb(wslay_event_context_ptr ctx, const uint8_t *data, size_t len, int fla
 static int
 ws_genmask_cb(wslay_event_context_ptr ctx, uint8_t *buf, size_t len, void *ud)
 {
-	return RAND_bytes(buf, (int)len) == 1 ? 0 : -1;
+	return getrandom(buf, len, 0) == (ssize_t)len ? 0 : -1;
 }
 
 static void

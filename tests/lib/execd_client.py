@@ -26,6 +26,7 @@ def unb64(s):
 
 
 SPAWN_HELPER = "execd-spawn"
+SPARE = "execd-spare"   # a listener's next instance, prepared before its client comes
 
 
 def comm(pid):
@@ -55,13 +56,14 @@ def spawn_helper_of(pid, timeout=5):
 
 
 def child_pids(pid, helper=False):
-    """Children of pid; an execd's spawn helper only when helper is true."""
+    """Children of pid; an execd's spawn helper only when helper is true; never a
+    listener's spare instance (it serves no client yet)."""
     try:
         with open("/proc/%d/task/%d/children" % (pid, pid)) as f:
             kids = [int(x) for x in f.read().split()]
     except OSError:
         return []
-    return [k for k in kids if helper or comm(k) != SPAWN_HELPER]
+    return [k for k in kids if comm(k) != SPARE and (helper or comm(k) != SPAWN_HELPER)]
 
 
 class Tap:

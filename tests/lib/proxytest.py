@@ -178,7 +178,8 @@ class Proxy:
             self.socks = st["socks5"]
 
     def write_conf(self, conf, audit=True):
-        text = "control %s\n" % self.ctl_path
+        # the inspection CA and its bundle stay in this proxy's directory
+        text = "control %s\nstate-directory %s\n" % (self.ctl_path, self.dir)
         if audit is True:
             text += "audit file %s\n" % self.audit_path
         elif audit:

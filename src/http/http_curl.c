@@ -1,0 +1,72 @@
+/*
+ * Loading libcurl at the first http/request (http_curl.h says why).
+ *
+ * dlopen() rather than a helper process that links libcurl: a helper would
+ * cost a process and a copy of every request and body through a socket
+ * pair; loading costs the first request ~10 ms once, and a session that
+ * never asks pays nothing.  The instance's allow-list already has what
+ * loading needs (openat, mmap, mprotect; threads for the resolver).
+ */
+#include "config.h"
+
+#include <dlfcn.h>
+#include <stddef.h>
+
+#include "log.h"
+#include "http/http_curl.h"
+
+struct http_curl_fn	http_curl;
+
+static const struct {
+	const char	*name;
+	size_t		 off;
+} symbols[] = {
+#define SYM(field, name)	{ #name, offsetof(struct http_curl_fn, field) }
+	SYM(global_init, curl_global_init),
+	SYM(global_cleanup, curl_global_cleanup),
+	SYM(easy_init, curl_easy_init),
+	SYM(easy_cleanup, curl_easy_cleanup),
+	SYM(easy_setopt, curl_easy_setopt),
+	SYM(easy_getinfo, curl_easy_getinfo),
+	SYM(easy_pause, curl_easy_pause),
+	SYM(easy_strerror, curl_easy_strerror),
+	SYM(multi_init, curl_multi_init),
+	SYM(multi_cleanup, curl_multi_cleanup),
+	SYM(multi_setopt, curl_multi_setopt),
+	SYM(multi_add_handle, curl_multi_add_handle),
+	SYM(multi_remove_handle, curl_multi_remove_handle),
+	SYM(multi_assign, curl_multi_assign),
+	SYM(multi_socket_action, curl_multi_socket_action),
+	SYM(multi_info_read, curl_multi_info_read),
+	SYM(multi_strerror, curl_multi_strerror),
+	SYM(slist_append, curl_slist_append),
+	SYM(slist_free_all, curl_slist_free_all),
+#undef SYM
+};
+
+static int	loaded;
+
+int
+http_curl_load(void)
+{
+	void	*lib, *fn;
+	size_t	 i;
+
+	if (loaded)
+		return 0;
+	if ((lib = dlopen(HTTP_CURL_SONAME, RTLD_NOW | RTLD_LOCAL)) == NULL) {
+		log_warnx("http/request: cannot load %s: %s", HTTP_CURL_SONAME, dlerror());
+		return -1;
+	}
+	for (i = 0; i < sizeof(symbols) / sizeof(symbols[0]); i++) {
+		if ((fn = dlsym(lib, symbols[i].name)) == NULL) {
+			log_warnx("http/request: %s has no %s", HTTP_CURL_SONAME, symbols[i].name);
+			dlclose(lib);
+			return -1;
+		}
+		/* POSIX: a function's address fits a void * */
+		*(void **)((char *)&http_curl + symbols[i].off) = fn;
+	}
+	loaded = 1;
+	return 0;
+}
