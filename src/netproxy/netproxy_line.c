@@ -89,8 +89,10 @@ authenticate(char *err, size_t errlen)
 		msg = json_string_value(json_object_get(reply, "error"));
 		snprintf(err, errlen, "execd-proxy at %s refused us: %s", npc.path,
 		    msg ? msg : "no reason");
-	} else
+	} else {
+		np_key_seen(json_string_value(json_object_get(reply, "ca_key")));
 		rc = 0;
+	}
 out:
 	if (line != NULL) {
 		explicit_bzero(line, len);
