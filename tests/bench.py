@@ -302,6 +302,46 @@ def bench_http_stream(server, reps, nbytes=64 << 20):
     return out
 
 
+def login_shell_latency(server, reps, snapshot):
+    """bash -lc true, process/start until process/exited (ms); with a
+    snapshot, the first runs (the capture) are warm-up"""
+    c = server.spawn()
+    c.initialize()
+    out = []
+    try:
+        for i in range(reps + 2):
+            pid = "l%d" % i
+            params = start_params(pid, ["/bin/bash", "-lc", "true"], server.cwd)
+            params["env"]["HOME"] = os.environ.get("HOME", "/")
+            if snapshot:
+                params["shellSnapshot"] = {"scopeId": "bench",
+                                           "shell": {"name": "bash", "path": "/bin/bash"}}
+            t = time.monotonic()
+            c.nid += 1
+            c.send({"id": c.nid, "method": "process/start", "params": params})
+            deadline = time.monotonic() + 20
+            needle = b'"processId":"%s"' % pid.encode()
+            while True:
+                line = c.readline(deadline)
+                if b'"process/exited"' in line and needle in line:
+                    break
+                if b'"error"' in line and b'"id":%d' % c.nid in line:
+                    raise RuntimeError(line.decode())
+            if i >= 2:
+                out.append((time.monotonic() - t) * 1000)
+    finally:
+        c.close()
+    return out
+
+
+def bench_login_shell_plain(server, reps):
+    return login_shell_latency(server, reps, False)
+
+
+def bench_login_shell_snapshot(server, reps):
+    return login_shell_latency(server, reps, True)
+
+
 class Bench:
     def __init__(self, name, unit, fn, reps, quick_reps, higher_is_better=False):
         self.name, self.unit, self.fn = name, unit, fn
@@ -314,6 +354,9 @@ BENCHES = [
     Bench("process/start /bin/true -> process/closed", "ms", bench_true_roundtrip, 50, 5),
     Bench("stdout throughput, 256 MiB", "MB/s", bench_stdout_throughput, 3, 1, higher_is_better=True),
     Bench("idle peak RSS (VmHWM)", "MiB", bench_idle_rss, 5, 1),
+    Bench("bash -lc true -> process/exited, no snapshot", "ms", bench_login_shell_plain, 30, 3),
+    Bench("bash -lc true -> process/exited, shell snapshot", "ms", bench_login_shell_snapshot,
+          30, 3),
     Bench("http/request GET roundtrip, loopback", "ms", bench_http_roundtrip, 50, 5),
     Bench("http/request streamed 64 MiB body", "MB/s", bench_http_stream, 3, 1, higher_is_better=True),
 ]

@@ -14,7 +14,7 @@ import sys
 TOP = os.environ.get("top_srcdir") or os.path.join(os.path.dirname(__file__), "..")
 # top to bottom, as README's Architecture section lists them
 ORDER = {
-    "src": ["", "proc", "spawn", "fs", "http", "config", "sandbox", "session", "transport",
+    "src": ["", "proc", "snapshot", "spawn", "fs", "http", "config", "sandbox", "session", "transport",
             "policy", "util", "netproxy", "rpc"],
     "proxy": ["", "front", "proto", "relay", "tls", "policy"],
 }

@@ -18,6 +18,7 @@
 #include "proc/proc_table.h"
 #include "spawn/spawner.h"
 #include "netproxy/netproxy.h"
+#include "proc/proc_snapshot.h"
 #include "sandbox/sandbox.h"
 
 #define PROC_READ_SIZE	8192	/* bytes per process/output chunk, as the reference */
@@ -518,6 +519,7 @@ proc_end_session(void)
 	 */
 	ended = 1;
 	proc_kill_all();
+	proc_snapshot_end();
 	for (p = procs; p != NULL; p = p->next)
 		if (p->closed)
 			ev_timer_start(&p->expire_timer, 0);

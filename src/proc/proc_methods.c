@@ -5,16 +5,20 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "b64.h"
+#include "evloop.h"
 #include "log.h"
 #include "proc/proc_env.h"
 #include "proc/proc_rpc.h"
+#include "proc/proc_snapshot.h"
 #include "proc/proc_spawn.h"
 #include "proc/proc_table.h"
 #include "rpc/rpc_serde.h"
 #include "sandbox/sandbox.h"
 #include "netproxy/netproxy.h"
+#include "snapshot/snapshot.h"
 #include "util/uri.h"
 
 static void	m_start(struct rpc_req *, json_t *);
@@ -47,6 +51,7 @@ struct start_params {
 	json_t		*network_proxy;
 	json_t		*managed_network;
 	int		 enforce_managed;
+	struct snap_req	 snap;
 };
 
 /* telemetry only, unused, but refused as the reference refuses it */
@@ -113,8 +118,7 @@ start_parse(json_t *params, long n, struct start_params *sp, struct jx_err *e)
 	    serde_empty_seq(params, "envPolicy", "ExecEnvPolicy", 5, e) == -1 ||
 	    jx_substruct(params, "envPolicy", JX_OPT, "ExecEnvPolicy", &sp->env_policy, e) == -1 ||
 	    env_policy_check(sp->env_policy, e) == -1 ||
-	    serde_empty_seq(params, "shellSnapshot", "ShellSnapshotRequest", 2, e) == -1 ||
-	    jx_substruct(params, "shellSnapshot", JX_OPT, "ShellSnapshotRequest", &unused, e) == -1 ||
+	    snap_req_parse(params, &sp->snap, e) == -1 ||
 	    jx_strmap(params, "env", JX_REQ, &sp->env, e) == -1 ||
 	    jx_bool(params, "tty", JX_REQ, &sp->tty, e) == -1 ||
 	    jx_bool(params, "pipeStdin", JX_DEFAULT, &sp->pipe_stdin, e) == -1 ||
@@ -219,7 +223,71 @@ start_register(struct rpc_req *req, json_t *params, const char *id, json_t *env,
 	return 0;
 }
 
-static void	start_with(struct rpc_req *, json_t *, long);
+static void	start_with(struct rpc_req *, json_t *, long, int);
+static proc_snapshot_resume start_resume;
+
+/* Capture first, then start: 0 when the start waits for it now. */
+static int
+start_capture(struct rpc_req *req, json_t *params, long n, const char *key,
+    const struct spawn_req *rq, struct sandbox_plan *sbx)
+{
+	if (proc_snapshot_capture(key, rq, sandbox_take_guards(sbx)) == -1)
+		return -1;
+	if (proc_snapshot_wait(key, req, params, n, start_resume) == -1)
+		return -1;
+	return 0;
+}
+
+/* A start that waited for a shell snapshot's capture: it goes on, unless its client left. */
+static void
+start_resume(struct rpc_req *req, json_t *params, long n)
+{
+	if (!rpc_req_alive(req)) {
+		rpc_fail(req, RPC_INTERNAL_ERROR, "the session ended");
+		return;
+	}
+	start_with(req, params, n, 1);
+}
+
+enum snap_use { SNAP_PLAIN, SNAP_RESTORE, SNAP_CAPTURE, SNAP_WAIT };
+
+/*
+ * What the login shell's snapshot does for this start: nothing, restore it
+ * (*env becomes the snapshot's), or have it captured first.  A start
+ * resumed after a capture never waits again.
+ */
+static enum snap_use
+snap_decide(const struct start_params *sp, json_t **env, int resumed, char **keyp,
+    struct snapshot **sp_out)
+{
+	struct snapshot	*s;
+	json_t		*senv;
+	char		*key;
+
+	*keyp = NULL;
+	if (!snap_req_applies(&sp->snap, sp->argv))
+		return SNAP_PLAIN;
+	if ((key = snap_req_key(&sp->snap, sp->cwd_uri, sp->env_policy, sp->sandbox)) == NULL)
+		return SNAP_PLAIN;
+	s = snapshot_find(key, ev_now());
+	if (s == NULL && !resumed && snapshot_begin(key, ev_now()) != NULL) {
+		*keyp = key;
+		return SNAP_CAPTURE;
+	}
+	if (s != NULL && snapshot_state(s) == SNAPSHOT_CAPTURING && !resumed) {
+		*keyp = key;
+		return SNAP_WAIT;
+	}
+	free(key);
+	if (s == NULL || snapshot_state(s) != SNAPSHOT_READY)
+		return SNAP_PLAIN;
+	if ((senv = snapshot_env(s, sp->env_policy, sp->env)) == NULL)
+		return SNAP_PLAIN;
+	json_decref(*env);
+	*env = senv;
+	*sp_out = s;
+	return SNAP_RESTORE;
+}
 
 /* Its sequence form read as the map of its fields, which the rest consults. */
 static void
@@ -229,12 +297,12 @@ m_start(struct rpc_req *req, json_t *raw)
 	long	 n;
 
 	params = serde_struct_params(raw, &start_struct, &n);
-	start_with(req, params, n);
+	start_with(req, params, n, 0);
 	json_decref(params);
 }
 
 static void
-start_with(struct rpc_req *req, json_t *params, long n)
+start_with(struct rpc_req *req, json_t *params, long n, int resumed)
 {
 	struct start_params	 sp;
 	struct spawn_req	 rq;
@@ -246,10 +314,18 @@ start_with(struct rpc_req *req, json_t *params, long n)
 	json_t			*env = NULL;
 	char			**av = NULL, **envp = NULL, *cwd = NULL, msg[512];
 	const char		*nul;
-	int			 err, code;
+	int			 err, code, restore_fd = -1, again = 0;
+	enum snap_use		 use = SNAP_PLAIN;
+	struct snapshot		*snap = NULL;
+	char			*snap_key = NULL;
 
 	if (start_parse(params, n, &sp, &e) == -1) {
 		rpc_fail_params(req, &e);
+		return;
+	}
+	if (sp.snap.given && (sp.snap.scope_len == 0 || sp.snap.scope_len > SNAPSHOT_SCOPE_MAX)) {
+		rpc_fail(req, RPC_INVALID_PARAMS, "shell snapshot scope must be non-empty and "
+		    "at most %d bytes", SNAPSHOT_SCOPE_MAX);
 		return;
 	}
 	if (sandbox_check(sp.sandbox, params, &code, msg, sizeof(msg)) == -1) {
@@ -265,6 +341,11 @@ start_with(struct rpc_req *req, json_t *params, long n)
 		return;
 	if (json_array_size(sp.argv) == 0) {
 		rpc_fail(req, RPC_INVALID_PARAMS, "argv must not be empty");
+		return;
+	}
+	if (snap_req_applies(&sp.snap, sp.argv) && !snapshot_shell_supported(sp.snap.name)) {
+		rpc_fail(req, RPC_INVALID_PARAMS, "shell snapshots are unsupported for shell `%s`",
+		    sp.snap.name);
 		return;
 	}
 	/* the reference prepares the sandbox before it looks at cwd and the id */
@@ -298,6 +379,12 @@ start_with(struct rpc_req *req, json_t *params, long n)
 		rpc_fail_params(req, &e);
 		goto done;
 	}
+	use = snap_decide(&sp, &env, resumed, &snap_key, &snap);
+	if (use == SNAP_WAIT) {
+		if (proc_snapshot_wait(snap_key, req, params, n, start_resume) == 0)
+			goto done;	/* answered once the capture is over */
+		use = SNAP_PLAIN;
+	}
 	if ((nul = start_nul(&sp, env)) != NULL) {
 		rpc_fail(req, RPC_INTERNAL_ERROR, "%s", nul);
 		goto done;
@@ -313,11 +400,14 @@ start_with(struct rpc_req *req, json_t *params, long n)
 		rpc_fail(req, RPC_INVALID_REQUEST, "sandbox intent cannot be enforced on this executor");
 		goto done;
 	}
-	if ((av = argv_array(sp.argv)) == NULL || (envp = proc_env_array(env)) == NULL) {
+	if ((av = use == SNAP_PLAIN ? argv_array(sp.argv) :
+	    snap_req_argv(&sp.snap, sp.argv, use == SNAP_CAPTURE)) == NULL ||
+	    (envp = proc_env_array(env)) == NULL) {
 		rpc_fail(req, RPC_INTERNAL_ERROR, "out of memory");
 		goto done;
 	}
 	memset(&rq, 0, sizeof(rq));
+	rq.restore_fd = -1;
 	rq.argv = av;
 	rq.arg0 = sp.arg0;
 	rq.envp = envp;
@@ -327,6 +417,21 @@ start_with(struct rpc_req *req, json_t *params, long n)
 	rq.rows = 24;
 	rq.cols = 80;
 	rq.sandbox = sbx;
+	if (use == SNAP_CAPTURE) {
+		/* the capture runs where the command would, sandbox and all */
+		rq.arg0 = NULL;
+		/* its output is read as bytes: never through a terminal */
+		rq.tty = 0;
+		rq.pipe_stdin = 0;
+		/* else it could not start: the command runs plain, with a sandbox of its own */
+		again = start_capture(req, params, n, snap_key, &rq, sbx) == -1;
+		use = SNAP_PLAIN;
+		goto done;
+	}
+	if (use == SNAP_RESTORE && (rq.restore_fd = restore_fd = snapshot_fd(snap, sp.snap.name)) == -1) {
+		rpc_fail(req, RPC_INTERNAL_ERROR, "cannot restore the shell snapshot");
+		goto done;
+	}
 	if (proc_spawn(&rq, &res, &err, msg, sizeof(msg)) == -1) {
 		rpc_fail(req, RPC_INTERNAL_ERROR, "%s", msg);
 		goto done;
@@ -350,12 +455,19 @@ start_with(struct rpc_req *req, json_t *params, long n)
 	    sandbox_type(sbx)));
 	proc_start_io(p, res.out_fd, res.err_fd, res.in_fd);
 done:
+	if (use == SNAP_CAPTURE)	/* refused before it could start */
+		snapshot_done(snap_key, NULL, 0, ev_now());
+	if (restore_fd != -1)
+		close(restore_fd);
+	free(snap_key);
 	netproxy_unregister(reg);
 	sandbox_plan_free(sbx);
 	free(cwd);
 	free(av);
 	free(envp);
 	json_decref(env);
+	if (again)
+		start_with(req, params, n, 1);
 }
 
 /* The sequence (positional) forms of the params, as the reference's serde reads them. */

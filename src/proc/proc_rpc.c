@@ -4,6 +4,7 @@
 #include "proc/proc.h"
 #include "proc/proc_rpc.h"
 #include "proc/proc_table.h"
+#include "session/session.h"
 
 static int	(*session_waiting)(void);
 
@@ -71,4 +72,5 @@ proc_rpc_init(const struct proc_limits *lim, int (*waiting)(void))
 	proc_init(&events, lim);
 	rpc_on_drain(proc_resume_output);
 	rpc_on_detach(detached);
+	session_set_capability("shellSnapshotV2", 1);
 }

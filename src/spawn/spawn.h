@@ -18,7 +18,11 @@ struct spawn_req {
 	unsigned short	 rows, cols;
 	/* applied in the child after fork, before exec; NULL: unsandboxed */
 	const struct sandbox_plan *sandbox;
+	/* given to the child as its descriptor 15 (a shell snapshot); -1: none */
+	int		 restore_fd;
 };
+
+#define SPAWN_RESTORE_FD	15
 
 /*
  * The child's side, after fork (in the spawn helper's clone): its own

@@ -46,7 +46,7 @@ spawn_child(const struct spawn_req *rq, const char *prog, const char *slave,
 	char *const	*argv = rq->argv;
 	char		**av = NULL;
 	sigset_t	 none;
-	int		 e, i, fd;
+	int		 e, i, fd, restore = -1;
 	size_t		 n;
 
 	ev_child_reset();
@@ -54,6 +54,13 @@ spawn_child(const struct spawn_req *rq, const char *prog, const char *slave,
 	sigprocmask(SIG_SETMASK, &none, NULL);
 	signal(SIGPIPE, SIG_DFL);
 	if (setsid() == -1)
+		goto fail;
+	/* out of the way of what goes to 0-2 and of 15, until 15 is made */
+	if (errfd <= SPAWN_RESTORE_FD && (errfd = fcntl(errfd, F_DUPFD_CLOEXEC,
+	    SPAWN_RESTORE_FD + 1)) == -1)
+		_exit(127);
+	if (rq->restore_fd != -1 && (restore = fcntl(rq->restore_fd, F_DUPFD_CLOEXEC,
+	    SPAWN_RESTORE_FD + 1)) == -1)
 		goto fail;
 	if (rq->tty) {
 		if ((fd = open(slave, O_RDWR)) == -1)
@@ -68,6 +75,9 @@ spawn_child(const struct spawn_req *rq, const char *prog, const char *slave,
 	if (close_range(3, ~0U, CLOSE_RANGE_CLOEXEC) == -1)
 		goto fail;
 	fcntl(errfd, F_SETFD, FD_CLOEXEC);
+	/* dup2 leaves the copy open across exec */
+	if (restore != -1 && dup2(restore, SPAWN_RESTORE_FD) == -1)
+		goto fail;
 	if (chdir(rq->cwd) == -1)
 		goto fail;
 	if (rq->arg0 != NULL) {

@@ -137,6 +137,7 @@ spawner_decode(struct wire_in *r, struct spawn_msg *m)
 	for (i = 0; i < 3; i++)
 		m->fds[i] = wire_get_fd(r);
 	m->errfd = wire_get_fd(r);
+	m->rq.restore_fd = wire_get_fd(r);
 	if (wire_get_u32(r) != 0 && (m->plan = sandbox_plan_get(r)) == NULL)
 		goto bad;
 	if (r->bad || r->p != r->end || m->prog == NULL || m->rq.cwd == NULL ||
@@ -354,6 +355,7 @@ spawner_spawn(const struct spawn_req *rq, const char *prog, const char *slave,
 	for (i = 0; i < 3; i++)
 		wire_fd(&w, rq->tty ? -1 : fds[i]);
 	wire_fd(&w, errfd);
+	wire_fd(&w, rq->restore_fd);
 	wire_u32(&w, rq->sandbox != NULL);
 	if (rq->sandbox != NULL)
 		sandbox_plan_put(rq->sandbox, &w);

@@ -1,0 +1,260 @@
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "evloop.h"
+#include "log.h"
+#include "proc/proc_snapshot.h"
+#include "proc/proc_spawn.h"
+#include "sandbox/sandbox.h"
+#include "snapshot/snapshot.h"
+
+struct cap_waiter {
+	struct rpc_req		*req;
+	json_t			*params;
+	long			 n;
+	proc_snapshot_resume	*resume;
+	struct cap_waiter	*next;
+};
+
+struct capture {
+	char			*key;
+	pid_t			 pid;
+	struct ev_io		 out_io, err_io;
+	int			 out_open, err_open;
+	char			*out;
+	size_t			 len;
+	int			 failed;
+	struct ev_timer		 limit, reap;
+	struct sbx_guard	*guards;
+	struct cap_waiter	*waiters;
+	struct capture		*next;
+};
+
+static struct capture	*captures;
+static int		 ending;	/* the session is over: nothing starts now */
+
+static struct capture *
+capture_find(const char *key)
+{
+	struct capture	*c;
+
+	for (c = captures; c != NULL; c = c->next)
+		if (strcmp(c->key, key) == 0)
+			return c;
+	return NULL;
+}
+
+static void
+capture_unlink(struct capture *c)
+{
+	struct capture	**pp;
+
+	for (pp = &captures; *pp != NULL; pp = &(*pp)->next)
+		if (*pp == c) {
+			*pp = c->next;
+			return;
+		}
+}
+
+static void
+close_io(struct ev_io *io, int *open)
+{
+	if (!*open)
+		return;
+	ev_io_del(io);
+	close(io->fd);
+	*open = 0;
+}
+
+/* Freed from a timer of its own, never under a descriptor's callback. */
+static void
+capture_free(struct ev_timer *t, void *arg)
+{
+	struct capture	*c = arg;
+
+	free(c->key);
+	free(c->out);
+	free(c);
+}
+
+/* Over: keep what it gave, resume who waited, kill what it left. */
+static void
+capture_over(struct capture *c)
+{
+	struct cap_waiter	*w, *next;
+
+	ev_timer_stop(&c->limit);
+	close_io(&c->out_io, &c->out_open);
+	close_io(&c->err_io, &c->err_open);
+	/* what the profile started in the background goes with it */
+	kill(-c->pid, SIGKILL);
+	sandbox_guards_release(c->guards);
+	c->guards = NULL;
+	capture_unlink(c);
+	if (snapshot_done(c->key, c->failed ? NULL : c->out, c->len, ev_now()) == -1)
+		log_warnx("shell snapshot: capture by pid %ld failed%s", (long)c->pid,
+		    c->failed ? "" : ": no snapshot in its output");
+	else
+		log_debug("shell snapshot: captured by pid %ld, %zu bytes", (long)c->pid, c->len);
+	for (w = c->waiters; w != NULL; w = next) {
+		next = w->next;
+		if (ending)
+			rpc_fail(w->req, RPC_INTERNAL_ERROR, "the session ended");
+		else
+			w->resume(w->req, w->params, w->n);
+		json_decref(w->params);
+		free(w);
+	}
+	c->waiters = NULL;
+	ev_timer_start(&c->reap, 0);
+}
+
+static void
+capture_timeout(struct ev_timer *t, void *arg)
+{
+	struct capture	*c = arg;
+
+	log_warnx("shell snapshot: capture by pid %ld timed out", (long)c->pid);
+	c->failed = 1;
+	capture_over(c);
+}
+
+static void
+capture_read(struct ev_io *io, uint32_t events, void *arg)
+{
+	struct capture	*c = arg;
+	char		 buf[8192], *nb;
+	ssize_t		 n;
+
+	if ((n = read(io->fd, buf, sizeof(buf))) == -1) {
+		if (errno == EAGAIN || errno == EINTR)
+			return;
+		log_warn("shell snapshot: read");
+		c->failed = 1;
+	}
+	if (n <= 0) {
+		if (io == &c->out_io)
+			capture_over(c);
+		else
+			close_io(&c->err_io, &c->err_open);
+		return;
+	}
+	if (io == &c->err_io)
+		return;		/* what the profile says on stderr is not kept */
+	if (c->len + (size_t)n > SNAPSHOT_MAX_BYTES) {
+		log_warnx("shell snapshot: capture by pid %ld over %u bytes", (long)c->pid,
+		    SNAPSHOT_MAX_BYTES);
+		c->failed = 1;
+		capture_over(c);
+		return;
+	}
+	if ((nb = realloc(c->out, c->len + (size_t)n)) == NULL) {
+		log_warn("shell snapshot");
+		c->failed = 1;
+		capture_over(c);
+		return;
+	}
+	c->out = nb;
+	memcpy(c->out + c->len, buf, (size_t)n);
+	c->len += (size_t)n;
+}
+
+static int
+watch(struct capture *c, struct ev_io *io, int fd, int *open)
+{
+	int	fl;
+
+	if ((fl = fcntl(fd, F_GETFL)) == -1 || fcntl(fd, F_SETFL, fl | O_NONBLOCK) == -1 ||
+	    ev_io_add(io, fd, EPOLLIN, capture_read, c) == -1) {
+		log_warn("shell snapshot: watch");
+		close(fd);
+		return -1;
+	}
+	*open = 1;
+	return 0;
+}
+
+int
+proc_snapshot_capture(const char *key, const struct spawn_req *rq, struct sbx_guard *guards)
+{
+	struct capture		*c;
+	struct spawn_res	 res;
+	char			 msg[256];
+	int			 err;
+
+	if ((c = calloc(1, sizeof(*c))) == NULL || (c->key = strdup(key)) == NULL) {
+		log_warn("shell snapshot");
+		free(c);
+		goto fail;
+	}
+	if (proc_spawn(rq, &res, &err, msg, sizeof(msg)) == -1) {
+		log_warnx("shell snapshot: cannot capture: %s", msg);
+		free(c->key);
+		free(c);
+		goto fail;
+	}
+	if (res.in_fd != -1)
+		close(res.in_fd);
+	c->pid = res.pid;
+	c->guards = guards;
+	ev_timer_init(&c->limit, capture_timeout, c);
+	ev_timer_init(&c->reap, capture_free, c);
+	c->next = captures;
+	captures = c;
+	if (watch(c, &c->out_io, res.out_fd, &c->out_open) == -1 ||
+	    watch(c, &c->err_io, res.err_fd, &c->err_open) == -1) {
+		c->failed = 1;
+		capture_over(c);
+		return 0;
+	}
+	ev_timer_start(&c->limit, SNAPSHOT_CAPTURE_MS);
+	return 0;
+fail:
+	sandbox_guards_release(guards);
+	snapshot_done(key, NULL, 0, ev_now());
+	return -1;
+}
+
+int
+proc_snapshot_wait(const char *key, struct rpc_req *req, json_t *params, long n,
+    proc_snapshot_resume *resume)
+{
+	struct capture		*c;
+	struct cap_waiter	*w, **pp;
+
+	if ((c = capture_find(key)) == NULL)
+		return -1;
+	if ((w = calloc(1, sizeof(*w))) == NULL) {
+		log_warn("shell snapshot");
+		return -1;
+	}
+	w->req = req;
+	w->params = json_incref(params);
+	w->n = n;
+	w->resume = resume;
+	/* resumed in the order they came */
+	for (pp = &c->waiters; *pp != NULL; pp = &(*pp)->next)
+		;
+	*pp = w;
+	return 0;
+}
+
+void
+proc_snapshot_end(void)
+{
+	struct capture	*c;
+
+	ending = 1;
+	while ((c = captures) != NULL) {
+		c->failed = 1;
+		capture_over(c);
+	}
+	ending = 0;
+	snapshot_clear();
+}

@@ -1,0 +1,57 @@
+/*
+ * Capturing login-shell snapshots (snapshot/snapshot.h keeps them): the
+ * capture runs as a child of execd like any command, its output read by
+ * the event loop, with a time limit.  A process/start that needs the
+ * capture waits for it, and is resumed once it is over.
+ */
+#ifndef EXECD_PROC_SNAPSHOT_H
+#define EXECD_PROC_SNAPSHOT_H
+
+#include <jansson.h>
+
+#include "jsonx.h"
+#include "rpc/rpc.h"
+#include "spawn/spawn.h"
+
+struct sbx_guard;
+
+/* Start again a process/start that waited for a capture. */
+typedef void	proc_snapshot_resume(struct rpc_req *req, json_t *params, long n);
+
+/*
+ * Run rq (the capture command) for the snapshot of key, which must be
+ * capturing.  guards are held until it is over.  0, or -1 when it could
+ * not start (the entry is then failed).
+ */
+int	proc_snapshot_capture(const char *key, const struct spawn_req *rq,
+	    struct sbx_guard *guards);
+/* Have (req, params, n) resumed when the capture of key is over; -1: none runs. */
+int	proc_snapshot_wait(const char *key, struct rpc_req *req, json_t *params, long n,
+	    proc_snapshot_resume *resume);
+/* The session is over: kill the captures, forget the snapshots. */
+void	proc_snapshot_end(void);
+
+#endif
+
+/* process/start's shellSnapshot, as the request side sees it (proc_snapshot_req.c). */
+struct snap_req {
+	int		 given;
+	const char	*scope;
+	size_t		 scope_len;
+	const char	*name;		/* shell.name */
+	const char	*path;		/* shell.path */
+};
+
+/* Decode params.shellSnapshot; -1 with e set as the reference words it. */
+int	snap_req_parse(json_t *params, struct snap_req *r, struct jx_err *e);
+/* 1 when argv is `<shell.path> -lc <command> [args]`: the snapshot is for it. */
+int	snap_req_applies(const struct snap_req *r, json_t *argv);
+/* The cache key of the snapshot argv needs; malloc'd, NULL when out of memory. */
+char	*snap_req_key(const struct snap_req *r, const char *cwd_uri, json_t *policy,
+	    json_t *sandbox);
+/*
+ * argv with its command run by the capture (capture: 1, as `-lc script`)
+ * or from a snapshot (capture: 0, as `-pc prefix+command`); one malloc'd
+ * block, NULL when out of memory.
+ */
+char	**snap_req_argv(const struct snap_req *r, json_t *argv, int capture);
