@@ -62,6 +62,9 @@ own_dir(const char *dir, mode_t mode)
 	return 0;
 }
 
+#define STATE_VAR	"EXECD_PROXY_STATE_DIR="
+#define BUNDLE_VAR	"EXECD_PROXY_BUNDLE_DIR="
+
 /* environ, plus where the proxy keeps its CA and writes its bundle */
 static char **
 proxy_env(char *state, char *bundle)
@@ -70,14 +73,14 @@ proxy_env(char *state, char *bundle)
 	size_t		 n = 0, i;
 
 	for (i = 0; environ[i] != NULL && n < PROXY_ENV_MAX - 3; i++)
-		if (strncmp(environ[i], "EXECD_PROXY_STATE_DIR=", 22) != 0 &&
-		    strncmp(environ[i], "EXECD_PROXY_BUNDLE_DIR=", 23) != 0)
+		if (strncmp(environ[i], STATE_VAR, strlen(STATE_VAR)) != 0 &&
+		    strncmp(environ[i], BUNDLE_VAR, strlen(BUNDLE_VAR)) != 0)
 			envp[n++] = environ[i];
 	if (conf.state_dir != NULL && own_dir(conf.state_dir, 0700) == 0 &&
-	    (size_t)snprintf(state, PATH_MAX, "EXECD_PROXY_STATE_DIR=%s/proxy",
-	    conf.state_dir) < PATH_MAX && own_dir(state + 22, 0700) == 0 &&
-	    (size_t)snprintf(bundle, PATH_MAX, "EXECD_PROXY_BUNDLE_DIR=%s-proxy",
-	    conf.state_dir) < PATH_MAX && own_dir(bundle + 23, 0755) == 0) {
+	    (size_t)snprintf(state, PATH_MAX, STATE_VAR "%s/proxy", conf.state_dir) <
+	    PATH_MAX && own_dir(state + strlen(STATE_VAR), 0700) == 0 &&
+	    (size_t)snprintf(bundle, PATH_MAX, BUNDLE_VAR "%s-proxy", conf.state_dir) <
+	    PATH_MAX && own_dir(bundle + strlen(BUNDLE_VAR), 0755) == 0) {
 		envp[n++] = state;
 		envp[n++] = bundle;
 	}

@@ -45,9 +45,6 @@ static struct {
 
 static void	watch(void);
 static int	ensure_connected(char *, size_t);
-
-static void	(*key_hider)(const char *);
-static char	 *key_hidden;
 static int	restore_all(void);
 
 int
@@ -67,7 +64,7 @@ netproxy_init(const char *control_path)
 	 * before the first sandbox is planned (before anything registers).
 	 * Not there yet: the first register connects, as before.
 	 */
-	if (key_hider != NULL && ensure_connected(err, sizeof(err)) == -1)
+	if (np_key_wanted() && ensure_connected(err, sizeof(err)) == -1)
 		log_info("%s", err);
 	return 0;
 }
@@ -280,26 +277,6 @@ reg_free(struct netproxy_reg *r)
 /* Take the proxy's answer into r; -1 with err when it refused. */
 
 
-void
-netproxy_set_key_hider(void (*hide)(const char *))
-{
-	key_hider = hide;
-}
-
-/* The proxy's CA key, hidden from sandboxes once (the list only grows). */
-void
-np_key_seen(const char *path)
-{
-	if (path == NULL || *path != '/' || key_hider == NULL ||
-	    (key_hidden != NULL && strcmp(key_hidden, path) == 0))
-		return;
-	free(key_hidden);
-	if ((key_hidden = strdup(path)) == NULL) {
-		log_warn("execd-proxy CA key %s", path);
-		return;
-	}
-	key_hider(path);
-}
 
 static int
 take_reply(struct netproxy_reg *r, json_t *reply, char *err, size_t errlen)

@@ -239,3 +239,33 @@ np_dispatch_event(json_t *o)
 		npc.on_event(json_incref(o));
 	return 1;
 }
+
+static void	(*key_hider)(const char *);
+static char	 *key_hidden;
+
+void
+netproxy_set_key_hider(void (*hide)(const char *))
+{
+	key_hider = hide;
+}
+
+/* The proxy's CA key, hidden from sandboxes once (the list only grows). */
+void
+np_key_seen(const char *path)
+{
+	if (path == NULL || *path != '/' || key_hider == NULL ||
+	    (key_hidden != NULL && strcmp(key_hidden, path) == 0))
+		return;
+	free(key_hidden);
+	if ((key_hidden = strdup(path)) == NULL) {
+		log_warn("execd-proxy CA key %s", path);
+		return;
+	}
+	key_hider(path);
+}
+
+int
+np_key_wanted(void)
+{
+	return key_hider != NULL;
+}
