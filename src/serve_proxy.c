@@ -124,7 +124,7 @@ serve_proxy_launch(int fd)
 {
 	char			*argv[] = { "execd-proxy", "-e", NULL };
 	char			 state[PATH_MAX], bundle[PATH_MAX];
-	struct spawn_req	 rq = { .argv = argv, .cwd = "/" };
+	struct spawn_req	 rq = { .argv = argv, .cwd = "/", .restore_fd = -1 };
 	int			 fds[3], rep[2], nul, e;
 	ssize_t			 n;
 	pid_t			 pid;
