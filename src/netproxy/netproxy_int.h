@@ -50,6 +50,11 @@ json_t		*np_recv_reply(long long id, uint64_t deadline);
 /* A line that is not a reply is the proxy's own: hand it on.  1 if it was. */
 int		 np_dispatch_event(json_t *);
 
+/* The proxy named its CA key (auth or register reply); NULL is fine. */
+void		 np_key_seen(const char *path);
+/* Someone hides it (so connect early, before any sandbox is planned). */
+int		 np_key_wanted(void);
+
 /* netproxy.c, for netproxy_events.c */
 struct netproxy_reg *netproxy_find_credential(const char *id);
 /* What the layer above takes: decision lines, questions (netproxy_events.c says). */
