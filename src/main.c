@@ -213,6 +213,10 @@ hide_own_paths(void)
 
 	/* with the embedded proxy's CA key (STATE/proxy, serve_proxy.c) */
 	sandbox_hide(conf.state_dir, 1);
+	/* its bundle (STATE-proxy): read by managed commands, changed by none */
+	if (conf.state_dir != NULL &&
+	    snprintf(key, sizeof(key), "%s-proxy", conf.state_dir) < (int)sizeof(key))
+		sandbox_keep_readonly(key, 1);
 	netproxy_set_key_hider(hide_proxy_key);
 	if (conf.proxy_control == NULL)
 		return;

@@ -784,8 +784,15 @@ try:
     bundle = "BEGIN CERTIFICATE" in open(os.environ["SSL_CERT_FILE"]).read()
 except (OSError, KeyError) as e:
     bundle = "err:%s" % e
+try:
+    with open(os.path.join(os.path.dirname(os.environ["SSL_CERT_FILE"]), "planted.pem"),
+              "w") as f:
+        f.write("x")
+    planted = "wrote"
+except (OSError, KeyError) as e:
+    planted = "errno%d" % getattr(e, "errno", 0)
 print("get", curl(), "post", curl("-X", "POST", "-d", "x"), "py", py, "key", key,
-      "bundle", bundle, "ca", os.environ.get("CURL_CA_BUNDLE"), flush=True)
+      "bundle", bundle, "planted", planted, "ca", os.environ.get("CURL_CA_BUNDLE"), flush=True)
 """
 
 
@@ -810,6 +817,8 @@ def inspected(c, ws, sb, origin_port, key_path, label):
         % label, said)
     tap(None, " bundle True " in said, "%s: the CA bundle named by SSL_CERT_FILE is readable "
         "inside the sandbox" % label, said)
+    tap(None, " planted errno" in said, "%s: nothing can be written beside the CA bundle, "
+        "even with its parent writable" % label, said)
     return said
 
 
@@ -824,7 +833,9 @@ else:
     os.chmod(TCA.cert, 0o644)
     PENV = dict(os.environ, EXECD_PROXY_UPSTREAM_CA=TCA.cert)
     c = execd(env=PENV)
-    inspected(c, W, SB, TLS.port, os.path.join(STATE, "proxy", "ca.key"), "own execd-proxy")
+    # the whole of tmp writable: STATE-proxy (the bundle) sits in it
+    inspected(c, W, sandbox([tmp]), TLS.port, os.path.join(STATE, "proxy", "ca.key"),
+              "own execd-proxy")
     key = os.path.join(STATE, "proxy", "ca.key")
     tap(None, os.path.exists(key) and stat.S_IMODE(os.stat(key).st_mode) == 0o600 and
         stat.S_IMODE(os.stat(os.path.dirname(key)).st_mode) == 0o700,
