@@ -5,7 +5,7 @@
 set -u
 top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top" || exit 1
-sh contrib/install-deps.sh --with-reference || exit 1
+sh contrib/install-deps.sh --with-reference --with-openclaw || exit 1
 [ -x configure ] || autoreconf -fi || exit 1
 # an in-tree configuration would stop the out-of-tree builds below
 [ ! -f config.status ] || make distclean >/dev/null || exit 1
