@@ -50,6 +50,12 @@ json_t		*np_recv_reply(long long id, uint64_t deadline);
 /* A line that is not a reply is the proxy's own: hand it on.  1 if it was. */
 int		 np_dispatch_event(json_t *);
 
+/*
+ * netproxy_cred.c: networkProxy.proxy's credentialMasking and
+ * credentialProviders, checked as the reference decodes them.
+ */
+int		 netproxy_cred_check(json_t *proxy, int *masking, char *err, size_t errlen);
+
 /* netproxy.c, for netproxy_events.c */
 struct netproxy_reg *netproxy_find_credential(const char *id);
 /* What the layer above takes: decision lines, questions (netproxy_events.c says). */
