@@ -1,34 +1,47 @@
 #include "config.h"
 
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/types.h>
 
 #include "b64.h"
 
 static const char	b64_alphabet[] =
     "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
 
+/* The two symbols of every 12 bits, as they lie in memory: 3 bytes are 2 lookups. */
+static uint16_t	b64_pairs[4096];
+
 size_t
 b64_encode_to(char *dst, const void *src, size_t len)
 {
+	static int		 ready;
 	const unsigned char	*s = src;
-	char			*d = dst;
-	unsigned		 v;
+	char			*d = dst, two[2];
+	uint32_t		 v;
 	size_t			 i;
+	int			 k;
 
-	for (i = 0; i + 3 <= len; i += 3, d += 4) {
-		v = (unsigned)s[i] << 16 | (unsigned)s[i + 1] << 8 | s[i + 2];
-		d[0] = b64_alphabet[v >> 18];
-		d[1] = b64_alphabet[v >> 12 & 63];
-		d[2] = b64_alphabet[v >> 6 & 63];
-		d[3] = b64_alphabet[v & 63];
+	if (!ready) {
+		for (k = 0; k < 4096; k++) {
+			two[0] = b64_alphabet[k >> 6];
+			two[1] = b64_alphabet[k & 63];
+			memcpy(&b64_pairs[k], two, sizeof(two));
+		}
+		ready = 1;
 	}
-	if (i < len) {
-		v = (unsigned)s[i] << 16 | (i + 1 < len ? (unsigned)s[i + 1] << 8 : 0);
+	for (i = 0; i + 3 <= len; i += 3, d += 4) {
+		v = (uint32_t)s[i] << 16 | (uint32_t)s[i + 1] << 8 | s[i + 2];
+		memcpy(d, &b64_pairs[v >> 12], 2);
+		memcpy(d + 2, &b64_pairs[v & 0xfff], 2);
+	}
+	if (len - i > 0) {
+		v = (uint32_t)s[i] << 16 | (len - i > 1 ? (uint32_t)s[i + 1] << 8 : 0);
 		d[0] = b64_alphabet[v >> 18];
 		d[1] = b64_alphabet[v >> 12 & 63];
-		d[2] = i + 1 < len ? b64_alphabet[v >> 6 & 63] : '=';
+		d[2] = len - i > 1 ? b64_alphabet[v >> 6 & 63] : '=';
 		d[3] = '=';
 		d += 4;
 	}
@@ -63,7 +76,7 @@ static signed char	b64_table[256];
 static int
 b64_value(unsigned char c)
 {
-	static int	ready;
+	static int		ready;
 	int			i;
 
 	if (!ready) {
@@ -73,6 +86,23 @@ b64_value(unsigned char c)
 		ready = 1;
 	}
 	return b64_table[c];
+}
+
+#define B64_RUN	32
+
+/* B64_RUN symbols of the alphabet: written so that the compiler checks many at once */
+static int
+b64_run_ok(const unsigned char *s)
+{
+	unsigned char	c, bad = 0;
+	int		k;
+
+	for (k = 0; k < B64_RUN; k++) {
+		c = s[k];
+		bad |= !(((unsigned char)(c - 'A') < 26) | ((unsigned char)(c - 'a') < 26) |
+		    ((unsigned char)(c - '0') < 10) | (c == '+') | (c == '/'));
+	}
+	return bad == 0;
 }
 
 /*
@@ -92,8 +122,10 @@ b64_check(const unsigned char *s, size_t len, size_t *npad, char *err, size_t er
 	/* the last quad, even a whole one, may carry padding: kept for the end */
 	body = len - rem;
 	body = rem == 0 && body >= 4 ? body - 4 : body;
+	for (i = 0; i + B64_RUN <= body && b64_run_ok(s + i); i += B64_RUN)
+		;
 	(void)b64_value('A');	/* fills the table */
-	for (i = 0; i < body; i++)
+	for (; i < body; i++)
 		if (b64_table[s[i]] < 0)
 			return b64_bad(err, errlen, s[i], i);
 	for (i = body; i < len; i++) {
@@ -129,28 +161,97 @@ b64_check(const unsigned char *s, size_t len, size_t *npad, char *err, size_t er
 	return 0;
 }
 
+ssize_t
+b64_valid(const char *src, size_t len, char *err, size_t errlen)
+{
+	size_t	npad;
+
+	if (b64_check((const unsigned char *)src, len, &npad, err, errlen) == -1)
+		return -1;
+	/* checked input is whole quads, padding only in the last one */
+	return (ssize_t)(len / 4 * 3 - npad);
+}
+
+/* The last quad of checked input, padded; returns the bytes written. */
+static size_t
+b64_quad(unsigned char *dst, const unsigned char *s, size_t n)
+{
+	uint32_t	v = 0;
+	size_t		k, m = 0;
+
+	for (k = 0; k < n && k < 4 && s[k] != '='; k++, m++)
+		v |= (uint32_t)b64_table[s[k]] << (18 - 6 * k);
+	dst[0] = v >> 16;
+	if (m > 2)
+		dst[1] = v >> 8 & 0xff;
+	if (m > 3)
+		dst[2] = v & 0xff;
+	return m - 1;
+}
+
+/*
+ * Per position in a quad, each symbol's bits placed in the 3 bytes out as
+ * they lie in memory (a fourth byte zero): a quad is 4 lookups, 3 ORs and
+ * one 4-byte store.
+ */
+static uint32_t	b64_quad_bits[4][256];
+
+static void
+b64_quad_init(void)
+{
+	unsigned char	b[4] = { 0 };
+	uint32_t	v;
+	int		c, k, x;
+
+	(void)b64_value('A');	/* fills the table */
+	for (k = 0; k < 4; k++)
+		for (c = 0; c < 256; c++) {
+			if ((x = b64_table[c]) < 0)
+				continue;
+			v = (uint32_t)x << (18 - 6 * k);
+			b[0] = v >> 16;
+			b[1] = v >> 8 & 0xff;
+			b[2] = v & 0xff;
+			memcpy(&b64_quad_bits[k][c], b, sizeof(uint32_t));
+		}
+}
+
+size_t
+b64_decode_to(unsigned char *dst, const char *src, size_t len)
+{
+	static int		 ready;
+	const unsigned char	*s = (const unsigned char *)src;
+	unsigned char		*d = dst;
+	uint32_t		 v;
+	size_t			 i = 0;
+
+	if (!ready) {
+		b64_quad_init();
+		ready = 1;
+	}
+	/* while another quad follows, the fourth byte stored is overwritten by it */
+	for (; i + 8 <= len; i += 4, d += 3) {
+		v = b64_quad_bits[0][s[i]] | b64_quad_bits[1][s[i + 1]] |
+		    b64_quad_bits[2][s[i + 2]] | b64_quad_bits[3][s[i + 3]];
+		memcpy(d, &v, sizeof(v));
+	}
+	if (i < len)
+		d += b64_quad(d, s + i, len - i);
+	return (size_t)(d - dst);
+}
+
 void *
 b64_decode(const char *src, size_t len, size_t *outlen, char *err, size_t errlen)
 {
-	const unsigned char	*s = (const unsigned char *)src;
-	unsigned char		*dst, *d;
-	size_t			 npad, i;
-	unsigned		 v;
+	unsigned char	*dst;
+	ssize_t		 n;
 
-	if (b64_check(s, len, &npad, err, errlen) == -1)
+	if ((n = b64_valid(src, len, err, errlen)) == -1)
 		return NULL;
-	if ((dst = malloc(len / 4 * 3 + 1)) == NULL) {
+	if ((dst = malloc((size_t)n + 1)) == NULL) {
 		snprintf(err, errlen, "out of memory");
 		return NULL;
 	}
-	/* checked: whole quads, padding only at the end (its symbols decode as 0) */
-	for (i = 0, d = dst; i < len; i += 4, d += 3) {
-		v = (unsigned)(b64_table[s[i]] & 63) << 18 | (unsigned)(b64_table[s[i + 1]] & 63) << 12 |
-		    (unsigned)(b64_table[s[i + 2]] & 63) << 6 | (unsigned)(b64_table[s[i + 3]] & 63);
-		d[0] = v >> 16;
-		d[1] = v >> 8 & 0xff;
-		d[2] = v & 0xff;
-	}
-	*outlen = (size_t)(d - dst) - npad;
+	*outlen = b64_decode_to(dst, src, len);
 	return dst;
 }

@@ -179,7 +179,9 @@ struct half {
 	int		*src, *dst;
 	int		 pipe[2];	/* splice(2) through this, -1: read/write */
 	size_t		 inpipe;
+	size_t		 pipe_size;	/* what the pipe holds */
 	int		 bulk;		/* pipe enlarged for a bulk transfer */
+	int		 src_dry;	/* the last splice from src took all it had */
 	struct buf	 pend;		/* written before anything else */
 	int		 eof;		/* src said EOF */
 	int		 shut;		/* dst got shutdown(SHUT_WR) */
@@ -221,8 +223,8 @@ struct inspect;
  * for upstream events, timeouts and interest without naming it.
  */
 struct conn_stage {
-	/* CS_DIALING, CS_RELAY: a descriptor is ready */
-	void		(*io)(struct conn *, uint32_t events);
+	/* CS_DIALING, CS_RELAY: the descriptor fd is ready */
+	void		(*io)(struct conn *, int fd, uint32_t events);
 	void		(*timeout)(struct conn *);		/* CS_DIALING: timer ran out */
 	uint32_t	(*interest)(struct conn *, int fd);	/* CS_RELAY: events for fd */
 	void		(*cancel)(struct conn *);		/* closing; may be NULL */

@@ -7,6 +7,8 @@
 
 #define EXECD_VERSION_STRING	PACKAGE_VERSION
 
+struct jwt_conf;
+
 struct execd_conf {
 	size_t		 max_message;		/* bytes in one JSON-RPC message */
 	size_t		 retention_bytes;	/* output kept per process */
@@ -16,6 +18,7 @@ struct execd_conf {
 	unsigned	 concurrency;		/* requests in flight per connection */
 	unsigned	 header_timeout_ms;	/* HTTP upgrade must arrive within */
 	const char	*token;			/* capability token, NULL: none */
+	const struct jwt_conf *jwt;		/* signed bearer tokens, NULL: none */
 	int		 no_auth;		/* explicitly allow unauthenticated sockets */
 	const char	*proxy_control;		/* execd-proxy control socket, NULL: none */
 	const char	*proxy_program;		/* the embedded execd-proxy, NULL: found */

@@ -25,6 +25,7 @@
 #include "sandbox/sandbox.h"
 #include "session/resume.h"
 #include "serve.h"
+#include "ws_auth.h"
 
 struct execd_conf conf = {
 	.max_message = 64u * 1024 * 1024,	/* the reference's line and message cap */
@@ -54,6 +55,8 @@ usage(void)
 	    "             [--retention BYTES] [--kill-grace-ms MS] [--concurrent-requests N]\n"
 	    "             [--header-timeout-ms MS] [--state-dir DIR] [--resume-ttl-ms MS]\n"
 	    "             [--allow-setuid] [--ws-ping-ms MS]\n"
+	    "             [--ws-auth signed-bearer-token --ws-shared-secret-file FILE\n"
+	    "              [--ws-issuer ISS] [--ws-audience AUD] [--ws-max-clock-skew-seconds S]]\n"
 	    "             [--proxy-control PATH | --proxy-program PATH | --no-embedded-proxy]\n"
 	    "             [--log stderr|syslog|none] [--log-level LEVEL]\n");
 	exit(2);
@@ -232,6 +235,13 @@ main(int argc, char *argv[])
 		{ "no-embedded-proxy", no_argument, NULL, 'E' },
 		{ "log", required_argument, NULL, 'L' },
 		{ "log-level", required_argument, NULL, 'v' },
+		{ "ws-auth", required_argument, NULL, 256 },
+		{ "ws-token-file", required_argument, NULL, 257 },
+		{ "ws-token-sha256", required_argument, NULL, 258 },
+		{ "ws-shared-secret-file", required_argument, NULL, 259 },
+		{ "ws-issuer", required_argument, NULL, 260 },
+		{ "ws-audience", required_argument, NULL, 261 },
+		{ "ws-max-clock-skew-seconds", required_argument, NULL, 262 },
 		{ "version", no_argument, NULL, 'V' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -244,6 +254,7 @@ main(int argc, char *argv[])
 	int		 ch, allow_remote = 0, dest_given = 0, level = LOG_NOTICE;
 	int		 allow_setuid = 0;
 	int		 fds[16], nfds, fd;
+	struct ws_auth_opts ws_auth = { 0 };
 
 	ensure_std_fds();
 	while ((ch = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
@@ -291,6 +302,13 @@ main(int argc, char *argv[])
 			if ((level = log_parse_level(optarg)) == -1)
 				fatalx("--log-level: err, warning, notice, info or debug");
 			break;
+		case 256: ws_auth.mode = optarg; break;
+		case 257: ws_auth.token_file = optarg; break;
+		case 258: ws_auth.token_sha256 = optarg; break;
+		case 259: ws_auth.secret_file = optarg; break;
+		case 260: ws_auth.issuer = optarg; break;
+		case 261: ws_auth.audience = optarg; break;
+		case 262: ws_auth.skew = optarg; break;
 		case 'V':
 			printf("execd %s\n", PACKAGE_VERSION);
 			return 0;
@@ -303,6 +321,7 @@ main(int argc, char *argv[])
 	if (mode == MODE_INETD || mode == MODE_AUTO)
 		guard_stderr(&dest, dest_given);
 	log_init("execd", dest, level);
+	ws_auth_setup(&ws_auth, &token_file);
 	if (token_file != NULL)
 		conf.token = read_token(token_file);
 	if (conf.state_dir == NULL)
@@ -322,7 +341,7 @@ main(int argc, char *argv[])
 	if (nfds == 0 && mode == MODE_AUTO)
 		nfds = activate_launchd(fds, 16);
 	if (mode == MODE_LISTEN) {
-		if (conf.token == NULL && !conf.no_auth)
+		if (conf.token == NULL && conf.jwt == NULL && !conf.no_auth)
 			conf.token = new_token();
 		if ((fd = listen_open(listen_url, allow_remote, url, sizeof(url))) == -1)
 			return 1;

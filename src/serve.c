@@ -63,6 +63,7 @@ int
 serve_prepare(void)
 {
 	static struct proc_limits	limits;
+	const char *const		*cap;
 
 	limits = (struct proc_limits){
 		.max_stdin = conf.max_message,
@@ -76,6 +77,7 @@ serve_prepare(void)
 	if (spawner_start() == -1)
 		return -1;
 	sandbox_set_ns_probe(spawner_probe_ns);
+	sandbox_set_closer(spawner_close_later);
 	if (ev_init() == -1)
 		return -1;
 	rpc_init(conf.concurrency);
@@ -105,6 +107,8 @@ serve_prepare(void)
 		session_set_capability("networkProxyLaunch", 0);
 		session_set_capability("networkProxyReviewDomains", 0);
 	}
+	for (cap = sandbox_capabilities; *cap != NULL; cap++)
+		session_set_capability(*cap, 1);
 	fs_init();
 	fs_watch_init();
 	envconfig_init();

@@ -67,7 +67,7 @@ pid_t
 serve_proxy_launch(int fd)
 {
 	char			*argv[] = { "execd-proxy", "-e", NULL };
-	struct spawn_req	 rq = { .argv = argv, .envp = environ, .cwd = "/" };
+	struct spawn_req	 rq = { .argv = argv, .envp = environ, .cwd = "/", .restore_fd = -1 };
 	int			 fds[3], rep[2], nul, e;
 	ssize_t			 n;
 	pid_t			 pid;

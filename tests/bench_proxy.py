@@ -8,11 +8,13 @@
       prints the table (needs top_builddir or an in-tree build).
 
 Rows: CONNECT tunnel throughput for 1 GiB (vs direct, vs tinyproxy, and
-splice vs execd-proxy's own read/write path), CONNECT set-up latency and
-plain-HTTP forwarding latency (vs tinyproxy), and HTTPS through inspection
-(limited mode) vs the same HTTPS through an opaque tunnel: download
-throughput, and the latency of set-up plus one request (the handshake
-the proxy adds).
+splice vs execd-proxy's own read/write path), the proxy's CPU time per GiB
+beside what the direct copy's receiving thread spends, its wakeups
+(voluntary context switches) per MiB and the pipe sizes it relays through,
+CONNECT set-up latency and plain-HTTP forwarding latency (vs tinyproxy), and
+HTTPS through inspection (limited mode) vs the same HTTPS through an opaque
+tunnel: download throughput, and the latency of set-up plus one request (the
+handshake the proxy adds).
 Medians over repeated runs; client and sink are Python threads, identical
 for every contender, so the ratios are the point."""
 
@@ -43,6 +45,7 @@ class Sink:
         self.ls.bind(("127.0.0.1", 0))
         self.ls.listen(512)
         self.port = self.ls.getsockname()[1]
+        self.cpu = []       # CPU seconds of each connection's receiving thread
         threading.Thread(target=self._accept, daemon=True).start()
 
     def _accept(self):
@@ -53,9 +56,9 @@ class Sink:
                 return
             threading.Thread(target=self._serve, args=(c,), daemon=True).start()
 
-    @staticmethod
-    def _serve(c):
+    def _serve(self, c):
         buf = bytearray(CHUNK)
+        cpu0 = thread_cpu()
         try:
             head = b""
             while len(head) < 8:
@@ -69,6 +72,7 @@ class Sink:
                 if n == 0:
                     raise OSError("short body")
                 left -= n
+            self.cpu.append(thread_cpu() - cpu0)
             c.sendall(b"done")
         except OSError:
             pass
@@ -106,6 +110,71 @@ class Origin(threading.Thread):
             except OSError:
                 pass
             c.close()
+
+
+def thread_cpu():
+    """CPU seconds (user + system) of the calling thread."""
+    return time.clock_gettime(time.CLOCK_THREAD_CPUTIME_ID)
+
+
+def proc_stats(pid):
+    """(CPU seconds, voluntary context switches) of a process so far."""
+    with open("/proc/%d/stat" % pid) as f:
+        st = f.read().rsplit(")", 1)[1].split()
+    cpu = (int(st[11]) + int(st[12])) / os.sysconf("SC_CLK_TCK")
+    with open("/proc/%d/status" % pid) as f:
+        vol = next(int(line.split()[1]) for line in f
+                   if line.startswith("voluntary_ctxt_switches"))
+    return cpu, vol
+
+
+class PipeSampler(threading.Thread):
+    """The sizes of the pipes a process holds, looked at every 20 ms until stopped."""
+
+    def __init__(self, pid):
+        super().__init__(daemon=True)
+        self.pid, self.sizes, self.halt = pid, set(), threading.Event()
+        self.start()
+
+    def run(self):
+        import fcntl
+        d = "/proc/%d/fd" % self.pid
+        while not self.halt.wait(0.02):
+            try:
+                names = os.listdir(d)
+            except OSError:
+                return
+            for n in names:
+                try:
+                    if not os.readlink(os.path.join(d, n)).startswith("pipe:"):
+                        continue
+                    fd = os.open(os.path.join(d, n), os.O_RDONLY | os.O_NONBLOCK)
+                except OSError:
+                    continue
+                try:
+                    self.sizes.add(fcntl.fcntl(fd, 1032))     # F_GETPIPE_SZ
+                except OSError:
+                    pass
+                finally:
+                    os.close(fd)
+
+    def stop(self):
+        self.halt.set()
+        self.join()
+        return sorted(self.sizes)
+
+
+def measured(fn, pid, sink, nbytes, reps, *args):
+    """fn's median, with the CPU per GiB and wakeups per MiB of process pid
+    (None: of nobody) and of the sink's receiving threads over the run."""
+    before, nsink = proc_stats(pid) if pid else (0, 0), len(sink.cpu)
+    sampler = PipeSampler(pid) if pid else None
+    v = median_or_error(fn, *args)
+    after = proc_stats(pid) if pid else (0, 0)
+    pipes = sampler.stop() if sampler else []
+    gib, mib = reps * nbytes / float(1 << 30), reps * nbytes / float(1 << 20)
+    sink_cpu = sum(sink.cpu[nsink:]) / gib if len(sink.cpu) > nsink else None
+    return v, (after[0] - before[0]) / gib, (after[1] - before[1]) / mib, sink_cpu, pipes
 
 
 def open_tunnel(proxy, port, auth):
@@ -325,13 +394,23 @@ def rows(quick=False):
     tp, taddr = start_tinyproxy()
     out = []
     try:
-        ours = median_or_error(throughput, eaddr, eauth, sink, nbytes, treps)
-        direct = median_or_error(throughput, None, None, sink, nbytes, treps)
+        ours, pcpu, pwake, psink, pipes = measured(throughput, ep.proc.pid, sink, nbytes, treps,
+                                                   eaddr, eauth, sink, nbytes, treps)
+        direct, _, _, dsink, _ = measured(throughput, None, sink, nbytes, treps,
+                                          None, None, sink, nbytes, treps)
         tiny = median_or_error(throughput, taddr, None, sink, nbytes, treps) if tp else None
         out.append(row("proxy: CONNECT tunnel %s vs direct loopback (MB/s, higher is better)"
                        % size, ours, direct))
         out.append(row("proxy: CONNECT tunnel %s vs tinyproxy (MB/s, higher is better)" % size,
                        ours, tiny))
+        out.append(row("proxy: CPU per GiB tunnelled vs the direct copy's receiver (s)",
+                       pcpu, dsink))
+        out.append(("proxy: wakeups (voluntary switches) per MiB tunnelled", fmt(pwake),
+                    "n/a", "n/a"))
+        out.append(("proxy: pipe sizes seen while tunnelling (KiB)",
+                    " ".join("%d" % (x >> 10) for x in pipes) or "n/a", "n/a", "n/a"))
+        out.append(("proxy: the sink's receiving CPU per GiB, through the proxy (s)",
+                    fmt(psink), fmt(dsink), "%.2f" % (psink / dsink) if psink and dsink else "n/a"))
         rp, raddr, rauth = start_execd_proxy(splice=False)
         try:
             copy = median_or_error(throughput, raddr, rauth, sink, nbytes, treps)

@@ -1275,8 +1275,7 @@ WRONG_TYPE_METHODS = [
      F(("configPaths", 0), types="array") + F(("configPaths", 0, 0), types="string"),
      [], [], {}),
     ("capabilities/discoverV2", {"cwd": "file://@ROOT@"},
-     F("cwd", types="string") + SANDBOX, [], [],
-     {"todo": "not implemented: Codex-specific, optional (protocol.md 5.4)"}),
+     F("cwd", types="string") + SANDBOX, [], [], {}),
     ("capabilityRoots/discoverV1", {"roots": [{"id": "a", "path": "file://@ROOT@/caps/z"}]},
      F("roots", types="array") + F(("roots", 0), types="object") +
      F(("roots", 0, "id"), ("roots", 0, "path"), types="string") +

@@ -21,13 +21,16 @@ import glob
 import json
 import os
 import re
+import select
 import shutil
 import subprocess
 import sys
 import tempfile
+import time
 
 BUILD = os.path.abspath(os.environ.get("top_builddir", "."))
 NS_FLAG = "EXECD_ENVCONFIG_NS"
+ANSWER_TIMEOUT = 60     # seconds for all the answers of one server
 
 
 def find_ref():
@@ -65,12 +68,32 @@ def enter_namespace(scratch):
     sys.exit(rc)
 
 
-def run(cmd, env, cwd, requests):
-    """The answers (result or error) to requests, in order."""
+def read_lines(fd, deadline):
+    """The lines read from fd until EOF or the deadline: a server that
+    stops answering leaves the rest of its answers None."""
+    buf = b""
+    while True:
+        while b"\n" in buf:
+            line, buf = buf.split(b"\n", 1)
+            yield line
+        if not select.select([fd], [], [], max(0, deadline - time.time()))[0]:
+            return
+        chunk = os.read(fd, 1 << 16)
+        if not chunk:
+            return
+        buf += chunk
+
+
+def run(cmd, env, cwd, requests, method="environmentConfig/read"):
+    """The answers (result or error) to requests, in order (a request's
+    "__method" overrides method)."""
     lines = [{"id": 0, "method": "initialize", "params": {"clientName": "envconfig"}},
              {"method": "initialized"}]
     for i, r in enumerate(requests):
-        m = {"id": i + 1, "method": "environmentConfig/read", "params": r}
+        m = {"id": i + 1, "method": method, "params": r}
+        if isinstance(r, dict) and "__method" in r:
+            m["method"] = r["__method"]
+            m["params"] = r.get("params")
         if isinstance(r, dict) and "__raw_params" in r:
             m["params"] = r["__raw_params"]
         lines.append(m)
@@ -81,9 +104,10 @@ def run(cmd, env, cwd, requests):
     p.stdin.write(data)
     p.stdin.flush()
     answers = {}
+    lines = read_lines(p.stdout.fileno(), time.time() + ANSWER_TIMEOUT)
     try:
         while len(answers) < len(requests) + 1:
-            line = p.stdout.readline()
+            line = next(lines, None)
             if not line:
                 break
             o = json.loads(line)

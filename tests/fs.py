@@ -5,6 +5,7 @@ exec-server 0.169.0 gives them, plus what execd promises beyond it
 in-process sandbox policies)."""
 
 import hashlib
+import json
 import os
 import shutil
 import stat
@@ -136,6 +137,11 @@ def test_read_file():
     touch(P("mid"), data)
     r = call("fs/readFile", {"path": U(P("mid"))})
     t.ok(unb64(r["result"]["dataBase64"]) == data, "3 MiB + 7 bytes read back exactly")
+    # the answer is built around the data: an id too long for the room left before it
+    for rid in ("x" * 46, "y" * 47, 'q"\\' * 30, 2 ** 63 - 1):
+        c.request("fs/readFile", {"path": U(P("mid"))}, id=rid)
+        r = c.wait_response(rid, 60)
+        t.ok(unb64(r["result"]["dataBase64"]) == data, "readFile answered to id %.20r" % (rid,))
     os.unlink(P("mid"))
 
 
@@ -174,6 +180,58 @@ def test_write_file():
     is_err(call("fs/writeFile", {"path": U(f)}), -32602, "missing field `dataBase64`",
            "data missing")
     t.eq(read(f), b"via link", "failed writes left the file alone")
+
+
+def test_long_write():
+    """dataBase64 of 64 KiB or more is decoded from the message's own text
+    (not jansson's copy), a stretch at a time: the same bytes and the same
+    errors as a short one."""
+    f = P("long")
+    data = os.urandom(300001)
+    is_ok(call("fs/writeFile", {"path": U(f), "dataBase64": b64(data)}), "long write")
+    t.ok(read(f) == data, "long write: every byte")
+    text = b64(data)
+    bad = text[:200000] + "*" + text[200001:]
+    is_err(call("fs/writeFile", {"path": U(f), "dataBase64": bad}), -32600,
+           "fs/writeFile requires valid base64 dataBase64: Invalid symbol 42, offset 200000.",
+           "long write: a bad symbol deep in it, at its offset")
+    is_err(call("fs/writeFile", {"path": U(f), "dataBase64": text[:-4] + "A==="}), -32600,
+           "fs/writeFile requires valid base64 dataBase64: Invalid symbol 61, offset 400001.",
+           "long write: bad padding at the end")
+    t.ok(read(f) == data, "long write: failed writes left the file alone")
+    t.eq([n for n in os.listdir(ROOT) if n.startswith(".long")], [], "no temporary file left")
+    # an escaped slash is JSON for '/': such text goes through the tree
+    esc = text.replace("/", "\\/")
+    c.send_raw('{"id":"esc","method":"fs/writeFile","params":{"path":%s,"dataBase64":"%s"}}\n'
+               % (json.dumps(U(f)), esc))
+    is_ok(c.wait_response("esc", 60), "long write with escapes")
+    t.ok(esc != text and read(f) == data, "long write with escapes: every byte")
+    # a request queued behind a long-poll keeps its own copy of the text
+    q = Execd()
+    try:
+        q.start("slp", ["sleep", "5"])
+        rid = q.request("process/read", {"processId": "slp", "waitMs": 1000})
+        wid = q.request("fs/writeFile", {"path": U(f), "dataBase64": b64(data[::-1])})
+        # the next line takes the queued request's message's place in execd's buffer
+        q.send_raw(" " * 600000 + "\n")
+        t.ok("result" in q.wait_response(rid, 30), "long-poll answered")
+        is_ok(q.wait_response(wid, 30), "queued long write")
+        t.ok(read(f) == data[::-1], "queued long write: every byte")
+    finally:
+        q.kill()
+    # a file with other names is written in place: growing, shrinking, odd offsets
+    g = P("linked")
+    touch(g, b"old content")
+    os.link(g, P("linked2"))
+    for n in (200000, 100001, 65537 * 3 + 2, 0):
+        d = os.urandom(n)
+        is_ok(call("fs/writeFile", {"path": U(g), "dataBase64": b64(d)}),
+              "hard link: %d bytes" % n)
+        t.ok(read(P("linked2")) == d and os.stat(g).st_nlink == 2,
+             "hard link: %d bytes, seen by the other name" % n)
+    os.unlink(g)
+    os.unlink(P("linked2"))
+    os.unlink(f)
 
 
 def test_full_disk():
@@ -580,6 +638,19 @@ def test_sandbox():
     is_ok(q("fs/writeFile", "ws/new", dataBase64=b64("n")), "sandbox: write granted")
     is_err(q("fs/writeFile", "ws/.git/x", dataBase64=""), -32603,
            "Read-only file system (os error 30)", "sandbox: .git of a writable root read-only")
+    # the same names a sandboxed process finds read-only (the reference's helper
+    # runs in that very view): a missing .codex, .agents or .aws cannot be made
+    for name in (".codex", ".agents", ".aws"):
+        for method, kw in (("fs/createDirectory", {"recursive": True}),
+                           ("fs/writeFile", {"dataBase64": b64("x")})):
+            is_err(q(method, "ws/" + name, **kw), -32603, "Read-only file system (os error 30)",
+                   "sandbox: %s %s of a writable root refused" % (method, name))
+        t.ok(not os.path.exists(os.path.join(s, "ws", name)),
+             "sandbox: and no %s appeared on the host" % name)
+    os.makedirs(os.path.join(s, "ws", ".aws"), exist_ok=True)
+    is_err(q("fs/writeFile", "ws/.aws/credentials", dataBase64=b64("x")), -32603,
+           "Read-only file system (os error 30)", "sandbox: an existing .aws is read-only too")
+    shutil.rmtree(os.path.join(s, "ws", ".aws"))
     is_err(q("fs/writeFile", "ws/den/x", dataBase64=""), -32600,
            "Permission denied (os error 13)", "sandbox: denied file not written")
     t.eq(read(os.path.join(s, "ws", "den", "x")), b"d", "sandbox: denied file intact")
@@ -658,7 +729,7 @@ def test_gating():
         g.kill()
 
 
-tests = [test_uris, test_read_file, test_write_file, test_full_disk, test_create_directory,
+tests = [test_uris, test_read_file, test_write_file, test_long_write, test_full_disk, test_create_directory,
          test_metadata, test_read_directory, test_remove, test_copy, test_walk, test_handles,
          test_gib_blocks, test_sandbox, test_gating]
 try:

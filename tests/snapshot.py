@@ -30,7 +30,9 @@ BASHRC = ("snapfn() { : %s; echo \"snapfn called $1\"; }\nalias snapal='echo ali
           "export RC_VAR=from_rc\nexport RC_TOKEN=secret_from_rc\nshopt -s extglob\n"
           "set -o noclobber\n"
           # what the capture may write: a sandbox confines it as it does the command
-          "if [ -n \"${SNAP_PROBE-}\" ]; then echo x 2>/dev/null > \"$SNAP_PROBE\"; fi\n")
+          "if [ -n \"${SNAP_PROBE-}\" ]; then echo x 2>/dev/null > \"$SNAP_PROBE\"; fi\n"
+          # a missing .git stays read-only for the capture too
+          "if [ -n \"${SNAP_GIT-}\" ]; then mkdir -p \"$SNAP_GIT/hooks\" 2>/dev/null; fi\n")
 
 
 def find_ref():
@@ -83,9 +85,11 @@ class Server:
             self.held.append(o)
         return None
 
-    def run(self, pid, argv, cwd, env, snap=None, policy=None, timeout=20):
+    def run(self, pid, argv, cwd, env, snap=None, policy=None, timeout=20, sandbox=None):
         """(response, (exit code, stdout, stderr) or None)"""
         p = {"processId": pid, "argv": argv, "cwd": "file://" + cwd, "env": env, "tty": False}
+        if sandbox is not None:
+            p["sandbox"] = sandbox
         if snap is not None:
             p["shellSnapshot"] = snap
         if policy is not None:
@@ -219,7 +223,7 @@ def main():
     senv = {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": home, "CODEX_HOME": chome,
             "LANG": "C.UTF-8", "SERVER_TOKEN": "server-secret"}
     cs = cases(home)
-    print("1..%d" % (len(cs) + 10))
+    print("1..%d" % (len(cs) + 11))
     ex = Server([execd, "--stdio", "--kill-grace-ms", "0"], senv, scratch)
     rf = Server([ref, "exec-server", "--listen", "stdio"], senv, scratch) if ref else None
     failed = 0
@@ -238,7 +242,7 @@ def main():
                 print("# reference: %s" % json.dumps(b))
         failed += tamper(ex, scratch, home, chome, len(cs) + 1)
         san = ex.close()
-        failed += check(len(cs) + 10, "execd exits cleanly, no sanitizer report", not san,
+        failed += check(len(cs) + 11, "execd exits cleanly, no sanitizer report", not san,
                         "\n".join(san[:20]))
     finally:
         ex.close()
@@ -315,6 +319,21 @@ def tamper(ex, cwd, home, chome, n):
     _, seal = ex.run("t5", ["/bin/bash", "-lc", "true"], cwd, env, snap("seal"))
     fails += check(n + 8, "a second scope captures on its own", seal and seal[0] == 0,
                    repr(seal))
+    # a writable root without .git: the capture, like the command, finds it read-only
+    ws = os.path.join(cwd, "ws")
+    os.makedirs(ws, exist_ok=True)
+    wsbx = dict(sbx, cwd="file://" + ws)
+    wsbx["permissions"] = {"type": "managed", "network": "restricted", "file_system": {
+        "type": "restricted", "entries": [
+            {"path": {"type": "special", "value": {"kind": "root"}}, "access": "read"},
+            {"path": {"type": "path", "path": "file://" + ws}, "access": "write"}]}}
+    r, out = ex.run("t10", ["/bin/bash", "-lc", "snapfn w"], ws,
+                    dict(env, SNAP_GIT=os.path.join(ws, ".git")), snap("sandboxed-ws"),
+                    sandbox=wsbx)
+    fails += check(n + 9, "a sandboxed capture cannot create a missing .git in a writable root",
+                   out is not None and out[0] == 0 and out[1] == "snapfn called w\n" and
+                   not os.path.exists(os.path.join(ws, ".git")), repr((r, out)) + " " +
+                   repr(os.listdir(ws)))
     return fails
 
 

@@ -36,7 +36,7 @@ enum step {
 	ST_GONE,	/* the connection was closed */
 };
 
-static void	ins_io(struct conn *, uint32_t);
+static void	ins_io(struct conn *, int, uint32_t);
 static void	ins_timeout(struct conn *);
 static uint32_t	ins_interest(struct conn *, int);
 static void	ins_cancel(struct conn *);
@@ -460,7 +460,7 @@ run(struct conn *c)
 }
 
 static void
-ins_io(struct conn *c, uint32_t events)
+ins_io(struct conn *c, int fd, uint32_t events)
 {
 	run(c);
 }

@@ -396,7 +396,7 @@ client_io(struct ev_io *io, uint32_t events, void *arg)
 		break;
 	case CS_RELAY:
 		c->last_io = ev_now();
-		c->stage->io(c, events);
+		c->stage->io(c, c->cfd, events);
 		return;
 	case CS_REPLY:
 		if ((r = conn_flush(c)) == -1) {
@@ -430,7 +430,7 @@ upstream_io(struct ev_io *io, uint32_t events, void *arg)
 	if (c->state == CS_RELAY)
 		c->last_io = ev_now();
 	if (c->state == CS_DIALING || c->state == CS_RELAY)
-		c->stage->io(c, events);
+		c->stage->io(c, c->ufd, events);
 }
 
 static void

@@ -44,7 +44,7 @@ static int	(*asker)(struct conn *);
 static void	connect_next(struct conn *);
 static void	up_resolve(struct conn *);
 static void	up_connect(struct conn *);
-static void	dial_io(struct conn *, uint32_t);
+static void	dial_io(struct conn *, int, uint32_t);
 static void	dial_timeout(struct conn *);
 static void	dial_cancel(struct conn *);
 
@@ -505,7 +505,7 @@ connected(struct conn *c)
 }
 
 static void
-dial_io(struct conn *c, uint32_t events)
+dial_io(struct conn *c, int fd, uint32_t events)
 {
 	int		err = 0, r;
 	socklen_t	len = sizeof(err);

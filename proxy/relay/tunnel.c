@@ -85,6 +85,7 @@ static int
 fill(struct conn *c, struct half *h)
 {
 	ssize_t	n;
+	size_t	want, room;
 	int	r;
 
 	if (h->filter != NULL) {
@@ -110,20 +111,26 @@ fill(struct conn *c, struct half *h)
 	if (h->pipe[0] != -1) {
 		if (!h->bulk && h->bytes >= BULK_AFTER) {
 			h->bulk = 1;	/* best effort: EPERM past the allowance */
-			fcntl(h->pipe[0], F_SETPIPE_SZ, BULK_PIPE);
+			if ((n = fcntl(h->pipe[0], F_SETPIPE_SZ, BULK_PIPE)) > 0)
+				h->pipe_size = (size_t)n;
 		}
-		n = splice(*h->src, NULL, h->pipe[1], NULL, bounded(h, SPLICE_CHUNK),
+		want = bounded(h, SPLICE_CHUNK);
+		room = h->pipe_size > h->inpipe ? h->pipe_size - h->inpipe : 0;
+		n = splice(*h->src, NULL, h->pipe[1], NULL, want,
 		    SPLICE_F_MOVE | SPLICE_F_NONBLOCK);
 		if (n > 0)
 			h->inpipe += (size_t)n;
 	} else {
 		if (buf_reserve(&h->pend, COPY_CHUNK) == -1)
 			return -1;
-		n = read(*h->src, h->pend.data + h->pend.len,
-		    bounded(h, h->pend.cap - h->pend.len));
+		room = want = bounded(h, h->pend.cap - h->pend.len);
+		n = read(*h->src, h->pend.data + h->pend.len, want);
 		if (n > 0)
 			h->pend.len += (size_t)n;
 	}
+	/* less than there was room for: src is empty, no need to ask it again now */
+	if (n > 0 && (size_t)n < want && (size_t)n < room)
+		h->src_dry = 1;
 	if (n > 0 && h->bounded)
 		h->left -= (uint64_t)n;
 	if (n == 0)
@@ -133,8 +140,12 @@ fill(struct conn *c, struct half *h)
 	return 0;
 }
 
-static void	tunnel_io(struct conn *);
-static void	tunnel_ready(struct conn *, uint32_t);
+/* Which directions tunnel_io() pumps */
+#define PUMP_C2U	0x1
+#define PUMP_U2C	0x2
+
+static void	tunnel_io(struct conn *, int);
+static void	tunnel_ready(struct conn *, int, uint32_t);
 static uint32_t	tunnel_interest(struct conn *, int);
 
 static const struct conn_stage tunnel_stage = {
@@ -148,6 +159,7 @@ pump(struct conn *c, struct half *h)
 	size_t	moved = 0;
 	int	r;
 
+	h->src_dry = 0;
 	while (!half_done(h)) {
 		if ((r = drain(h, &moved)) == -1)
 			return PUMP_ERROR;
@@ -158,7 +170,8 @@ pump(struct conn *c, struct half *h)
 			h->shut = 1;
 			break;
 		}
-		if (moved >= PUMP_BUDGET)
+		/* epoll (level-triggered) tells when src has more */
+		if (h->src_dry || moved >= PUMP_BUDGET)
 			break;
 		if ((r = fill(c, h)) == -2)
 			return PUMP_FILTER_FAILED;
@@ -173,10 +186,15 @@ pump(struct conn *c, struct half *h)
 static void
 open_pipe(struct half *h)
 {
+	int	size;
+
 	if (pipe2(h->pipe, O_NONBLOCK | O_CLOEXEC) == -1) {
 		/* EMFILE/ENFILE: this relay copies through user space instead */
 		h->pipe[0] = h->pipe[1] = -1;
+		return;
 	}
+	/* a user past the pipe allowance gets one-page pipes */
+	h->pipe_size = (size = fcntl(h->pipe[0], F_GETPIPE_SZ)) > 0 ? (size_t)size : 4096;
 }
 
 void
@@ -190,7 +208,7 @@ tunnel_start(struct conn *c)
 		open_pipe(&c->u2c);
 	}
 	conn_timer(c, c->conf->idle_ms);
-	tunnel_io(c);
+	tunnel_io(c, PUMP_C2U | PUMP_U2C);
 }
 
 /* The client's reply (200, SOCKS5 success) goes before anything an upstream proxy sent. */
@@ -211,11 +229,13 @@ tunnel_start_reply(struct conn *c, const void *reply, size_t n)
 }
 
 static void
-tunnel_io(struct conn *c)
+tunnel_io(struct conn *c, int which)
 {
-	enum pump_result	r;
+	enum pump_result	r = PUMP_OK;
 
-	if ((r = pump(c, &c->c2u)) == PUMP_OK)
+	if (which & PUMP_C2U)
+		r = pump(c, &c->c2u);
+	if (r == PUMP_OK && (which & PUMP_U2C))
 		r = pump(c, &c->u2c);
 	if (r == PUMP_FILTER_FAILED) {
 		if (c->pp->failed != NULL)
@@ -236,11 +256,21 @@ tunnel_io(struct conn *c)
 	conn_want(c);
 }
 
-/* Either descriptor is ready: both directions get their turn. */
+/*
+ * fd is ready: the direction reading it when it is readable, the one
+ * writing it when it is writable, both on an error or hang-up.  The other
+ * descriptor is not asked (a splice per wakeup that would fail EAGAIN).
+ */
 static void
-tunnel_ready(struct conn *c, uint32_t events)
+tunnel_ready(struct conn *c, int fd, uint32_t events)
 {
-	tunnel_io(c);
+	int	reads = fd == c->cfd ? PUMP_C2U : PUMP_U2C, writes = reads ^ 3, which = 0;
+
+	if (events & (EPOLLIN | EPOLLHUP | EPOLLERR))
+		which |= reads;
+	if (events & (EPOLLOUT | EPOLLHUP | EPOLLERR))
+		which |= writes;
+	tunnel_io(c, which);
 }
 
 static uint32_t

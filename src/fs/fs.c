@@ -34,7 +34,7 @@ static void	m_canonicalize(struct rpc_req *, json_t *);
 
 const struct rpc_method fs_methods[] = {
 	{ "fs/readFile", FS_GROUP, fs_m_read_file, RPC_SELF_GATED },
-	{ "fs/writeFile", FS_GROUP, fs_m_write_file, RPC_SELF_GATED },
+	{ "fs/writeFile", FS_GROUP, fs_m_write_file, RPC_SELF_GATED, "dataBase64" },
 	{ "fs/createDirectory", FS_GROUP, m_create_directory, RPC_SELF_GATED },
 	{ "fs/getMetadata", FS_GROUP, m_get_metadata, RPC_SELF_GATED },
 	{ "fs/readDirectory", FS_GROUP, m_read_directory, RPC_SELF_GATED },
@@ -47,6 +47,8 @@ const struct rpc_method fs_methods[] = {
 	{ "fs/writeBlock", FS_GROUP, fs_m_write_block, RPC_SELF_GATED },
 	{ "fs/close", FS_GROUP, fs_m_close, RPC_SELF_GATED },
 	{ "capabilityRoots/discoverV1", "capability discovery", fs_m_discover_v1,
+	    RPC_SELF_GATED },
+	{ "capabilities/discoverV2", "capability discovery", fs_m_discover_v2,
 	    RPC_SELF_GATED },
 	{ NULL, NULL, NULL },
 };
@@ -64,6 +66,8 @@ fs_init(void)
 	rpc_on_detach(fs_handles_close_all);
 	session_set_capability("fileWriteStreaming", 1);
 	session_set_capability("sandboxedFileStreaming", 1);
+	session_set_capability("capabilityDiscoveryV2", 1);
+	session_set_capability("capabilityDiscoverySandbox", 1);
 }
 
 static int

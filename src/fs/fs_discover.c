@@ -20,6 +20,7 @@
 
 #include "log.h"
 #include "fs/fs_int.h"
+#include "policy/fs_policy.h"
 #include "rpc/errno_text.h"
 #include "rpc/rpc_serde.h"
 #include "util/uri.h"
@@ -29,9 +30,23 @@
 
 /* The walk's state: what it found, and what it must not find twice. */
 struct walk {
-	json_t	*found;		/* paths of SKILL.md files */
-	json_t	*seen;		/* their real paths, and "dev:ino" of directories */
+	json_t			*found;		/* paths of SKILL.md files */
+	json_t			*seen;		/* their real paths, and "dev:ino" of directories */
+	const struct fs_policy	*pol;		/* what the request's sandbox lets us see */
+	json_t			*warnings;	/* of directories it denies */
 };
+
+/* "failed to <what> <uri>: <errno text>" into warnings. */
+void
+fs_discover_warn(json_t *warnings, const char *what, const char *path, int err)
+{
+	char	*uri = path_to_uri(path), text[128];
+
+	if (warnings != NULL && uri != NULL)
+		json_array_append_new(warnings, json_sprintf("failed to %s %s: %s", what, uri,
+		    errno_text(err, text, sizeof(text))));
+	free(uri);
+}
 
 static void	walk_dir(struct walk *w, const char *dir, int depth);
 
@@ -40,10 +55,16 @@ walk_entry(struct walk *w, const char *dir, const char *name, int depth)
 {
 	char		path[PATH_MAX], real[PATH_MAX], key[64];
 	struct stat	st;
+	int		err;
 
 	if (fs_pathf(path, sizeof(path), "%s/%s", strcmp(dir, "/") == 0 ? "" : dir,
 	    name) != 0 || stat(path, &st) == -1)
 		return;
+	if (S_ISDIR(st.st_mode) && (err = fs_allowed(w->pol, path, 1, FS_WANT_READ)) != 0) {
+		if (err != ENOENT)
+			fs_discover_warn(w->warnings, "scan capability path", path, err);
+		return;
+	}
 	if (S_ISDIR(st.st_mode)) {
 		snprintf(key, sizeof(key), "%ju:%ju", (uintmax_t)st.st_dev, (uintmax_t)st.st_ino);
 		if (json_object_get(w->seen, key) == NULL &&
@@ -107,9 +128,8 @@ read_some(int fd, char *buf, size_t len)
 	return (ssize_t)got;
 }
 
-/* {"path": URI, "contents": text}, or null when it cannot be read as text */
-static json_t *
-file_entry(const char *path)
+json_t *
+fs_discover_file_entry(const char *path)
 {
 	char	*buf, *uri;
 	json_t	*v = NULL;
@@ -139,42 +159,77 @@ skill_entry(const char *path)
 
 	if (fs_pathf(meta, sizeof(meta), "%.*sagents/openai.yaml", (int)dlen, path) == 0 &&
 	    access(meta, F_OK) == 0)
-		md = file_entry(meta);
-	return json_pack("{s:o,s:o}", "instructions", file_entry(path), "metadata", md);
+		md = fs_discover_file_entry(meta);
+	return json_pack("{s:o,s:o}", "instructions", fs_discover_file_entry(path), "metadata", md);
 }
 
-/* The skills under dir, or an error text for the root. */
-static json_t *
-discover_root(const char *dir, const char *uri, char *err, size_t errlen)
+json_t *
+fs_discover_files(const char *dir, const struct fs_policy *pol, json_t *warnings)
 {
-	struct walk	 w = { json_array(), json_object() };
-	json_t		*skills = json_array(), *v;
-	struct stat	 st;
-	char		 text[128];
+	struct walk	 w = { json_array(), json_object(), pol, warnings };
+	json_t		*out = json_array(), *v;
 	size_t		 i, n;
 	json_t		**sorted;
 
-	err[0] = '\0';
-	if (stat(dir, &st) == -1)
-		snprintf(err, errlen, "failed to inspect capability root %s: %s", uri,
-		    errno_text(errno, text, sizeof(text)));
-	else if (!S_ISDIR(st.st_mode))
-		snprintf(err, errlen, "capability root %s is not a directory", uri);
-	else if (w.found != NULL && w.seen != NULL) {
+	if (w.found != NULL && w.seen != NULL) {
 		json_object_set_new(w.seen, "", json_true());	/* no key is "" otherwise */
 		walk_dir(&w, dir, 0);
 	}
 	n = json_array_size(w.found);
-	if (skills != NULL && (sorted = calloc(n + 1, sizeof(*sorted))) != NULL) {
+	if (out != NULL && (sorted = calloc(n + 1, sizeof(*sorted))) != NULL) {
 		json_array_foreach(w.found, i, v)
 			sorted[i] = v;
 		qsort(sorted, n, sizeof(*sorted), by_path);
 		for (i = 0; i < n; i++)
-			json_array_append_new(skills, skill_entry(json_string_value(sorted[i])));
+			json_array_append(out, sorted[i]);
 		free(sorted);
 	}
 	json_decref(w.found);
 	json_decref(w.seen);
+	return out;
+}
+
+/* A root the sandbox denies: what the reference warns of finding nothing. */
+static void
+denied_root(const char *dir, int denied, json_t *warnings)
+{
+	static const char *const manifests[] = { ".codex-plugin", ".claude-plugin",
+	    ".cursor-plugin" };
+	char	path[PATH_MAX];
+	size_t	i;
+
+	fs_discover_warn(warnings, "scan capability path", dir, denied);
+	for (i = 0; i < sizeof(manifests) / sizeof(manifests[0]); i++)
+		if (fs_pathf(path, sizeof(path), "%s/%s/plugin.json", dir, manifests[i]) == 0)
+			fs_discover_warn(warnings, "inspect capability file", path, denied);
+}
+
+/* The skills under dir the policy lets us see, or an error text for the root. */
+static json_t *
+discover_root(const struct fs_policy *pol, const char *dir, const char *uri, char *err,
+    size_t errlen, json_t *warnings)
+{
+	json_t		*skills = json_array(), *files = NULL, *v;
+	struct stat	 st;
+	char		 text[128];
+	size_t		 i;
+	int		 denied;
+
+	err[0] = '\0';
+	if ((denied = fs_allowed(pol, dir, 1, FS_WANT_READ)) != 0 && denied != ENOENT)
+		denied_root(dir, denied, warnings);
+	else if (denied != 0 || stat(dir, &st) == -1)
+		snprintf(err, errlen, "failed to inspect capability root %s: %s", uri,
+		    errno_text(denied != 0 ? denied : errno, text, sizeof(text)));
+	else if (!S_ISDIR(st.st_mode))
+		snprintf(err, errlen, "capability root %s is not a directory", uri);
+	else
+		files = fs_discover_files(dir, pol, warnings);
+	if (skills != NULL)
+		json_array_foreach(files, i, v)
+			if (fs_allowed(pol, json_string_value(v), 1, FS_WANT_READ) == 0)
+				json_array_append_new(skills, skill_entry(json_string_value(v)));
+	json_decref(files);
 	return skills;
 }
 
@@ -184,45 +239,46 @@ static const struct serde_struct root_struct = {
 	"WireCapabilityRootDiscoverRequest", root_fields, 0
 };
 
-/* A root's sandbox is decoded (its errors are the reference's), not applied. */
+/* A root's sandbox, decoded with the reference's errors into *pol (NULL: none). */
 static int
-root_sandbox_check(json_t *root, struct jx_err *e)
+root_sandbox(json_t *root, struct fs_policy **pol, struct jx_err *e)
 {
-	struct fs_policy	*pol = NULL;
-	json_t			*v = json_object_get(root, "sandbox");
-	int			 code, rc;
+	json_t	*v = json_object_get(root, "sandbox");
+	int	 code;
 
 	if (v == NULL || json_is_null(v))
 		return 0;
-	rc = fs_sandbox_field.decode(v, &pol, e, &code);
-	fs_sandbox_field.release(&pol);
-	return rc;
+	return fs_sandbox_field.decode(v, pol, e, &code);
 }
 
 static json_t *
 root_result(json_t *raw, struct jx_err *e)
 {
-	const char	*id, *uri;
-	char		*dir, err[PATH_MAX + 256];
-	json_t		*skills, *root, *res;
-	long		 n;
-	int		 code, rc;
+	const char		*id, *uri;
+	char			*dir, err[PATH_MAX + 256];
+	json_t			*skills, *root, *res, *warnings;
+	struct fs_policy	*pol = NULL;
+	long			 n;
+	int			 code, rc;
 
 	root = serde_struct_params(raw, &root_struct, &n);
 	rc = jx_struct(root, root_struct.name, e) == -1 ||
 	    jx_str(root, "id", JX_REQ, &id, NULL, e) == -1 ||
 	    jx_str(root, "path", JX_REQ, &uri, NULL, e) == -1 ||
-	    root_sandbox_check(root, e) == -1 ? -1 : 0;
+	    root_sandbox(root, &pol, e) == -1 ? -1 : 0;
 	if (serde_struct_seq_end(&root_struct, n, rc, e) == -1 ||
 	    (dir = uri_to_path_code(uri, e, &code)) == NULL) {
+		fs_sandbox_field.release(&pol);
 		json_decref(root);
 		return NULL;
 	}
-	skills = discover_root(dir, uri, err, sizeof(err));
+	warnings = json_array();
+	skills = discover_root(pol, dir, uri, err, sizeof(err), warnings);
+	fs_sandbox_field.release(&pol);
 	free(dir);
-	res = json_pack("{s:s,s:s,s:n,s:o,s:[],s:[],s:s?}", "id", id, "path", uri, "plugin",
+	res = json_pack("{s:s,s:s,s:n,s:o,s:[],s:o,s:s?}", "id", id, "path", uri, "plugin",
 	    "skills", skills != NULL ? skills : json_array(), "namespaceManifests", "warnings",
-	    "error", err[0] != '\0' ? err : NULL);
+	    warnings != NULL ? warnings : json_array(), "error", err[0] != '\0' ? err : NULL);
 	json_decref(root);
 	return res;
 }

@@ -17,7 +17,7 @@
 #include "http/http_xfer.h"
 
 #define DELTA_MAX	(1024 * 1024)	/* decoded bytes per bodyDelta (reference) */
-#define DELTA_GATHER	(256 * 1024)	/* what a delta collects before it goes out */
+#define DELTA_GATHER	DELTA_MAX	/* what a delta collects before it goes out */
 #define MAX_REDIRECTS	10
 #define REDIR_DISCARD	(64 * 1024)	/* redirect body read to keep the connection */
 

@@ -26,7 +26,8 @@ static const char *const platform_roots[] = { "/bin", "/sbin", "/usr", "/etc", "
 static const char *const platform_devices[] = { "/dev/null", "/dev/zero", "/dev/full",
 	"/dev/random", "/dev/urandom", "/dev/tty", "/dev/ptmx", "/dev/pts", "/dev/shm",
 	"/dev/fd", "/dev/stdin", "/dev/stdout", "/dev/stderr", NULL };
-static const char *const protected_names[] = { ".git", ".codex", ".agents", NULL };
+/* read-only at the top of every writable root, processes and fs requests alike */
+const char *const fs_protected_names[] = { ".git", ".codex", ".agents", ".aws", NULL };
 
 /* ---- building the rules ---- */
 
@@ -308,9 +309,9 @@ build(struct fs_policy *p, const struct fsp_ctx *c)
 		if (p->rules[i].access != FS_ACCESS_WRITE || p->rules[i].is_glob ||
 		    p->rules[i].implicit)
 			continue;
-		for (j = 0; protected_names[j] != NULL; j++) {
+		for (j = 0; fs_protected_names[j] != NULL; j++) {
 			snprintf(buf, sizeof(buf), "%s/%s", strcmp(p->rules[i].path, "/") == 0 ?
-			    "" : p->rules[i].path, protected_names[j]);
+			    "" : p->rules[i].path, fs_protected_names[j]);
 			if (add_rule(p, buf, FS_ACCESS_READ, R_IMPLICIT | R_KEEP_MISSING) == -1)
 				return -1;
 		}

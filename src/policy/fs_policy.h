@@ -12,7 +12,9 @@
  *    it (ties: write wins), writable only if that rule is a write rule.
  *  - `deny`/`none` entries (paths, and deny glob patterns) mask everything
  *    below them: reads and writes there fail with EACCES.
- *  - Writable roots keep their top-level .git, .codex and .agents read-only.
+ *  - Writable roots keep their top-level .git, .codex, .agents and .aws
+ *    read-only (.aws as the reference's 0.169.0 sandbox adds it, for its
+ *    processes and its fs helper alike).
  *  - The platform's system directories (/usr, /etc, /bin, /lib, /proc,
  *    ...) are always readable and the usual /dev nodes writable, as the
  *    reference's helper (bubblewrap --dev) sees them.
@@ -50,6 +52,9 @@ struct fs_rule {
 };
 
 struct fs_policy;
+
+/* The names a writable root keeps read-only at its top, NULL-terminated. */
+extern const char *const fs_protected_names[];
 
 /*
  * Parse a `sandbox` value (NULL or JSON null: none). On success *out is

@@ -231,7 +231,7 @@ static int
 start_capture(struct rpc_req *req, json_t *params, long n, const char *key,
     const struct spawn_req *rq, struct sandbox_plan *sbx)
 {
-	if (proc_snapshot_capture(key, rq, sandbox_take_guards(sbx)) == -1)
+	if (proc_snapshot_capture(key, rq, sbx) == -1)
 		return -1;
 	if (proc_snapshot_wait(key, req, params, n, start_resume) == -1)
 		return -1;
@@ -417,6 +417,8 @@ start_with(struct rpc_req *req, json_t *params, long n, int resumed)
 	rq.rows = 24;
 	rq.cols = 80;
 	rq.sandbox = sbx;
+	rq.spawned = sandbox_spawned;
+	rq.spawned_arg = sbx;
 	if (use == SNAP_CAPTURE) {
 		/* the capture runs where the command would, sandbox and all */
 		rq.arg0 = NULL;

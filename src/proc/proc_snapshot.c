@@ -181,7 +181,7 @@ watch(struct capture *c, struct ev_io *io, int fd, int *open)
 }
 
 int
-proc_snapshot_capture(const char *key, const struct spawn_req *rq, struct sbx_guard *guards)
+proc_snapshot_capture(const char *key, const struct spawn_req *rq, struct sandbox_plan *sbx)
 {
 	struct capture		*c;
 	struct spawn_res	 res;
@@ -202,7 +202,8 @@ proc_snapshot_capture(const char *key, const struct spawn_req *rq, struct sbx_gu
 	if (res.in_fd != -1)
 		close(res.in_fd);
 	c->pid = res.pid;
-	c->guards = guards;
+	/* only now: the spawn made the placeholders these guards hold */
+	c->guards = sandbox_take_guards(sbx);
 	ev_timer_init(&c->limit, capture_timeout, c);
 	ev_timer_init(&c->reap, capture_free, c);
 	c->next = captures;
@@ -216,7 +217,6 @@ proc_snapshot_capture(const char *key, const struct spawn_req *rq, struct sbx_gu
 	ev_timer_start(&c->limit, SNAPSHOT_CAPTURE_MS);
 	return 0;
 fail:
-	sandbox_guards_release(guards);
 	snapshot_done(key, NULL, 0, ev_now());
 	return -1;
 }

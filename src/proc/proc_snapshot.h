@@ -13,18 +13,20 @@
 #include "rpc/rpc.h"
 #include "spawn/spawn.h"
 
+struct sandbox_plan;
 struct sbx_guard;
 
 /* Start again a process/start that waited for a capture. */
 typedef void	proc_snapshot_resume(struct rpc_req *req, json_t *params, long n);
 
 /*
- * Run rq (the capture command) for the snapshot of key, which must be
- * capturing.  guards are held until it is over.  0, or -1 when it could
- * not start (the entry is then failed).
+ * Run rq (the capture command, in sandbox sbx or none) for the snapshot
+ * of key, which must be capturing.  Once it runs, it holds sbx's guards
+ * (its placeholders) until it is over.  0, or -1 when it could not start
+ * (the entry is then failed).
  */
 int	proc_snapshot_capture(const char *key, const struct spawn_req *rq,
-	    struct sbx_guard *guards);
+	    struct sandbox_plan *sbx);
 /* Have (req, params, n) resumed when the capture of key is over; -1: none runs. */
 int	proc_snapshot_wait(const char *key, struct rpc_req *req, json_t *params, long n,
 	    proc_snapshot_resume *resume);

@@ -161,6 +161,12 @@ proc_spawn(const struct spawn_req *rq, struct spawn_res *res, int *err, char *ms
 	}
 	close(rep[1]);
 	rep[1] = -1;
+	/*
+	 * While the child sets up: what it waits for (its failure is then
+	 * reported below); spawner_spawn calls it while the helper forks.
+	 */
+	if (!spawner_used() && rq->spawned != NULL)
+		(void)rq->spawned(rq->spawned_arg);
 	/* the write end closes on exec: EOF means the exec went through */
 	do
 		n = read(rep[0], &e, sizeof(e));

@@ -36,6 +36,10 @@ struct rpc_req {
 	struct rpc_req	*next;		/* queue link */
 	json_t		*params;
 	size_t		 size;		/* of the message it came in */
+	json_t		*blob;		/* "" in params for the text below, or NULL */
+	const char	*blob_text;	/* in the message, or blob_copy */
+	size_t		 blob_len;
+	char		*blob_copy;	/* the text, for a request run after its message went */
 };
 
 static struct {
@@ -128,6 +132,7 @@ rpc_req_free(struct rpc_req *req)
 {
 	json_decref(req->id);
 	json_decref(req->params);
+	free(req->blob_copy);
 	free(req);
 }
 
@@ -177,6 +182,30 @@ rpc_req_id(const struct rpc_req *req)
 	return req->id;
 }
 
+const char *
+rpc_req_string(const struct rpc_req *req, json_t *v, size_t *len)
+{
+	if (v != NULL && v == req->blob) {
+		*len = req->blob_len;
+		return req->blob_text;
+	}
+	*len = json_string_length(v);
+	return json_string_value(v);
+}
+
+/* A request still queued when its message goes keeps a copy of its blob. */
+static void
+rpc_req_keep_blob(struct rpc_req *req)
+{
+	if (req->blob == NULL || req->blob_copy != NULL)
+		return;
+	if ((req->blob_copy = malloc(req->blob_len > 0 ? req->blob_len : 1)) == NULL)
+		log_warnx("out of memory keeping %zu bytes of %s", req->blob_len, req->m->name);
+	else
+		memcpy(req->blob_copy, req->blob_text, req->blob_len);
+	req->blob_text = req->blob_copy;
+}
+
 int
 rpc_req_alive(const struct rpc_req *req)
 {
@@ -201,33 +230,46 @@ rpc_reply(struct rpc_req *req, json_t *result)
 	rpc_req_done(req);
 }
 
-void
-rpc_reply_json(struct rpc_req *req, char *result, size_t len)
+/* The answer to req around the result at buf + room, in place if the envelope fits. */
+static void
+rpc_send_around(struct rpc_req *req, char *buf, size_t room, size_t len)
 {
 	static const char	 head[] = "{\"id\":", mid[] = ",\"result\":";
 	struct rpc_transport	*t = rpc_transport();
-	char			*id, *msg;
-	size_t			 idlen, n;
+	char			*id, *msg = NULL;
+	size_t			 idlen, hl;
 
-	if (rpc_req_alive(req) && (id = jx_dump(req->id, &idlen)) != NULL) {
-		n = sizeof(head) - 1 + idlen + sizeof(mid) - 1 + len + 1;
-		if ((msg = malloc(n)) != NULL) {
-			memcpy(msg, head, sizeof(head) - 1);
-			memcpy(msg + sizeof(head) - 1, id, idlen);
-			memcpy(msg + sizeof(head) - 1 + idlen, mid, sizeof(mid) - 1);
-			/* the result is freed before the copy is sent: one large buffer less */
-			memcpy(msg + n - len - 1, result, len);
-			msg[n - 1] = '}';
-			free(result);
-			result = NULL;
-			if (t->send(t->ctx, msg, n) == -1)
-				log_debug("send on a closing connection dropped");
-			free(msg);
-		} else
-			log_warnx("out of memory answering %s", req->m->name);
-		free(id);
+	if ((id = jx_dump(req->id, &idlen)) == NULL) {
+		log_warnx("out of memory answering %s", req->m->name);
+		return;
 	}
-	free(result);
+	hl = sizeof(head) - 1 + idlen + sizeof(mid) - 1;
+	if (hl > room && (msg = malloc(hl + len + 1)) == NULL) {
+		log_warnx("out of memory answering %s", req->m->name);
+		free(id);
+		return;
+	}
+	if (msg != NULL)
+		memcpy(msg + hl, buf + room, len);
+	else
+		msg = buf + room - hl;
+	memcpy(msg, head, sizeof(head) - 1);
+	memcpy(msg + sizeof(head) - 1, id, idlen);
+	memcpy(msg + sizeof(head) - 1 + idlen, mid, sizeof(mid) - 1);
+	msg[hl + len] = '}';
+	if (t->send(t->ctx, msg, hl + len + 1) == -1)
+		log_debug("send on a closing connection dropped");
+	if (msg != buf + room - hl)
+		free(msg);
+	free(id);
+}
+
+void
+rpc_reply_json(struct rpc_req *req, char *buf, size_t room, size_t len)
+{
+	if (rpc_req_alive(req))
+		rpc_send_around(req, buf, room, len);
+	free(buf);
 	rpc_req_done(req);
 }
 
@@ -342,26 +384,45 @@ rpc_dispatch(void)
 	}
 }
 
-static void
-rpc_enqueue(json_t *id, const char *method, json_t *params, size_t size)
+/* For rpc_parse(): whether a request to this method takes this params member unparsed. */
+static int
+rpc_wants_blob(const char *method, size_t mlen, const char *key, size_t klen)
+{
+	const struct rpc_method	*m;
+	size_t			 i;
+
+	for (i = 0; i < rpc.ntables; i++)
+		for (m = rpc.tables[i]; m->name != NULL; m++)
+			if (m->blob != NULL && strlen(m->name) == mlen &&
+			    memcmp(m->name, method, mlen) == 0)
+				return strlen(m->blob) == klen && memcmp(m->blob, key, klen) == 0;
+	return 0;
+}
+
+static struct rpc_req *
+rpc_enqueue(const struct rpc_msg *msg, size_t size)
 {
 	struct rpc_req	*req;
 
 	if ((req = calloc(1, sizeof(*req))) == NULL) {
-		rpc_send_error(id, RPC_INTERNAL_ERROR, "out of memory");
-		return;
+		rpc_send_error(msg->id, RPC_INTERNAL_ERROR, "out of memory");
+		return NULL;
 	}
-	req->id = json_incref(id);
+	req->id = json_incref(msg->id);
 	req->gen = rpc_out_gen();
-	req->params = json_incref(params);
+	req->params = json_incref(msg->params);
 	req->size = size;
-	req->m = rpc_lookup(method);
+	req->blob = msg->blob;
+	req->blob_text = msg->blob_text;
+	req->blob_len = msg->blob_len;
+	req->m = rpc_lookup(msg->method);
 	if (req->m == NULL) {
 		/* answered in turn, like any other request */
 		json_decref(req->params);
-		if ((req->params = json_string(method)) == NULL) {
+		req->blob = NULL;
+		if ((req->params = json_string(msg->method)) == NULL) {
 			rpc_req_free(req);
-			return;
+			return NULL;
 		}
 		req->m = &rpc_unknown;
 	}
@@ -372,6 +433,7 @@ rpc_enqueue(json_t *id, const char *method, json_t *params, size_t size)
 	rpc.qtail = req;
 	rpc.qlen++;
 	rpc.qbytes += size;
+	return req;
 }
 
 int
@@ -379,6 +441,7 @@ rpc_input(const char *data, size_t len)
 {
 	struct rpc_transport	*t = rpc_transport();
 	struct rpc_msg		 m;
+	struct rpc_req		*req;
 	enum rpc_msg_kind	 kind;
 	json_t			*minus1;
 	char			 head[256];
@@ -387,7 +450,7 @@ rpc_input(const char *data, size_t len)
 	if (t == NULL)
 		return 1;
 	stdio = strncmp(t->name, "exec-server stdio", 17) == 0;
-	kind = rpc_parse(data, len, &m);
+	kind = rpc_parse(data, len, &m, rpc_wants_blob);
 	/* the reference's stdio reader skips blank lines and gives up on non-UTF-8 */
 	if (stdio && (kind == RPC_MSG_BLANK || kind == RPC_MSG_NOT_UTF8)) {
 		if (kind == RPC_MSG_NOT_UTF8) {
@@ -419,8 +482,11 @@ rpc_input(const char *data, size_t len)
 			    "` yet");
 			break;
 		}
-		rpc_enqueue(m.id, m.method, m.params, len);
+		req = rpc_enqueue(&m, len);
 		rpc_dispatch();
+		/* still queued (nothing else was queued meanwhile): its message goes now */
+		if (req != NULL && rpc.qtail == req)
+			rpc_req_keep_blob(req);
 		break;
 	case RPC_MSG_NOTIFICATION:
 		if (m.method_len == 11 && memcmp(m.method, "initialized", 11) == 0 &&

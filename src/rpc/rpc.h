@@ -35,6 +35,11 @@ struct rpc_method {
 	const char	*group;		/* in gating messages: "exec", "filesystem", ... */
 	rpc_handler	*fn;
 	int		 flags;
+	/*
+	 * A params member whose string, when long, the handler reads with
+	 * rpc_req_string() rather than from the tree (NULL: none).
+	 */
+	const char	*blob;
 };
 
 /*
@@ -102,10 +107,14 @@ int	rpc_admit(struct rpc_req *req);
 void	rpc_reply(struct rpc_req *req, json_t *result);			/* steals result */
 /*
  * The same with the result already serialised (a large fs/readFile: its
- * base64 needs no escaping and is not copied into jansson); takes result.
+ * base64 needs no escaping and is not copied into jansson): the result is
+ * the len bytes at buf + room, and buf has one byte more after them.  The
+ * envelope is written in the room when it fits (RPC_REPLY_ROOM does for an
+ * id of up to 48 bytes), else the whole is copied.  Takes buf.
  */
-#define RPC_HAVE_REPLY_JSON 1
-void	rpc_reply_json(struct rpc_req *req, char *result, size_t len);
+#define RPC_HAVE_REPLY_JSON 2
+#define RPC_REPLY_ROOM	64
+void	rpc_reply_json(struct rpc_req *req, char *buf, size_t room, size_t len);
 void	rpc_fail(struct rpc_req *req, int code, const char *fmt, ...)
 	    __attribute__((format(printf, 3, 4)));
 void	rpc_fail_params(struct rpc_req *req, const struct jx_err *e);	/* -32602 */
@@ -114,6 +123,12 @@ void	rpc_fail_errno(struct rpc_req *req, int errnum);
 int	rpc_errno_code(int errnum);
 int	rpc_req_alive(const struct rpc_req *req);
 json_t	*rpc_req_id(const struct rpc_req *req);	/* borrowed */
+/*
+ * The text of v, a string in req's params.  The method's blob member, when
+ * long, stands in the tree as "" and its text is the message's own: valid
+ * until the handler returns.  NULL when out of memory.
+ */
+const char *rpc_req_string(const struct rpc_req *req, json_t *v, size_t *len);
 void	rpc_notify(const char *method, json_t *params);		/* steals params */
 /*
  * A request to the client (steals params): its id, or -1 when no client

@@ -369,17 +369,78 @@ restore_keys(struct rpc_msg *m)
 	return r;
 }
 
+/* The message as jansson is to read it: the blob's text cut out, its quotes kept. */
+struct cut_reader {
+	const char	*p;
+	size_t		 i, end;	/* read index, end of the value */
+	size_t		 cut, cut_len;	/* the text left out */
+};
+
+static size_t
+cut_read(void *buffer, size_t buflen, void *arg)
+{
+	struct cut_reader	*r = arg;
+	size_t			 stop, n;
+
+	if (r->i == r->cut)
+		r->i += r->cut_len;
+	stop = r->i < r->cut ? r->cut : r->end;
+	n = stop - r->i < buflen ? stop - r->i : buflen;
+	memcpy(buffer, r->p + r->i, n);
+	r->i += n;
+	return n;
+}
+
+/* The params member the scanner found long enough, if the method wants it raw. */
+static int
+want_blob(const char *data, const struct scan *s, rpc_blob_fn *blob)
+{
+	return blob != NULL && s->blob_len > 0 && s->method_len > 0 && s->blob_key.len > 0 &&
+	    blob(data + s->method_off, s->method_len, (const char *)s->blob_key.data,
+	    s->blob_key.len);
+}
+
+static json_t *
+load_tree(const char *data, struct scan *s, int cut, json_error_t *je)
+{
+	const char		*src = s->fixed != NULL ? s->fixed : data;
+	struct cut_reader	 r = { src, 0, s->i, s->blob_off, s->blob_len };
+
+	if (!cut)
+		return json_loadb(src, s->i, JSON_DECODE_ANY | JSON_ALLOW_NUL, je);
+	return json_load_callback(cut_read, &r, JSON_DECODE_ANY | JSON_ALLOW_NUL, je);
+}
+
+/* The empty string that stands for the blob in params. */
+static void
+find_blob(const char *data, const struct scan *s, struct rpc_msg *m)
+{
+	json_t	*v;
+
+	if (m->params == NULL || !json_is_object(m->params))
+		return;
+	v = json_object_getn(m->params, (const char *)s->blob_key.data, s->blob_key.len);
+	if (v == NULL || !json_is_string(v) || json_string_length(v) != 0) {
+		log_warnx("the long params member is not where it was read");
+		return;
+	}
+	m->blob = v;
+	m->blob_text = data + s->blob_off;
+	m->blob_len = s->blob_len;
+}
+
 static enum rpc_msg_kind
-rpc_parse_value(const char *data, size_t len, struct rpc_msg *m, struct scan *s)
+rpc_parse_value(const char *data, size_t len, struct rpc_msg *m, struct scan *s,
+    rpc_blob_fn *blob)
 {
 	json_error_t		 je;
 	enum rpc_msg_kind	 kind;
+	int			 cut;
 
 	if (scan_json(s, (const uint8_t *)data, len) == -1)
 		goto syntax;
-	m->root = json_loadb(s->fixed != NULL ? s->fixed : data, s->i,
-	    JSON_DECODE_ANY | JSON_ALLOW_NUL, &je);
-	if (m->root == NULL) {
+	cut = want_blob(data, s, blob);
+	if ((m->root = load_tree(data, s, cut, &je)) == NULL) {
 		log_warnx("jansson refused a message serde accepts: %s", je.text);
 		err_printf(m, "%s", je.text);
 		return RPC_MSG_MALFORMED;
@@ -390,6 +451,8 @@ rpc_parse_value(const char *data, size_t len, struct rpc_msg *m, struct scan *s)
 		return kind;
 	if (scan_trailing(s) == -1)
 		goto syntax;
+	if (cut && kind == RPC_MSG_REQUEST)
+		find_blob(data, s, m);
 	return kind;
 syntax:
 	if (scan_error_text(s, &m->err) == -1)
@@ -398,13 +461,13 @@ syntax:
 }
 
 enum rpc_msg_kind
-rpc_parse(const char *data, size_t len, struct rpc_msg *m)
+rpc_parse(const char *data, size_t len, struct rpc_msg *m, rpc_blob_fn *blob)
 {
 	struct scan		s;
 	enum rpc_msg_kind	kind;
 
 	memset(m, 0, sizeof(*m));
-	kind = rpc_parse_value(data, len, m, &s);
+	kind = rpc_parse_value(data, len, m, &s, blob);
 	scan_free(&s);
 	/* a message that decoded is valid UTF-8 */
 	if (kind == RPC_MSG_MALFORMED && !utf8_valid((const uint8_t *)data, len))

@@ -35,14 +35,29 @@ struct rpc_msg {
 	size_t		 method_len;
 	json_t		*params;	/* borrowed, NULL when absent */
 	struct buf	 err;		/* serde's words; may hold NUL bytes */
+	/*
+	 * A long string member of params kept out of the tree: the empty
+	 * string standing in its place (borrowed, NULL: none) and its text,
+	 * which points into the message.
+	 */
+	json_t		*blob;
+	const char	*blob_text;
+	size_t		 blob_len;
 };
+
+/* Whether a request to method takes its params member key unparsed. */
+typedef int	rpc_blob_fn(const char *method, size_t mlen, const char *key, size_t klen);
 
 /*
  * Integers above INT64_MAX that fit a u64 are read as INT64_MAX ("very
  * large"); larger or smaller integers and reals beyond a double's range are
  * read as the real +-1e308.  The id is judged on the number as written.
+ * A string member of params of SCAN_BLOB_MIN bytes or more, written
+ * without escapes, for which blob() says yes, is left out of the tree
+ * (see m->blob): jansson would copy and check it byte by byte again.
  */
-enum rpc_msg_kind rpc_parse(const char *data, size_t len, struct rpc_msg *m);
+enum rpc_msg_kind rpc_parse(const char *data, size_t len, struct rpc_msg *m,
+	    rpc_blob_fn *blob);
 void	rpc_msg_clear(struct rpc_msg *m);
 
 #endif

@@ -43,8 +43,11 @@ static const char *const scan_msgs[] = {
 	[SE_VALUES] = "JSON-RPC message exceeds the limit of 262144 JSON values",
 };
 
-/* Where a value sits, for the numbers the classifier judges as written. */
-enum watch { W_NONE, W_ROOT, W_ID, W_IN_ID, W_ERROR, W_CODE };
+/*
+ * Where a value sits: the numbers the classifier judges as written, and
+ * the method and the params' strings that rpc_parse() may keep out of jansson.
+ */
+enum watch { W_NONE, W_ROOT, W_ID, W_IN_ID, W_ERROR, W_CODE, W_METHOD, W_PARAMS, W_PARAM };
 
 static int	scan_value(struct scan *, enum watch);
 
@@ -198,6 +201,12 @@ scan_child_watch(enum watch w, const struct buf *key, size_t index)
 		return W_IN_ID;
 	if (key == NULL)	/* the error object's tuple form starts with its code */
 		return w == W_ERROR && index == 0 ? W_CODE : W_NONE;
+	if (w == W_PARAMS)
+		return W_PARAM;
+	if (w == W_ROOT && key->len == 6 && memcmp(key->data, "method", 6) == 0)
+		return W_METHOD;
+	if (w == W_ROOT && key->len == 6 && memcmp(key->data, "params", 6) == 0)
+		return W_PARAMS;
 	if (w == W_ROOT && key->len == 2 && memcmp(key->data, "id", 2) == 0)
 		return W_ID;
 	if (w == W_ROOT && key->len == 5 && memcmp(key->data, "error", 5) == 0)
@@ -302,6 +311,30 @@ scan_object(struct scan *s, enum watch w)
 	return 0;
 }
 
+/* A string value after its opening quote: root.method and a long params member noted. */
+static int
+scan_string_value(struct scan *s, enum watch w)
+{
+	size_t	start = s->i, len;
+
+	if (scan_string(s, NULL) == -1)
+		return -1;
+	len = s->i - 1 - start;
+	if (s->escaped)
+		return 0;
+	if (w == W_METHOD) {
+		s->method_off = start;
+		s->method_len = len;
+	} else if (w == W_PARAM && len >= SCAN_BLOB_MIN && len > s->blob_len) {
+		buf_reset(&s->blob_key);
+		if (s->key.len > 0 && buf_append(&s->blob_key, s->key.data, s->key.len) == -1)
+			return scan_error(s, SE_NOMEM);
+		s->blob_off = start;
+		s->blob_len = len;
+	}
+	return 0;
+}
+
 /*
  * The reference counts each value as it begins, before looking at it: the
  * one past the limit is refused at its first byte, even at the end of input.
@@ -327,7 +360,7 @@ scan_value(struct scan *s, enum watch w)
 		return scan_ident(s, "alse");
 	case '"':
 		s->i++;
-		return scan_string(s, NULL);
+		return scan_string_value(s, w);
 	case '[':
 		return scan_array(s, w);
 	case '{':
@@ -392,4 +425,5 @@ scan_free(struct scan *s)
 	free(s->fixed);
 	s->fixed = NULL;
 	buf_free(&s->key);
+	buf_free(&s->blob_key);
 }

@@ -50,7 +50,19 @@ struct scan {
 	/* the first 128-bit integer within root.id */
 	enum scan_num	 id_wide;
 	size_t		 id_off, id_len;
+	int		 escaped;	/* the string just read held an escape */
+	/* root.method as written, when it has no escape (method_len 0: none) */
+	size_t		 method_off, method_len;
+	/*
+	 * The longest string member of root.params of SCAN_BLOB_MIN bytes or
+	 * more without an escape: its text between the quotes (blob_len 0:
+	 * none) and its key.  rpc_parse() may leave it out of jansson's tree.
+	 */
+	size_t		 blob_off, blob_len;
+	struct buf	 blob_key;
 };
+
+#define SCAN_BLOB_MIN	(64 * 1024)
 
 /* The first JSON value of p: 0, or -1 with s->err set.  Then s->i is its end. */
 int	scan_json(struct scan *s, const uint8_t *p, size_t len);

@@ -203,33 +203,60 @@ scan_escape(struct scan *s, struct buf *key)
 }
 
 /*
+ * 8 bytes none of which ends a plain run: no control byte, quote,
+ * backslash or byte of a multi-byte character (a long base64 string is
+ * read 8 bytes a step).
+ */
+static int
+plain8(const uint8_t *p)
+{
+	const uint64_t	ones = 0x0101010101010101ULL, highs = ones << 7;
+	uint64_t	w, q, b;
+
+	memcpy(&w, p, sizeof(w));
+	q = w ^ ones * '"';
+	b = w ^ ones * '\\';
+	/* a zero byte in q or b, a byte below 0x20 in w, a high bit in w */
+	return (((q - ones) & ~q) | ((b - ones) & ~b) | ((w - ones * 0x20) & ~w) | w) &
+	    highs ? 0 : 1;
+}
+
+/*
  * After the opening quote.  serde checks a string's UTF-8 only once it has
  * read the closing quote; key, when not NULL, gets the decoded string.
+ * s->escaped tells whether the text held an escape.
  */
 int
 scan_string(struct scan *s, struct buf *key)
 {
 	size_t	run = s->i;
-	int	bad = 0, c;
+	int	bad = 0, high = 0, c;
 
+	s->escaped = 0;
 	for (;;) {
+		while (s->len - s->i >= 8 && plain8(s->p + s->i))
+			s->i += 8;
 		if (s->i >= s->len)
 			return scan_error(s, SE_EOF_STRING);
 		c = s->p[s->i];
 		if (c == '"' || c == '\\') {
-			bad |= !utf8_valid(s->p + run, s->i - run);
+			/* a run of ASCII is UTF-8 */
+			bad |= high && !utf8_valid(s->p + run, s->i - run);
 			if (key != NULL && buf_append(key, s->p + run, s->i - run) == -1)
 				return scan_error(s, SE_NOMEM);
 			s->i++;
 			if (c == '"')
 				return bad ? scan_error(s, SE_UNICODE) : 0;
+			s->escaped = 1;
 			if (scan_escape(s, key) == -1)
 				return -1;
 			run = s->i;
+			high = 0;
 		} else {
 			s->i++;
 			if (c < 0x20)
 				return scan_error(s, SE_CONTROL);
+			high |= c >= 0x80;
 		}
 	}
 }

@@ -283,6 +283,12 @@ sandbox_started(struct sandbox_plan *plan, pid_t pid)
 		sbx_bridge_start(plan, pid);
 }
 
+const char *const sandbox_capabilities[] = {
+	"linuxRootWritePreservesDevices",
+	"linuxApprovedRootWritePreservesRestrictions",
+	NULL,
+};
+
 const char *
 sandbox_type(const struct sandbox_plan *plan)
 {

@@ -46,6 +46,14 @@ void	 sandbox_started(struct sandbox_plan *plan, pid_t pid);
  * start-up; the first call also hides execd's log when stderr is a file.
  */
 void	 sandbox_hide(const char *path, int is_dir);
+/*
+ * The capability flags whose promise this sandbox keeps, NULL-terminated:
+ * with "/" writable, the view's fresh /dev keeps the standard devices
+ * usable, and the protected names of writable roots (.git, .codex,
+ * .agents) and deny entries stay as restricted as without it.
+ */
+extern const char *const sandbox_capabilities[];
+
 /* process/start's sandboxType: "linuxSeccomp", or "none" for NULL. */
 const char *sandbox_type(const struct sandbox_plan *plan);
 

@@ -13,6 +13,7 @@
 
 #include <sys/prctl.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 
 #include <linux/capability.h>
 
@@ -115,12 +116,58 @@ run_command(void *arg)
 	x->exec(x->arg);
 }
 
+/*
+ * N: the network namespace, made beside A (a new one costs about half a
+ * millisecond, the length of A's mount view) and left to B to enter.  N
+ * shares A's memory and descriptors: the namespace's descriptor it opens
+ * is A's.  It makes system calls only, none expected to fail (A and N
+ * share errno: a failure of N's could at worst turn a failure of A's into
+ * another errno, never into success).
+ */
+struct net_step {
+	const struct sandbox_plan	*plan;
+	int				 netfd;
+};
+
+static char	n_stack[32 * 1024] __attribute__((aligned(16)));
+
+/* Its exit status: 0 or an errno (returned, not _exit: no noreturn call on this stack). */
+static int
+n_main(void *arg)
+{
+	struct net_step	*ns = arg;
+
+	if (unshare(CLONE_NEWNET) == -1)
+		return errno ? errno : EIO;
+	if ((ns->netfd = open("/proc/self/ns/net", O_RDONLY | O_CLOEXEC)) == -1)
+		return errno ? errno : EIO;
+	return sbx_net_apply(ns->plan);
+}
+
+/* N's end: 0 with ns->netfd, or the errno that stopped it. */
+static int
+net_join(pid_t n, struct net_step *ns)
+{
+	int	st;
+
+	while (waitpid(n, &st, __WALL) == -1)
+		if (errno != EINTR)
+			return errno;
+	if (!WIFEXITED(st))
+		return EIO;
+	if (WEXITSTATUS(st) != 0)
+		return WEXITSTATUS(st);
+	return ns->netfd == -1 ? EIO : 0;
+}
+
 /* A: execd's child, still outside; returns only with an errno, in A. */
 static int
 enter_namespaces(const struct exec_step *x)
 {
 	const struct sandbox_plan	*plan = x->plan;
+	struct net_step			 ns = { plan, -1 };
 	int				 flags = CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC, e;
+	pid_t				 n = -1;
 
 	/* the command never runs without the protection it was promised */
 	if (plan->fatal != NULL) {
@@ -132,17 +179,25 @@ enter_namespaces(const struct exec_step *x)
 		return errno;
 	if (!sbx_reader_alive(x->errfd))
 		_exit(127);
-	if (plan->new_netns)
-		flags |= CLONE_NEWNET;
 	if (plan->new_userns && (e = enter_userns(plan)) != 0)
 		return e;
-	if (unshare(flags) == -1)
+	/* N, in the user namespace (its capabilities), before A's mount namespace */
+	if (plan->new_netns && (n = clone(n_main, n_stack + sizeof(n_stack), CLONE_VM |
+	    CLONE_FILES | SIGCHLD, &ns)) == -1)
 		return errno;
-	if ((e = sbx_mount_apply(plan)) != 0)
+	if (unshare(flags) == -1)
+		e = errno;
+	else
+		e = sbx_mount_apply(plan);
+	/* always waited for: N shares this memory and these descriptors */
+	if (n != -1) {
+		int ne = net_join(n, &ns);
+		if (e == 0)
+			e = ne;
+	}
+	if (e != 0)
 		return e;
-	if (plan->net == SBX_NET_MANAGED && (e = sbx_net_apply(plan)) != 0)
-		return e;
-	return sbx_supervise(x->errfd, run_command, (void *)x);
+	return sbx_supervise(x->errfd, ns.netfd, run_command, (void *)x);
 }
 
 int

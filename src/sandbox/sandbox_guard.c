@@ -5,6 +5,10 @@
  * execd creates an empty mode 555 directory there on the host (a
  * placeholder), and the child's mount namespace binds it read-only on
  * itself: it cannot be written into, removed or renamed over from inside.
+ * Planning takes the lock and decides; the mkdir itself waits until the
+ * child exists (sandbox_spawned), which meanwhile builds its namespaces
+ * and binds no protected name before execd says the placeholders are
+ * there.
  *
  * The placeholder lives while a command that needs it lives: until its
  * process/closed, which comes only once every process of the sandbox is
@@ -14,7 +18,8 @@
  * made there.  Each instance using the path holds a shared flock on it
  * (one descriptor per path, counted in memory for its processes); the last
  * user to release it gets the lock exclusively and removes the
- * placeholder if it is still the empty directory that was made.  An
+ * placeholder if it is still the empty directory that was made (its name
+ * at once, its inode at the spawn helper's close: remove_placeholder).  An
  * instance that dies drops its locks with its descriptors; what it left
  * goes at the next use of the path.  Taking the lock shared before
  * looking at the placeholder means a remover never pulls one out from
@@ -59,10 +64,41 @@ struct guard_lock {
 
 struct sbx_guard {
 	struct guard_lock	*lock;
+	int			 pending;	/* to be made by sandbox_spawned */
 	struct sbx_guard	*next;
 };
 
 static struct guard_lock	*locks;
+/* the last close of a removed placeholder (NULL: close here) */
+static void			(*close_later)(int);
+
+void
+sandbox_set_closer(void (*closer)(int fd))
+{
+	close_later = closer;
+}
+
+/*
+ * rmdir with the directory still open: its name goes now, and its block
+ * (freed with a synchronous discard on some file systems: a fraction of
+ * a millisecond, more on a busy disk) when the last descriptor closes,
+ * elsewhere and later.
+ */
+static int
+remove_placeholder(const char *path)
+{
+	int	fd, r;
+
+	fd = open(path, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	r = rmdir(path);
+	if (fd != -1) {
+		if (r == 0 && close_later != NULL)
+			close_later(fd);
+		else
+			close(fd);
+	}
+	return r;
+}
 
 /*
  * Record what was made at path (st; NULL: nothing any more), so that only
@@ -199,13 +235,11 @@ lock_open(const char *path)
 	return -1;
 }
 
-/* This instance's hold on the placeholder at path: made or joined. */
+/* This instance's hold on the lock of the placeholder at path (not yet the placeholder). */
 static struct guard_lock *
 lock_take(const char *path, char *why, size_t whylen)
 {
 	struct guard_lock	*l;
-	struct stat		 st;
-	int			 made;
 
 	for (l = locks; l != NULL; l = l->next)
 		if (strcmp(l->path, path) == 0)
@@ -226,30 +260,34 @@ lock_take(const char *path, char *why, size_t whylen)
 		l->next = locks;
 		locks = l;
 	}
-	/* made again if it went since (only the last user removes it, under our lock) */
-	if ((made = mkdir(path, 0555) == 0) == 0 && errno != EEXIST)
-		goto fail;
-	if (lstat(path, &st) == -1 || !S_ISDIR(st.st_mode)) {
-		errno = ENOTDIR;
-		goto fail;
-	}
-	/* exactly 0555 whatever the umask: that is how a placeholder is known */
-	if (made && (((st.st_mode & 07777) != 0555 && chmod(path, 0555) == -1) ||
-	    write_id(l->fd, path, &st) == -1)) {
-		rmdir(path);
-		goto fail;
-	}
 	l->refs++;
 	return l;
-fail:
-	snprintf(why, whylen, "placeholder %s: %s", path, strerror(errno));
-	if (l->refs == 0) {
-		locks = l->next;	/* just added, at the head */
-		close(l->fd);
-		free(l->path);
-		free(l);
+}
+
+/*
+ * The placeholder at l's path, made (or made again if it went since: only
+ * the last user removes it, under our lock) or joined: 0 or an errno.
+ */
+static int
+placeholder_make(struct guard_lock *l)
+{
+	struct stat	st;
+	int		made;
+
+	if ((made = mkdir(l->path, 0555) == 0) == 0 && errno != EEXIST)
+		return errno;
+	if (lstat(l->path, &st) == -1)
+		return errno;
+	if (!S_ISDIR(st.st_mode))
+		return ENOTDIR;
+	/* exactly 0555 whatever the umask: that is how a placeholder is known */
+	if (made && (((st.st_mode & 07777) != 0555 && chmod(l->path, 0555) == -1) ||
+	    write_id(l->fd, l->path, &st) == -1)) {
+		int e = errno ? errno : EIO;
+		rmdir(l->path);
+		return e;
 	}
-	return NULL;
+	return 0;
 }
 
 static void
@@ -264,7 +302,7 @@ lock_release(struct guard_lock *l)
 	*pp = l->next;
 	/* the last user anywhere: nobody else holds it shared */
 	if (flock(l->fd, LOCK_EX | LOCK_NB) == 0 && is_placeholder(l->fd, l->path)) {
-		if (rmdir(l->path) == -1 && errno != ENOTEMPTY && errno != EEXIST &&
+		if (remove_placeholder(l->path) == -1 && errno != ENOTEMPTY && errno != EEXIST &&
 		    errno != ENOENT)
 			log_warn("sandbox: removing the placeholder %s", l->path);
 		(void)write_id(l->fd, l->path, NULL);
@@ -299,12 +337,13 @@ sbx_guard_protected(struct sandbox_plan *plan, const char *path, char *why, size
 {
 	struct sbx_guard	*g;
 	struct stat		 st;
+	int			 exists;
 
 	/*
 	 * A real directory needs no placeholder, nor the lock file: one with
 	 * entries, or an empty one of another mode than a placeholder's.
 	 */
-	if (lstat(path, &st) == 0 && (!S_ISDIR(st.st_mode) ||
+	if ((exists = lstat(path, &st) == 0) && (!S_ISDIR(st.st_mode) ||
 	    (st.st_mode & 07777) != 0555 || has_entries(path)))
 		return 0;
 	if ((g = calloc(1, sizeof(*g))) == NULL) {
@@ -317,7 +356,60 @@ sbx_guard_protected(struct sandbox_plan *plan, const char *path, char *why, size
 	}
 	g->next = plan->guards;
 	plan->guards = g;
-	return 0;
+	/* under our shared lock nobody removes one that is there: joined as it is */
+	if (exists && lstat(path, &st) == 0 && S_ISDIR(st.st_mode))
+		return 1;
+	/* made while the child builds its namespaces; it waits for the word */
+	g->pending = 1;
+	if (plan->ready[0] == -1 && pipe2(plan->ready, O_CLOEXEC) == -1) {
+		snprintf(why, whylen, "pipe: %s", strerror(errno));
+		return -1;
+	}
+	return 1;
+}
+
+int
+sandbox_spawned(void *arg)
+{
+	struct sandbox_plan	*plan = arg;
+	struct sbx_guard	*g;
+	int			 e = 0;
+
+	if (plan == NULL || plan->ready[1] == -1)
+		return 0;
+	for (g = plan->guards; g != NULL && e == 0; g = g->next) {
+		if (!g->pending)
+			continue;
+		g->pending = 0;
+		if ((e = placeholder_make(g->lock)) != 0)
+			log_warnx("sandbox: placeholder %s: %s; the command does not run",
+			    g->lock->path, strerror(e));
+	}
+	/* a short write or none: the child reads EOF and does not go on either */
+	(void)!write(plan->ready[1], &e, sizeof(e));
+	close(plan->ready[1]);
+	plan->ready[1] = -1;
+	return e == 0 ? 0 : -1;
+}
+
+/* In the child: the word from sandbox_spawned, once. */
+int
+sbx_guard_wait(const struct sandbox_plan *plan)
+{
+	ssize_t	n;
+	int	e;
+
+	if (plan->ready[0] == -1)
+		return 0;
+	/* forked by execd itself (no helper yet): its end is not ours to hold */
+	if (plan->ready[1] != -1)
+		close(plan->ready[1]);
+	do
+		n = read(plan->ready[0], &e, sizeof(e));
+	while (n == -1 && errno == EINTR);
+	if (n != sizeof(e))
+		return EPIPE;
+	return e;
 }
 
 void

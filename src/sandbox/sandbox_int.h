@@ -64,7 +64,8 @@ struct sandbox_plan {
 	int			 route_sv[2];	/* child sends its netns listeners on [1] */
 	char			*cwd;
 	int			 cap_last;
-	struct sbx_guard	*guards;	/* placeholders made for this plan */
+	struct sbx_guard	*guards;	/* placeholders held for this plan */
+	int			 ready[2];	/* placeholders made: [0] the child waits, [1] execd's */
 	char			 mechanism[64];	/* for the log: "landlock+mounts+seccomp" */
 	char			*fatal;		/* the command does not run: this to stderr, exit 1 */
 };
@@ -92,7 +93,6 @@ int	 sbx_ptrace_contained(void);
 enum sbx_rule_kind { SBX_RULE_ENTRY, SBX_RULE_PLATFORM, SBX_RULE_DEVICE, SBX_RULE_PROTECTED };
 enum sbx_rule_kind sbx_rule_kind(const struct fs_rule *r);
 int	 sbx_rule_used(const struct fs_rule *r, int platform);
-extern const char *const sbx_protected_names[];
 
 /* sandbox_request.c */
 json_t	*sbx_context(json_t *sandbox, json_t *params, int for_decode);
@@ -136,21 +136,25 @@ int	 sbx_dev_has(const char *path);
 
 /* sandbox_pidns.c, in the child: A's and B's parts (sandbox_apply.c) */
 /*
- * In A, inside its namespaces with the view built: forks B, which runs
- * command(arg) in C and never returns there; returns only with an errno,
+ * In A, inside its namespaces with the view built: forks B, which enters
+ * the network namespace netfd (-1: none), runs command(arg) in C and
+ * never returns there; returns only with an errno,
  * in A, when B cannot be made.
  */
-int	 sbx_supervise(int errfd, void (*command)(void *), void *arg);
+int	 sbx_supervise(int errfd, int netfd, void (*command)(void *), void *arg);
 /* Is the other end of this pipe still open?  (A checks on execd so.) */
 int	 sbx_reader_alive(int wfd);
 
 /*
- * sandbox_guard.c: own a placeholder for a protected path under a writable
- * root (made when missing, joined when it is one already); nothing for a
- * real directory
+ * sandbox_guard.c: hold a placeholder for a protected path under a
+ * writable root: joined when it is one already, else made once the child
+ * runs (sandbox_spawned).  1 when held, 0 for a real directory (nothing
+ * held), -1 with why.
  */
 int	 sbx_guard_protected(struct sandbox_plan *plan, const char *path, char *why,
 	    size_t whylen);
+/* in the child, before the first protected name is bound: 0 or an errno */
+int	 sbx_guard_wait(const struct sandbox_plan *plan);
 
 /* sandbox_net.c */
 int	 sbx_route_add(struct sandbox_plan *plan, const char *host, unsigned port);

@@ -118,6 +118,25 @@ add_path(int rfd, const char *path, uint64_t rights, uint64_t handled, char *why
 	return 0;
 }
 
+/*
+ * Was rule i's path given the same access already?  The platform's
+ * devices come twice, as resolved and as written, mostly the same path.
+ */
+static int
+added_before(const struct fs_policy *pol, size_t i, int platform)
+{
+	const struct fs_rule	*r = fs_policy_rule(pol, i), *o;
+	size_t			 j;
+
+	for (j = 0; j < i; j++) {
+		o = fs_policy_rule(pol, j);
+		if (!o->is_glob && o->access == r->access && sbx_rule_used(o, platform) &&
+		    strcmp(o->path, r->path) == 0)
+			return 1;
+	}
+	return 0;
+}
+
 int
 sbx_landlock_ruleset(const struct fs_policy *pol, int platform, int abi, enum sbx_net net,
     uint64_t *handled, char *why, size_t whylen)
@@ -158,7 +177,8 @@ sbx_landlock_ruleset(const struct fs_policy *pol, int platform, int abi, enum sb
 		return -1;
 	}
 	for (i = 0; pol != NULL && (r = fs_policy_rule(pol, i)) != NULL; i++) {
-		if (r->is_glob || r->access == FS_ACCESS_DENY || !sbx_rule_used(r, platform))
+		if (r->is_glob || r->access == FS_ACCESS_DENY || !sbx_rule_used(r, platform) ||
+		    added_before(pol, i, platform))
 			continue;
 		if (add_path(rfd, r->path, r->access == FS_ACCESS_WRITE ? ~0ULL : LL_READ,
 		    attr.handled_access_fs, why, whylen) == -1) {

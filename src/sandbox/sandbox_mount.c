@@ -8,10 +8,11 @@
  *  2. each writable root bound writable on itself (a mount point: it
  *     cannot be renamed away from inside), read entries inside them bound
  *     read-only;
- *  3. the protected names (.git .codex .agents .aws) at the top of every
- *     writable root, read-only (placeholders for missing ones:
- *     sandbox_guard.c); a symlink there stops the command;
- *  4. a fresh /dev (sandbox_dev.c);
+ *  3. a fresh /dev (sandbox_dev.c);
+ *  4. the protected names (.git .codex .agents .aws) at the top of every
+ *     writable root, read-only (placeholders for missing ones, which
+ *     execd makes while the child gets here: sandbox_guard.c); a symlink
+ *     there stops the command;
  *  5. denied paths masked: a directory by an empty, mode 000, read-only
  *     tmpfs, a file by an empty mode 000 file (EACCES, as under the
  *     reference's bubblewrap); deny globs are expanded when the process
@@ -291,15 +292,15 @@ plan_protected(struct sandbox_plan *plan, const struct fs_rule **g, size_t ng, c
 	struct stat	 st;
 	char		 path[PATH_MAX];
 	size_t		 i, j;
-	int		 found;
+	int		 found, held;
 
 	for (i = 0; i < ng; i++) {
 		if (g[i]->access != FS_ACCESS_WRITE || (i > 0 && strcmp(g[i]->path,
 		    g[i - 1]->path) == 0) || lstat(g[i]->path, &st) == -1 || !S_ISDIR(st.st_mode))
 			continue;
-		for (j = 0; sbx_protected_names[j] != NULL; j++) {
+		for (j = 0; fs_protected_names[j] != NULL; j++) {
 			if (snprintf(path, sizeof(path), "%s/%s", strcmp(g[i]->path, "/") == 0 ? "" :
-			    g[i]->path, sbx_protected_names[j]) >= (int)sizeof(path) ||
+			    g[i]->path, fs_protected_names[j]) >= (int)sizeof(path) ||
 			    is_write_root(g, ng, path))
 				continue;
 			if ((found = lstat(path, &st) == 0) && S_ISLNK(st.st_mode)) {
@@ -309,11 +310,12 @@ plan_protected(struct sandbox_plan *plan, const struct fs_rule **g, size_t ng, c
 			}
 			if (!found && errno != ENOENT)
 				continue;
-			/* a placeholder made (or joined: an empty directory may be one) */
+			/* a placeholder held (joined, or made once the child runs) */
+			held = 0;
 			if ((!found || S_ISDIR(st.st_mode)) &&
-			    sbx_guard_protected(plan, path, why, whylen) == -1)
+			    (held = sbx_guard_protected(plan, path, why, whylen)) == -1)
 				return -1;
-			if (lstat(path, &st) == 0 && push(plan, SBX_MNT_PROTECT, path) == -1)
+			if ((held || found) && push(plan, SBX_MNT_PROTECT, path) == -1)
 				goto oom;
 		}
 	}
@@ -362,12 +364,17 @@ sbx_mount_plan(struct sandbox_plan *plan, const struct fs_policy *pol, int platf
 		    push(plan, want ? SBX_MNT_RW : SBX_MNT_RO, g[i]->path) == -1)
 			goto oom;
 	}
+	/*
+	 * /dev before the protected names (they never lie under it: no grant
+	 * reaches into /dev): the child builds it while execd still makes
+	 * their placeholders.
+	 */
+	if (push(plan, SBX_MNT_DEV, "/dev") == -1)
+		goto oom;
 	if (plan_protected(plan, g, n, why, whylen) == -1) {
 		free(g);
 		return -1;
 	}
-	if (push(plan, SBX_MNT_DEV, "/dev") == -1)
-		goto oom;
 	rv = plan_masks(plan, pol, g, n, !landlock, glob_depth, why, whylen);
 	free(g);
 	return rv;
@@ -572,14 +579,19 @@ int
 sbx_mount_apply(const struct sandbox_plan *plan)
 {
 	size_t	i;
-	int	mask_src = -1, e = 0;
+	int	mask_src = -1, e = 0, waited = 0;
 
 	/* nothing done here may propagate back to the host's mounts */
 	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) == -1)
 		return errno;
-	for (i = 0; i < plan->nmounts && e == 0; i++)
+	for (i = 0; i < plan->nmounts && e == 0; i++) {
+		/* the placeholders are execd's to make, meanwhile */
+		if (plan->mounts[i].op == SBX_MNT_PROTECT && !waited++ &&
+		    (e = sbx_guard_wait(plan)) != 0)
+			break;
 		if (apply_one(&plan->mounts[i], &mask_src) == -1)
 			e = errno;
+	}
 	if (mask_src != -1)
 		close(mask_src);
 	/* the old working directory may lie under a mount made since */

@@ -7,16 +7,21 @@
  *      ends as the command ended (its exit code, or the same signal), so
  *      execd sees the command's own status;
  *   B  pid 1 of the new pid namespace: mounts a fresh /proc (its
- *      host-wide knobs read-only), reaps
- *      orphans, and exits as soon as C does - the kernel then kills every
- *      process left in the namespace (setsid daemons too) before A's wait
- *      returns, so nothing of the sandbox outlives its process/closed;
+ *      host-wide knobs read-only), reaps orphans, and once C has ended
+ *      kills and reaps every process left in the namespace (setsid
+ *      daemons too) before it tells A how C ended: nothing of the
+ *      sandbox outlives its process/closed;
  *   C  the command: back in sandbox_apply, then exec.
  *
- * A and B ignore the catchable signals: execd signals the process group,
- * and they are for C.  A dies with execd, B with A (PR_SET_PDEATHSIG);
- * A SIGKILLed (process/terminate) takes B, and with it the namespace.
- * Nothing here allocates.
+ * B then outlives A, and dies with it (PR_SET_PDEATHSIG): the last
+ * process of the namespaces pays for their teardown (the mount
+ * namespace's takes an RCU grace period), and that way it is paid after
+ * execd has reaped A and reported the command closed, not before.
+ *
+ * A and B block the catchable signals: execd signals the process group,
+ * and they are for C, which gets the mask back.  A dies with execd, B
+ * with A (PR_SET_PDEATHSIG); A SIGKILLed (process/terminate) takes B,
+ * and with it the namespace.  Nothing here allocates.
  */
 #include "config.h"
 
@@ -34,46 +39,28 @@
 
 #include "sandbox/sandbox_int.h"
 
-/* the dispositions C gets back: ignored ones stay ignored, as without a sandbox */
-static sigset_t	was_ignored;
+/* the mask C gets back: what the spawn helper's child had */
+static sigset_t	c_mask;
 
-/* Not the ones a fault raises: A and B must still die of those. */
-static int
-ignorable(int sig)
-{
-	switch (sig) {
-	case SIGKILL: case SIGSTOP: case SIGCHLD:
-	case SIGSEGV: case SIGBUS: case SIGFPE: case SIGILL: case SIGTRAP: case SIGABRT:
-	case SIGSYS:
-		return 0;
-	}
-	return 1;
-}
-
+/*
+ * Blocked, not ignored, and in one call: a signal for C that comes
+ * before C exists stays pending in A or B, and is never C's (a new
+ * process starts with nothing pending).  The ones a fault raises cannot
+ * be blocked for A and B in effect: the kernel forces them.
+ */
 static void
-ignore_signals(void)
+block_signals(void)
 {
-	struct sigaction	old;
-	int			sig;
+	sigset_t	all;
 
-	sigemptyset(&was_ignored);
-	for (sig = 1; sig < NSIG; sig++) {
-		if (!ignorable(sig) || sigaction(sig, NULL, &old) == -1)
-			continue;
-		if (old.sa_handler == SIG_IGN)
-			sigaddset(&was_ignored, sig);
-		signal(sig, SIG_IGN);
-	}
+	sigfillset(&all);
+	sigprocmask(SIG_BLOCK, &all, &c_mask);
 }
 
 static void
 restore_signals(void)
 {
-	int	sig;
-
-	for (sig = 1; sig < NSIG; sig++)
-		if (ignorable(sig))
-			signal(sig, sigismember(&was_ignored, sig) ? SIG_IGN : SIG_DFL);
+	sigprocmask(SIG_SETMASK, &c_mask, NULL);
 }
 
 /* Every descriptor but fd closed (A and B need one pipe end each). */
@@ -126,12 +113,14 @@ run_a(pid_t b, int status_rd)
 	do
 		n = read(status_rd, &raw, sizeof(raw));
 	while (n == -1 && errno == EINTR);
-	/* B exits only once the whole namespace is gone */
+	/* B speaks only once the namespace holds nothing but B: no need to wait for it */
+	if (n == sizeof(raw))
+		reproduce(raw);
+	/* B gone without a word (it failed, or was killed): its own status, once it is gone */
 	while (waitpid(b, &st, 0) == -1)
 		if (errno != EINTR)
 			_exit(127);
-	/* B gone without a word (it failed, or was killed): its own status */
-	reproduce(n == sizeof(raw) ? raw : st);
+	reproduce(st);
 }
 
 /*
@@ -168,7 +157,21 @@ mount_proc(void)
 	return 0;
 }
 
-/* B's duty as init: reap everything, report C and go (taking the rest along). */
+/*
+ * Once C has ended: every process left in the namespace killed (the
+ * kernel lets none fork once SIGKILL is pending) and reaped; an orphan
+ * comes to B before its parent can be reaped, so ECHILD means nobody is
+ * left.
+ */
+static void
+empty_namespace(void)
+{
+	(void)kill(-1, SIGKILL);
+	while (waitpid(-1, NULL, 0) != -1 || errno == EINTR)
+		;
+}
+
+/* B's duty as init: reap everything, end the rest with C, report C, outlive A. */
 static void __attribute__((noreturn))
 run_b(pid_t c, int status_wr)
 {
@@ -182,11 +185,16 @@ run_b(pid_t c, int status_wr)
 				continue;
 			_exit(127);
 		}
-		if (pid == c && (WIFEXITED(st) || WIFSIGNALED(st))) {
-			(void)!write(status_wr, &st, sizeof(st));
-			_exit(0);
-		}
+		if (pid == c && (WIFEXITED(st) || WIFSIGNALED(st)))
+			break;
 	}
+	empty_namespace();
+	if (write(status_wr, &st, sizeof(st)) != sizeof(st))
+		_exit(127);
+	close(status_wr);
+	/* every signal blocked: only A's death (PR_SET_PDEATHSIG) ends this */
+	for (;;)
+		pause();
 }
 
 /*
@@ -199,7 +207,7 @@ static char	b_stack[64 * 1024] __attribute__((aligned(16)));
 static char	c_stack[64 * 1024] __attribute__((aligned(16)));
 
 struct start_b {
-	int	 status_wr, errfd;
+	int	 status_wr, errfd, netfd;
 	void	(*command)(void *);
 	void	*arg;
 };
@@ -224,6 +232,11 @@ b_main(void *arg)
 	/* A may be gone already, before the death signal was set */
 	if (prctl(PR_SET_PDEATHSIG, SIGKILL) == -1 || !sbx_reader_alive(sb->status_wr))
 		_exit(127);
+	/* the managed network's namespace, made beside A (sandbox_apply.c) */
+	if (sb->netfd != -1 && setns(sb->netfd, CLONE_NEWNET) == -1) {
+		e = errno;
+		goto fail;
+	}
 	if ((e = mount_proc()) != 0)
 		goto fail;
 	if ((c = clone(c_main, c_stack + sizeof(c_stack), CLONE_VM | CLONE_VFORK | SIGCHLD,
@@ -238,9 +251,9 @@ fail:
 }
 
 int
-sbx_supervise(int errfd, void (*command)(void *), void *arg)
+sbx_supervise(int errfd, int netfd, void (*command)(void *), void *arg)
 {
-	struct start_b	sb = { -1, errfd, command, arg };
+	struct start_b	sb = { -1, errfd, netfd, command, arg };
 	int		sp[2], e;
 	pid_t		b;
 
@@ -248,7 +261,7 @@ sbx_supervise(int errfd, void (*command)(void *), void *arg)
 		return errno;
 	sb.status_wr = sp[1];
 	/* before B exists: a signal meant for C must not end A or B first */
-	ignore_signals();
+	block_signals();
 	if ((b = clone(b_main, b_stack + sizeof(b_stack), CLONE_VM | SIGCHLD, &sb)) == -1) {
 		e = errno;
 		close(sp[0]);

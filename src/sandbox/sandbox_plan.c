@@ -18,6 +18,7 @@ sbx_plan_new(void)
 	if ((plan = calloc(1, sizeof(*plan))) == NULL)
 		return NULL;
 	plan->ruleset_fd = plan->route_sv[0] = plan->route_sv[1] = -1;
+	plan->ready[0] = plan->ready[1] = -1;
 	return plan;
 }
 
@@ -34,9 +35,12 @@ sandbox_plan_free(struct sandbox_plan *plan)
 	free(plan->mounts);
 	if (plan->ruleset_fd != -1)
 		close(plan->ruleset_fd);
-	for (i = 0; i < 2; i++)
+	for (i = 0; i < 2; i++) {
 		if (plan->route_sv[i] != -1)
 			close(plan->route_sv[i]);
+		if (plan->ready[i] != -1)
+			close(plan->ready[i]);
+	}
 	free(plan->cwd);
 	free(plan->fatal);
 	free(plan);

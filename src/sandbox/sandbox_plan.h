@@ -29,11 +29,25 @@ int	 sandbox_apply(const struct sandbox_plan *plan, int errfd,
 void	 sandbox_plan_free(struct sandbox_plan *plan);
 
 /*
- * The placeholders a plan made for missing protected names, handed to the
+ * Once the child exists (it waits for this before it binds a protected
+ * name): the placeholders planned for missing protected names are made
+ * now, while the child builds its namespaces, and it is told whether they
+ * are there.  -1 (logged) when one cannot be made: the command does not
+ * run.  Takes a struct sandbox_plan *, as a spawn_req's callback.
+ */
+int	 sandbox_spawned(void *plan);
+
+/*
+ * The placeholders a plan holds for missing protected names, handed to the
  * process that needs them (the plan no longer removes them), and their
  * release when that process is closed (sandbox_guard.c).
  */
 struct sbx_guard *sandbox_take_guards(struct sandbox_plan *plan);
 void	 sandbox_guards_release(struct sbx_guard *guards);
+/*
+ * Who closes a removed placeholder's last descriptor (the spawn helper),
+ * so that freeing its blocks keeps no one waiting; NULL: closed at once.
+ */
+void	 sandbox_set_closer(void (*closer)(int fd));
 
 #endif

@@ -9,9 +9,6 @@
 
 #include "sandbox/sandbox_int.h"
 
-/* read-only at the top of every writable root (.aws as the reference's profile adds it) */
-const char *const sbx_protected_names[] = { ".git", ".codex", ".agents", ".aws", NULL };
-
 enum sbx_rule_kind
 sbx_rule_kind(const struct fs_rule *r)
 {
@@ -23,8 +20,8 @@ sbx_rule_kind(const struct fs_rule *r)
 	if (r->access == FS_ACCESS_WRITE)
 		return SBX_RULE_DEVICE;
 	base = strrchr(r->path, '/');
-	for (i = 0; base != NULL && sbx_protected_names[i] != NULL; i++)
-		if (strcmp(base + 1, sbx_protected_names[i]) == 0)
+	for (i = 0; base != NULL && fs_protected_names[i] != NULL; i++)
+		if (strcmp(base + 1, fs_protected_names[i]) == 0)
 			return SBX_RULE_PROTECTED;
 	return SBX_RULE_PLATFORM;
 }

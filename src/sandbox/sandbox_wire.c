@@ -31,6 +31,7 @@ sandbox_plan_put(const struct sandbox_plan *plan, struct wire_out *w)
 	wire_u32(w, (uint32_t)plan->cap_last);
 	wire_fd(w, plan->ruleset_fd);
 	wire_fd(w, plan->route_sv[1]);
+	wire_fd(w, plan->ready[0]);
 	wire_str(w, plan->uid_map);
 	wire_str(w, plan->gid_map);
 	wire_str(w, plan->cwd);
@@ -118,6 +119,7 @@ sandbox_plan_get(struct wire_in *r)
 	plan->cap_last = (int)wire_get_u32(r);
 	plan->ruleset_fd = own_fd(wire_get_fd(r));
 	plan->route_sv[1] = own_fd(wire_get_fd(r));
+	plan->ready[0] = own_fd(wire_get_fd(r));
 	if (copy_str(plan->uid_map, sizeof(plan->uid_map), wire_get_str(r)) == -1 ||
 	    copy_str(plan->gid_map, sizeof(plan->gid_map), wire_get_str(r)) == -1)
 		goto bad;

@@ -20,6 +20,14 @@ struct spawn_req {
 	const struct sandbox_plan *sandbox;
 	/* given to the child as its descriptor 15 (a shell snapshot); -1: none */
 	int		 restore_fd;
+	/*
+	 * Called in the parent once the child is on its way (the request sent
+	 * to the spawn helper, or the fork made), before waiting for its exec
+	 * (the sandbox's placeholders: sandbox_spawned); -1: the child is
+	 * told not to go on, and its failure is the start's.  NULL: none.
+	 */
+	int		(*spawned)(void *);
+	void		*spawned_arg;
 };
 
 #define SPAWN_RESTORE_FD	15

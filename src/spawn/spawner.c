@@ -25,6 +25,8 @@
 
 #define OP_SPAWN	1
 #define OP_PROBE_NS	2
+#define OP_CLOSE	3	/* close the descriptors sent; no answer */
+#define NO_ANSWER	INT32_MIN
 #define MAX_REQUEST	(64U << 20)	/* argv and environment are bounded by the message cap */
 #define MAX_STRINGS	(1U << 20)
 
@@ -199,6 +201,9 @@ helper_request(int s, uint32_t len, const int *fds, size_t nfds)
 	case OP_PROBE_NS:
 		res = sandbox_probe_ns(wire_get_u32(&r) != 0);
 		break;
+	case OP_CLOSE:
+		res = NO_ANSWER;	/* the caller closes them (close_all) */
+		break;
 	default:
 		res = -EPROTO;
 	}
@@ -235,7 +240,7 @@ helper_main(int s, pid_t parent)
 		close_all(fds, nfds);
 		if (res == -EPIPE)
 			_exit(1);
-		if (fd_write_all(s, &res, sizeof(res)) != 0)
+		if (res != NO_ANSWER && fd_write_all(s, &res, sizeof(res)) != 0)
 			_exit(1);
 	}
 }
@@ -300,9 +305,12 @@ spawner_stop(void)
 	sp.pid = -1;
 }
 
-/* One request, one answer: a pid or a result, else -errno. */
+/*
+ * One request, one answer: a pid or a result, else -errno.  meanwhile,
+ * if not NULL, runs once the request is sent, while the helper works.
+ */
 static int32_t
-call(struct wire_out *w)
+call(struct wire_out *w, int (*meanwhile)(void *), void *arg)
 {
 	int32_t	res;
 
@@ -314,13 +322,18 @@ call(struct wire_out *w)
 		buf_free(&w->b);
 		return -EAGAIN;
 	}
-	if (send_msg(sp.sock, w) == -1 ||
-	    (errno = fd_read_full(sp.sock, &res, sizeof(res))) != 0) {
-		log_warn("spawn helper %ld", (long)sp.pid);
-		res = -EAGAIN;
-	}
+	if (send_msg(sp.sock, w) == -1)
+		goto fail;
+	if (meanwhile != NULL)
+		(void)meanwhile(arg);
+	if ((errno = fd_read_full(sp.sock, &res, sizeof(res))) != 0)
+		goto fail;
 	buf_free(&w->b);
 	return res;
+fail:
+	log_warn("spawn helper %ld", (long)sp.pid);
+	buf_free(&w->b);
+	return -EAGAIN;
 }
 
 static void
@@ -359,11 +372,27 @@ spawner_spawn(const struct spawn_req *rq, const char *prog, const char *slave,
 	wire_u32(&w, rq->sandbox != NULL);
 	if (rq->sandbox != NULL)
 		sandbox_plan_put(rq->sandbox, &w);
-	if ((res = call(&w)) < 0) {
+	/* the helper forks while the caller does its part (the child waits for it) */
+	if ((res = call(&w, rq->spawned, rq->spawned_arg)) < 0) {
 		errno = -res;
 		return -1;
 	}
 	return (pid_t)res;
+}
+
+void
+spawner_close_later(int fd)
+{
+	struct wire_out	w;
+
+	memset(&w, 0, sizeof(w));
+	wire_u32(&w, OP_CLOSE);
+	wire_fd(&w, fd);
+	/* in flight, the helper's copy keeps the file open: ours goes at once */
+	if (!w.failed && sp.pid != -1 && sp.sock != -1 && send_msg(sp.sock, &w) == -1)
+		log_warn("spawn helper %ld: handing over a descriptor", (long)sp.pid);
+	buf_free(&w.b);
+	close(fd);
 }
 
 int
@@ -375,7 +404,7 @@ spawner_probe_ns(int direct)
 	memset(&w, 0, sizeof(w));
 	wire_u32(&w, OP_PROBE_NS);
 	wire_u32(&w, direct != 0);
-	if ((res = call(&w)) < 0) {
+	if ((res = call(&w, NULL, NULL)) < 0) {
 		errno = -res;
 		return -1;
 	}

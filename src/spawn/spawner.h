@@ -37,6 +37,12 @@ void	 spawner_lost(void);
  */
 pid_t	 spawner_spawn(const struct spawn_req *rq, const char *prog, const char *slave,
 	    const int fds[3], int errfd);
+/*
+ * Close fd in the helper, not here, and without waiting for it: the last
+ * close of a removed directory frees its blocks, which can wait on the
+ * disk (a synchronous discard on this file system).
+ */
+void	 spawner_close_later(int fd);
 /* Can a child make mount and network namespaces?  -1 with errno on failure. */
 int	 spawner_probe_ns(int direct);
 

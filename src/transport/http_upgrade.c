@@ -4,11 +4,13 @@
 #include <stdio.h>
 #include <string.h>
 #include <strings.h>
+#include <time.h>
 
 
 #include "b64.h"
 #include "execd.h"
 #include "transport/http_upgrade.h"
+#include "transport/jwt.h"
 #include "util/crypto.h"
 
 #define WS_GUID	"258EAFA5-E914-47DA-95CA-C5AB0DC85B11"
@@ -134,7 +136,9 @@ parse_head(const char *data, size_t len, struct http_req_head *h)
 			HDR("connection", connection, connection_len)
 			HDR("sec-websocket-key", key, key_len)
 			HDR("sec-websocket-version", version, version_len)
-			HDR("authorization", authz, authz_len)
+			/* the first Authorization header counts, as in the reference */
+			if (h->authz == NULL)
+				HDR("authorization", authz, authz_len)
 			if ((size_t)(colon - p) == 6 && strncasecmp(p, "origin", 6) == 0)
 				h->origin = v;
 #undef HDR
@@ -172,6 +176,34 @@ token_ok(const struct http_req_head *h)
 	return crypto_equal(cand, conf.token, tlen);
 }
 
+/*
+ * Signed-bearer-token mode: "Bearer" (any case), one space, then the JWT.
+ * NULL when it is good, otherwise the 401 body.
+ */
+static const char *
+jwt_refusal(const struct http_req_head *h)
+{
+	const char	*tok;
+	size_t		 i, len;
+
+	if (h->authz == NULL)
+		return "missing websocket bearer token";
+	for (i = 0; i < h->authz_len; i++)
+		if ((unsigned char)h->authz[i] >= 0x80)
+			return "invalid authorization header";
+	if (h->authz_len < 7 || strncasecmp(h->authz, "bearer ", 7) != 0)
+		return "invalid authorization header";
+	tok = h->authz + 7;
+	len = h->authz_len - 7;
+	while (len > 0 && isspace((unsigned char)*tok)) {
+		tok++;
+		len--;
+	}
+	if (len == 0)
+		return "invalid authorization header";
+	return jwt_check(conf.jwt, tok, len, time(NULL));
+}
+
 static int
 path_is(const char *path, const char *want)
 {
@@ -184,7 +216,7 @@ void
 http_upgrade_parse(const char *data, size_t len, int need_auth, struct http_result *r)
 {
 	struct http_req_head	 h;
-	const char		*end;
+	const char		*end, *refusal;
 	char			 accept[64];
 
 	memset(r, 0, sizeof(*r));
@@ -224,7 +256,11 @@ http_upgrade_parse(const char *data, size_t len, int need_auth, struct http_resu
 		respond(r, 403, "Forbidden", "", "");
 		return;
 	}
-	if (need_auth && !token_ok(&h)) {
+	if (need_auth && conf.jwt != NULL && (refusal = jwt_refusal(&h)) != NULL) {
+		respond(r, 401, "Unauthorized", "www-authenticate: Bearer\r\n", refusal);
+		return;
+	}
+	if (need_auth && conf.jwt == NULL && !token_ok(&h)) {
 		respond(r, 401, "Unauthorized", "www-authenticate: Bearer\r\n",
 		    h.authz == NULL && path_is(h.path, "/") ? "missing websocket bearer token" :
 		    "invalid websocket bearer token");

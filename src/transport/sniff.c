@@ -25,7 +25,7 @@ need_auth(const struct conn *c)
 	if (conf.no_auth)
 		return 0;
 	/* ssh pipes and Unix sockets are authenticated by whoever made them */
-	return c->is_inet || conf.token != NULL;
+	return c->is_inet || conf.token != NULL || conf.jwt != NULL;
 }
 
 static void

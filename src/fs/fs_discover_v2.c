@@ -1,0 +1,429 @@
+/*
+ * capabilities/discoverV2: the skills and plugins installed on this host,
+ * from the roots the reference searches, in its order: $CODEX_HOME/skills,
+ * $HOME/.agents/skills, /etc/codex/skills, then the plugins of the cache
+ * $CODEX_HOME/plugins/cache/<marketplace>/<plugin>/<version> (a version
+ * `local` wins, otherwise the highest).  `cwd` chooses nothing: the
+ * project's own skills are found by the client through the fs methods.
+ *
+ * With a `sandbox`, what it does not let execd see is not listed: a root
+ * outside it silently, a file it denies with the reference's one warning
+ * for the root, as for a skill that cannot be read or is invalid.
+ */
+#include "config.h"
+
+#include <sys/stat.h>
+
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <limits.h>
+#include <pwd.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "log.h"
+#include "fs/fs_int.h"
+#include "fs/fs_param.h"
+#include "policy/fs_policy.h"
+#include "rpc/rpc_serde.h"
+#include "util/uri.h"
+
+#define DISCOVER_WARNING "some capability metadata could not be loaded; discovery may be incomplete"
+
+struct discovery {
+	const struct fs_policy	*pol;
+	json_t			*skills, *plugins, *warnings;
+};
+
+static void
+warn_once(struct discovery *d)
+{
+	json_array_append_new(d->warnings, json_string(DISCOVER_WARNING));
+}
+
+static int
+is_dir(const char *path)
+{
+	struct stat	st;
+
+	return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+/* One skill, or NULL: *bad says whether the reference would warn of it. */
+static json_t *
+skill(const struct fs_policy *pol, const char *path, const char *prefix, int *bad)
+{
+	char		 dir[PATH_MAX], *slash, *uri, *named = NULL;
+	const char	*base;
+	json_t		*file, *contents, *s = NULL;
+	int		 err;
+
+	if ((err = fs_allowed(pol, path, 1, FS_WANT_READ)) != 0) {
+		*bad |= err != ENOENT;
+		return NULL;
+	}
+	snprintf(dir, sizeof(dir), "%s", path);
+	if ((slash = strrchr(dir, '/')) != NULL)
+		*slash = '\0';
+	base = (slash = strrchr(dir, '/')) != NULL ? slash + 1 : dir;
+	file = fs_discover_file_entry(path);
+	if ((contents = json_object_get(file, "contents")) != NULL)
+		s = fs_skill_parse(json_string_value(contents), json_string_length(contents), base);
+	json_decref(file);
+	if (s == NULL) {
+		*bad = 1;
+		return NULL;
+	}
+	if (prefix != NULL && asprintf(&named, "%s:%s",
+	    prefix, json_string_value(json_object_get(s, "name"))) != -1)
+		json_object_set_new(s, "name", json_string(named));
+	free(named);
+	if ((uri = path_to_uri(path)) != NULL)
+		json_object_set_new(s, "path", json_string(uri));
+	free(uri);
+	return s;
+}
+
+/* The skills below dir into out; with root_id, each names its root. */
+static int
+skills_below(struct discovery *d, const char *dir, const char *root_id, const char *prefix,
+    json_t *out)
+{
+	json_t	*files, *v, *s, *denied = json_array();
+	size_t	 i;
+	char	*uri;
+	int	 bad = 0;
+
+	files = fs_discover_files(dir, d->pol, denied);
+	bad = json_array_size(denied) > 0;
+	json_decref(denied);
+	uri = path_to_uri(dir);
+	json_array_foreach(files, i, v) {
+		if ((s = skill(d->pol, json_string_value(v), prefix, &bad)) == NULL)
+			continue;
+		if (root_id != NULL)
+			json_object_set_new(s, "discoveryRoot", json_pack("{s:s,s:s?}",
+			    "id", root_id, "path", uri));
+		json_object_set_new(s, "dependencies", json_null());
+		json_object_set_new(s, "policy", json_null());
+		json_array_append_new(out, s);
+	}
+	free(uri);
+	json_decref(files);
+	return bad;
+}
+
+/*
+ * As fs_allowed for reading, except that below a denied directory there
+ * is nothing (ENOENT), as the reference's sandbox shows it: only the
+ * denied directory itself is there and unreadable (EACCES).
+ */
+static int
+readable(const struct fs_policy *pol, const char *path)
+{
+	char	parent[PATH_MAX], *slash;
+	int	err;
+
+	if ((err = fs_allowed(pol, path, 1, FS_WANT_READ)) != EACCES)
+		return err;
+	snprintf(parent, sizeof(parent), "%s", path);
+	if ((slash = strrchr(parent, '/')) != NULL && slash != parent)
+		*slash = '\0';
+	return fs_allowed(pol, parent, 1, FS_WANT_READ) == EACCES ? ENOENT : EACCES;
+}
+
+static void
+skill_root(struct discovery *d, const char *id, const char *dir)
+{
+	int	err;
+
+	if (!is_dir(dir))
+		return;
+	if ((err = readable(d->pol, dir)) != 0) {
+		if (err != ENOENT)
+			warn_once(d);
+		return;
+	}
+	if (skills_below(d, dir, id, NULL, d->skills))
+		warn_once(d);
+}
+
+/* Sorted names of the directories in dir (an empty array if none). */
+static json_t *
+subdirs(const char *dir)
+{
+	DIR		*dp;
+	struct dirent	*de;
+	json_t		*names = json_array();
+	char		 path[PATH_MAX];
+
+	if (names == NULL || (dp = opendir(dir)) == NULL)
+		return names;
+	while ((de = readdir(dp)) != NULL)
+		if (de->d_name[0] != '.' && fs_pathf(path, sizeof(path), "%s/%s", dir,
+		    de->d_name) == 0 && is_dir(path))
+			json_array_append_new(names, json_string(de->d_name));
+	closedir(dp);
+	return names;
+}
+
+/* Version order: numeric components by value, others by text. */
+static int
+version_cmp(const char *a, const char *b)
+{
+	char	*ea, *eb;
+	long	 na, nb;
+
+	while (*a != '\0' && *b != '\0') {
+		if (isdigit((unsigned char)*a) && isdigit((unsigned char)*b)) {
+			na = strtol(a, &ea, 10);
+			nb = strtol(b, &eb, 10);
+			if (na != nb)
+				return na < nb ? -1 : 1;
+			a = ea;
+			b = eb;
+			continue;
+		}
+		if (*a != *b)
+			return (unsigned char)*a - (unsigned char)*b;
+		a++;
+		b++;
+	}
+	return (unsigned char)*a - (unsigned char)*b;
+}
+
+static const char *
+pick_version(json_t *versions)
+{
+	const char	*best = NULL, *v;
+	json_t		*e;
+	size_t		 i;
+
+	json_array_foreach(versions, i, e) {
+		v = json_string_value(e);
+		if (strcmp(v, "local") == 0)
+			return v;
+		if (best == NULL || version_cmp(v, best) > 0)
+			best = v;
+	}
+	return best;
+}
+
+/* {"path","contents"} of root/name if it is there, else null. */
+static json_t *
+optional_file(const struct fs_policy *pol, const char *root, const char *name)
+{
+	char	path[PATH_MAX];
+
+	if (fs_pathf(path, sizeof(path), "%s/%s", root, name) != 0 ||
+	    access(path, F_OK) != 0 || fs_allowed(pol, path, 1, FS_WANT_READ) != 0)
+		return json_null();
+	return fs_discover_file_entry(path);
+}
+
+static void
+plugin(struct discovery *d, const char *market, const char *name, const char *root,
+    const char *version)
+{
+	char		 manifest[PATH_MAX], skills[PATH_MAX], *uri, *id = NULL;
+	json_t		*mf, *parsed = NULL, *p, *list;
+	const char	*shown = strrchr(root, '/') + 1;	/* without a name: the version */
+	int		 err;
+
+	if (fs_pathf(manifest, sizeof(manifest), "%s/.codex-plugin/plugin.json", root) != 0)
+		return;
+	if ((err = readable(d->pol, root)) != 0) {
+		if (err != ENOENT)
+			warn_once(d);
+		return;
+	}
+	if (access(manifest, F_OK) != 0) {
+		warn_once(d);
+		return;
+	}
+	if ((err = fs_allowed(d->pol, manifest, 1, FS_WANT_READ)) != 0) {
+		if (err != ENOENT)
+			warn_once(d);
+		return;
+	}
+	mf = fs_discover_file_entry(manifest);
+	if (json_is_object(mf))
+		parsed = json_loads(json_string_value(json_object_get(mf, "contents")), 0, NULL);
+	if (!json_is_object(parsed)) {
+		warn_once(d);
+		goto out;
+	}
+	if (json_is_string(json_object_get(parsed, "name")))
+		shown = json_string_value(json_object_get(parsed, "name"));
+	list = json_array();
+	if (fs_pathf(skills, sizeof(skills), "%s/skills", root) == 0 && is_dir(skills) &&
+	    skills_below(d, skills, NULL, shown, list))
+		warn_once(d);
+	uri = path_to_uri(root);
+	if (asprintf(&id, "%s@%s", name, market) != -1 && (p = json_pack("{s:s,s:s,s:n,"
+	    "s:s,s:s?,s:{s:O,s:o,s:o},s:o}", "id", id, "displayName", shown,
+	    "remotePluginId", "version", version, "root", uri, "files", "manifest", mf,
+	    "mcpConfig", optional_file(d->pol, root, ".mcp.json"),
+	    "appsConfig", optional_file(d->pol, root, ".app.json"), "skills", list)) != NULL)
+		json_array_append_new(d->plugins, p);
+	else
+		log_warnx("capabilities/discoverV2: out of memory");
+	free(id);
+	free(uri);
+out:
+	json_decref(parsed);
+	json_decref(mf);
+}
+
+static int
+by_id(const void *a, const void *b)
+{
+	return strcmp(json_string_value(json_object_get(*(json_t *const *)a, "id")),
+	    json_string_value(json_object_get(*(json_t *const *)b, "id")));
+}
+
+/* The reference lists plugins by id, whatever their marketplace. */
+static void
+sort_by_id(json_t *plugins)
+{
+	size_t	  i, n = json_array_size(plugins);
+	json_t	**v = calloc(n + 1, sizeof(*v));
+
+	if (v == NULL)
+		return;
+	for (i = 0; i < n; i++)
+		v[i] = json_incref(json_array_get(plugins, i));
+	qsort(v, n, sizeof(*v), by_id);
+	json_array_clear(plugins);
+	for (i = 0; i < n; i++)
+		json_array_append_new(plugins, v[i]);
+	free(v);
+}
+
+static void
+plugin_cache(struct discovery *d, const char *codex_home)
+{
+	char		 cache[PATH_MAX], dir[PATH_MAX], root[PATH_MAX];
+	json_t		*markets, *names, *versions, *m, *n;
+	const char	*v;
+	size_t		 i, j;
+
+	if (fs_pathf(cache, sizeof(cache), "%s/plugins/cache", codex_home) != 0 ||
+	    !is_dir(cache) || fs_allowed(d->pol, cache, 1, FS_WANT_READ) != 0)
+		return;
+	markets = subdirs(cache);
+	json_array_foreach(markets, i, m) {
+		/* a marketplace or plugin the sandbox hides has nothing, without a warning */
+		if (fs_pathf(dir, sizeof(dir), "%s/%s", cache, json_string_value(m)) != 0 ||
+		    fs_allowed(d->pol, dir, 1, FS_WANT_READ) != 0)
+			continue;
+		names = subdirs(dir);
+		json_array_foreach(names, j, n) {
+			if (fs_pathf(root, sizeof(root), "%s/%s", dir, json_string_value(n)) != 0 ||
+			    fs_allowed(d->pol, root, 1, FS_WANT_READ) != 0)
+				continue;
+			versions = subdirs(root);
+			if ((v = pick_version(versions)) != NULL &&
+			    fs_pathf(root, sizeof(root), "%s/%s/%s", dir, json_string_value(n), v) == 0)
+				plugin(d, json_string_value(m), json_string_value(n), root, v);
+			json_decref(versions);
+		}
+		json_decref(names);
+	}
+	json_decref(markets);
+	sort_by_id(d->plugins);
+}
+
+/* $CODEX_HOME (symlinks resolved) or ~/.codex, and the home directory. */
+static void
+homes(char *codex_home, char *home, size_t len)
+{
+	const char	*env = getenv("CODEX_HOME"), *h = getenv("HOME");
+	struct passwd	*pw;
+
+	if ((h == NULL || h[0] == '\0') && (pw = getpwuid(getuid())) != NULL)
+		h = pw->pw_dir;
+	snprintf(home, len, "%s", h != NULL ? h : "");
+	if (env != NULL && env[0] != '\0')
+		snprintf(codex_home, len, "%s", env);
+	else if (fs_pathf(codex_home, len, "%s/.codex", home) != 0)
+		codex_home[0] = '\0';	/* too long to name: no skills there */
+}
+
+/* As the fs methods' sandbox, named as the discovery request's type. */
+static int
+sandbox_decode(json_t *v, void *out, struct jx_err *e, int *code)
+{
+	if (json_is_array(v) && json_array_size(v) == 0) {
+		/* serde's sequence form; a longer one is a type error (README) */
+		*code = RPC_INVALID_PARAMS;
+		snprintf(e->msg, sizeof(e->msg),
+		    "invalid length 0, expected struct FileSystemSandboxContext with 9 elements");
+		return -1;
+	}
+	if (!json_is_object(v)) {
+		*code = RPC_INVALID_PARAMS;
+		return serde_type_error(e, v, "struct FileSystemSandboxContext", 0);
+	}
+	return fs_sandbox_field.decode(v, out, e, code);
+}
+
+static void
+sandbox_release(void *out)
+{
+	fs_sandbox_field.release(out);
+}
+
+static const struct fp_decoder discover_sandbox = { sandbox_decode, sandbox_release };
+
+/* The reference wants sandbox.cwd even where it does not use it. */
+static int
+sandbox_has_cwd(json_t *params)
+{
+	json_t	*sb = json_object_get(params, "sandbox");
+
+	return !json_is_object(sb) || json_object_get(sb, "cwd") != NULL;
+}
+
+void
+fs_m_discover_v2(struct rpc_req *req, json_t *params)
+{
+	char			*cwd = NULL, ch[PATH_MAX], home[PATH_MAX], dir[PATH_MAX + 16];
+	struct fs_policy	*pol = NULL;
+	struct fp_deferred	 fd = { 0 };
+	struct fp_field		 f[] = {
+		{ "cwd", FP_PATH, FP_REQ, &cwd },
+		{ "sandbox", FP_DECODE, FP_SEQ_DEFAULT, &pol, &discover_sandbox },
+	};
+	struct discovery	 d = { NULL, json_array(), json_array(), json_array() };
+	struct jx_err		 e;
+
+	if (fp_parse(params, "DiscoverV2CapabilitiesRequest", f, 2, &fd, &e) == -1) {
+		rpc_fail_params(req, &e);
+		goto out;
+	}
+	if (!sandbox_has_cwd(params)) {
+		rpc_fail(req, RPC_INVALID_PARAMS, "missing field `cwd`");
+		goto out;
+	}
+	if (!rpc_admit(req) || fs_deferred(req, &fd, pol))
+		goto out;
+	d.pol = pol;
+	homes(ch, home, sizeof(ch));
+	snprintf(dir, sizeof(dir), "%s/skills", ch);
+	skill_root(&d, "codex-home-skills", dir);
+	snprintf(dir, sizeof(dir), "%s/.agents/skills", home);
+	skill_root(&d, "user-agent-skills", dir);
+	skill_root(&d, "system-skills", "/etc/codex/skills");
+	plugin_cache(&d, ch);
+	rpc_reply(req, json_pack("{s:O,s:O,s:O}", "plugins", d.plugins, "skills", d.skills,
+	    "warnings", d.warnings));
+out:
+	json_decref(d.skills);
+	json_decref(d.plugins);
+	json_decref(d.warnings);
+	fp_release(f, 2);
+}
