@@ -124,12 +124,13 @@ listener_addr(const struct listener *l)
  * hosts are inspected, else none: its CA variables stay its own.
  */
 static const char *
-ca_bundle_for(const struct proxy_conf *conf, const struct policy *pol)
+ca_bundle_for(const struct proxy_conf *conf, const struct policy *pol,
+    const struct broker *broker)
 {
 	int	inspecting = tls_ready() && conf->inspect;
 
 	if (inspecting && (policy_limited(&conf->policy) || (pol != NULL &&
-	    policy_limited(pol))))
+	    policy_limited(pol)) || broker_has_https(broker)))
 		return tls_bundle_path();
 	if (conf->ca_bundle != NULL)
 		return conf->ca_bundle;
@@ -141,7 +142,7 @@ ca_bundle_for(const struct proxy_conf *conf, const struct policy *pol)
 static int
 op_register(struct ctl_client *cl, json_t *req, json_t *id)
 {
-	json_t		*tags, *pj, *cred, *o;
+	json_t		*tags, *pj, *cred, *o, *bj;
 	struct policy	*pol = NULL;
 	struct reg	*r;
 	const char	*want_id = NULL, *want_secret = NULL;
@@ -178,6 +179,11 @@ op_register(struct ctl_client *cl, json_t *req, json_t *id)
 		policy_free(pol);
 		return send_error(cl, id, err);
 	}
+	if ((bj = json_object_get(req, "brokered")) != NULL && !json_is_null(bj) &&
+	    (r->broker = broker_from_json(bj, err, sizeof(err))) == NULL) {
+		reg_destroy(r);
+		return send_error(cl, id, err);
+	}
 	TAILQ_INSERT_TAIL(&cl->regs, r, owner_entry);
 	r->events = events;
 	r->ask_ms = ask_ms;
@@ -189,7 +195,7 @@ op_register(struct ctl_client *cl, json_t *req, json_t *id)
 	    "http", listener_addr(env->http),
 	    "socks5", socks ? listener_addr(env->socks) : json_null(),
 	    "allow_local", local, "socks5_enabled", socks, "ca_bundle",
-	    ca_bundle_for(env->conf, pol));
+	    ca_bundle_for(env->conf, pol, r->broker));
 	log_info("control: registered %s%s", r->id, want_id ? " (restored)" : "");
 	send_json(cl, o);
 	return 0;
