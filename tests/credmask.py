@@ -1,20 +1,23 @@
 #!/usr/bin/python3
 """networkProxy.proxy.credentialMasking and .credentialProviders: execd decodes
 them as the reference does (the same -32602 texts for the same bad params,
-checked against the reference when it is installed), runs a well-formed request,
-never puts a provider's secret anywhere but the child's own environment, and
-does not claim the credentialMasking capabilities, since it does not broker
-credentials yet (the reference masks only sandboxed `shell -c` commands)."""
+checked against the reference when it is installed); a sandboxed `bash -c`
+gets dummies for GITHUB_TOKEN, OPENAI_API_KEY and a custom provider's variable,
+and the reference's two marker variables; a TLS origin on the provider's
+prefix gets the real credential through execd-proxy's inspection, a host off
+the prefixes gets the dummies; a login shell or an unsandboxed command runs
+unmasked, as in the reference; no real value in the proxy's files."""
 import glob
 import json
 import os
 import shutil
 import tempfile
 
-from proxytest import Proxy, Tap, deadline, free_port
-from execd_client import Execd, network_proxy
+from proxytest import Dnsmasq, Origin, Proxy, Tap, deadline, free_port, tmpdir
+from execd_client import Execd, network_proxy, unb64
+from tlstest import TestCA, TLSOrigin
 
-deadline(90)
+deadline(150)
 t = Tap()
 hport = free_port()
 P = Proxy("listen http 127.0.0.1:%d\nallow 127.0.0.1\n" % hport)
@@ -128,6 +131,89 @@ for root, _, files in os.walk(P.dir):
         except OSError:
             pass
 t.eq(leaked, [], "no provider secret in the proxy's audit log or files")
+
+# ------------------------------------------------ masking end to end (sandboxed bash -c)
+REAL_MINE = "mk-r3alsecret9"
+REAL_GH = "ghp_REALgithubTOKENreal0123456789abcdefgh"
+REAL_OAI = "sk-proj-REALopenaiKEYreal0123456789"
+origin = Origin()
+tca = TestCA()
+tls = TLSOrigin(*tca.server_cert("api.test", ["DNS:api.test"]))
+dns = Dnsmasq({"api.test": "127.0.0.1"})
+P2 = Proxy("listen http 127.0.0.1:0\ndns-server %s\nupstream-ca %s\nallow api.test 127.0.0.1\n"
+           "allow-local yes\n" % (dns.server, tca.cert))
+work = tmpdir()
+c2 = Execd(["--proxy-control", P2.ctl_path])
+SB = {"permissions": {"type": "managed", "network": "restricted", "file_system": {
+    "type": "restricted", "entries": [
+        {"path": {"type": "special", "value": {"kind": "root"}}, "access": "read"},
+        {"path": {"type": "path", "path": "file://" + work}, "access": "write"}]}},
+    "windowsSandboxLevel": "disabled", "cwd": "file://" + work}
+NP = network_proxy({"api.test": "allow", "127.0.0.1": "allow"})
+NP["proxy"].update({"credentialMasking": True, "credentialProviders": {"mine": {
+    "env": ["MY_KEY"], "patterns": ["mk-[a-z0-9]{11}"],
+    "url_prefixes": ["https://api.test:%d/v1/" % tls.port], "auth": ["bearer"]}}})
+ENV = {"PATH": "/usr/bin:/bin", "MY_KEY": REAL_MINE, "GITHUB_TOKEN": REAL_GH,
+       "OPENAI_API_KEY": REAL_OAI, "OTHER": "kept"}
+SCRIPT = ("env; curl -sS -m 10 --noproxy '' -o /dev/null -w 'tls=%%{http_code}\\n' "
+          "-H \"Authorization: Bearer $MY_KEY\" https://api.test:%d/v1/x; "
+          "curl -sS -m 10 --noproxy '' -o /dev/null -w 'off=%%{http_code}\\n' "
+          "-H \"Authorization: Bearer $MY_KEY\" -H \"X-Gh: $GITHUB_TOKEN\" "
+          "http://127.0.0.1:%d/v1/x" % (tls.port, origin.port))
+
+
+def run2(pid, argv, sandbox=SB):
+    extra = {"sandbox": sandbox} if sandbox else {}
+    r = c2.call("process/start", {"processId": pid, "argv": argv, "cwd": "file://" + work,
+                                  "env": ENV, "tty": False, "networkProxy": NP, **extra})
+    if "error" in r:
+        return r, {}, ""
+    out, code, _ = c2.collect(pid, timeout=60)
+    text = (out.get("stdout", b"") + out.get("stderr", b"")).decode(errors="replace")
+    env = dict(l.split("=", 1) for l in text.splitlines() if "=" in l and l[0].isupper())
+    return r, env, text
+
+
+r, env, text = run2("m1", ["/bin/bash", "-c", SCRIPT])
+t.ok("result" in r, "a sandboxed bash -c with credentialMasking starts", r)
+t.ok(not any(v in text for v in (REAL_MINE, REAL_GH, REAL_OAI)),
+     "the child never sees a real credential", text[:2000])
+t.ok(env.get("GITHUB_TOKEN", "").startswith("ghp_masked") and
+     len(env["GITHUB_TOKEN"]) == len(REAL_GH), "GITHUB_TOKEN: ghp_masked..., as long as the token",
+     env.get("GITHUB_TOKEN"))
+t.ok(env.get("OPENAI_API_KEY", "").startswith("sk-proj-masked") and
+     len(env["OPENAI_API_KEY"]) == 51, "OPENAI_API_KEY: sk-proj-masked..., 51 long",
+     env.get("OPENAI_API_KEY"))
+mine = env.get("MY_KEY", "")
+t.ok(mine != REAL_MINE and len(mine) == len(REAL_MINE) and mine.startswith("mk-"),
+     "a custom provider's variable: a dummy of the same shape", mine)
+t.eq((env.get("OTHER"), env.get("CODEX_NETWORK_PROXY_CREDENTIAL_BROKER_ACTIVE")), ("kept", "1"),
+     "other variables kept, the broker marker set")
+listed = json.loads(env.get("CODEX_NETWORK_PROXY_BROKERED_CREDENTIALS", "[]"))
+t.eq(listed, [["@alias:" + k, env[k]] for k in sorted(["GITHUB_TOKEN", "MY_KEY", "OPENAI_API_KEY"])] +
+     [[k, env[k]] for k in sorted(["GITHUB_TOKEN", "MY_KEY", "OPENAI_API_KEY"])],
+     "CODEX_NETWORK_PROXY_BROKERED_CREDENTIALS lists the aliases, then the names")
+t.ok("tls=200" in text, "the TLS origin answers through the inspecting proxy", text[-600:])
+auths = [q["headers"].get("Authorization") for q in tls.requests]
+t.eq(auths, ["Bearer " + REAL_MINE], "the TLS origin on the prefix gets the real credential")
+hdrs = origin.requests[-1]["headers"] if origin.requests else {}
+t.ok("off=200" in text and hdrs.get("Authorization") == "Bearer " + mine and
+     hdrs.get("X-Gh") == env.get("GITHUB_TOKEN"),
+     "a host off every prefix gets the dummies", (hdrs, text[-300:]))
+
+r, env, text = run2("m2", ["/bin/bash", "-lc", "env"])
+t.eq(env.get("GITHUB_TOKEN"), REAL_GH, "a login shell runs unmasked, as in the reference")
+r, env, text = run2("m3", ["/bin/bash", "-c", "env"], sandbox=None)
+t.eq(env.get("GITHUB_TOKEN"), REAL_GH, "without a sandbox: unmasked, as in the reference")
+c2.close()
+P2.stop()
+logs = ""
+for root, _, files in os.walk(P2.dir):
+    for f in files:
+        with open(os.path.join(root, f), "rb") as fh:
+            logs += fh.read().decode(errors="replace")
+t.ok(not any(v in logs for v in (REAL_MINE, REAL_GH, REAL_OAI)),
+     "no real credential in the proxy's audit log or log")
 
 refs = sorted(glob.glob(os.environ.get(
     "CODEX_REF", "/opt/codex-ref/node_modules/@openai/codex-linux-x64/vendor/*/bin/codex")))

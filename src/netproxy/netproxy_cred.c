@@ -1,11 +1,8 @@
 /*
  * networkProxy.proxy.credentialMasking and .credentialProviders: checked
  * with the reference's decoder texts (serde, fields in document order,
- * unknown fields refused).  execd does not broker credentials yet: a
- * well-formed request runs the command with its environment unmasked,
- * which is what the reference itself does whenever masking cannot apply
- * (no sandbox, a login shell, a command that is not `shell -c`), and the
- * credentialMasking capabilities stay off.
+ * unknown fields refused).  What a well-formed request masks is
+ * netproxy_mask.c's.
  */
 #include "config.h"
 

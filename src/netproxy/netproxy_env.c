@@ -146,7 +146,7 @@ netproxy_child_env(const struct netproxy_reg *r, json_t *env)
 		return -1;
 	if (r->ca_bundle != NULL && set_ca_vars(env, r->ca_bundle) == -1)
 		return -1;
-	return 0;
+	return netproxy_mask_env(r->masked, env);
 }
 
 /* ----------------------------------------------------- networkProxy params */

@@ -22,6 +22,7 @@ struct netproxy_reg {
 	int		 allow_local;
 	char		*ca_bundle;
 	unsigned	 ask_ms;	/* policyDecisionTimeoutMs, 0: nobody is asked */
+	json_t		*masked;	/* {env key: dummy} of a masked start, or NULL */
 };
 
 #define NP_TIMEOUT_MS		2000	/* one request and its reply */
@@ -55,6 +56,11 @@ int		 np_dispatch_event(json_t *);
  * credentialProviders, checked as the reference decodes them.
  */
 int		 netproxy_cred_check(json_t *proxy, int *masking, char *err, size_t errlen);
+
+/* netproxy_mask.c: what a masked start registers and what its child sees */
+int		 netproxy_mask_plan(json_t *params, json_t *env, json_t **brokered,
+		    json_t **masked);
+int		 netproxy_mask_env(json_t *masked, json_t *env);
 
 /* netproxy.c, for netproxy_events.c */
 struct netproxy_reg *netproxy_find_credential(const char *id);
