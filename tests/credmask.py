@@ -207,6 +207,14 @@ r, env, text = run2("m3", ["/bin/bash", "-c", "env"], sandbox=None)
 t.eq(env.get("GITHUB_TOKEN"), REAL_GH, "without a sandbox: unmasked, as in the reference")
 c2.close()
 P2.stop()
+# a proxy that does not inspect TLS could not put the real values back: unmasked
+P3 = Proxy("listen http 127.0.0.1:0\nallow api.test 127.0.0.1\ninspect no\n")
+c2 = Execd(["--proxy-control", P3.ctl_path])
+r, env, text = run2("m4", ["/bin/bash", "-c", "env"])
+t.eq((env.get("GITHUB_TOKEN"), env.get("CODEX_NETWORK_PROXY_CREDENTIAL_BROKER_ACTIVE")),
+     (REAL_GH, None), "a proxy without TLS inspection: unmasked, no marker")
+c2.close()
+P3.stop()
 logs = ""
 for root, _, files in os.walk(P2.dir):
     for f in files:

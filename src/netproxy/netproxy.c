@@ -396,6 +396,13 @@ netproxy_register_env(const char *process_id, json_t *start_params, json_t *env,
 		return netproxy_refusal(err, errlen);
 	}
 	json_decref(reply);
+	/* a proxy that does not inspect TLS cannot put the real values back: no dummies */
+	if (r->masked != NULL && r->ca_bundle == NULL) {
+		log_info("process %s: execd-proxy does not inspect TLS; credentials unmasked",
+		    r->process_id);
+		json_decref(r->masked);
+		r->masked = NULL;
+	}
 	TAILQ_INSERT_TAIL(&np.regs, r, entry);
 	watch();
 	*out = r;
