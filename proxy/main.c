@@ -128,6 +128,23 @@ owner_gone(void)
 	ev_break();
 }
 
+/* -e: a path execd gives in the environment replaces the built-in one. */
+static void
+embedded_path(char **field, const char *name)
+{
+	const char	*v = getenv(name);
+	char		*copy;
+
+	if (v == NULL || *v != '/')
+		return;
+	if ((copy = strdup(v)) == NULL) {
+		log_warn("%s", name);
+		return;
+	}
+	free(*field);
+	*field = copy;
+}
+
 /*
  * -e: listeners on ports the kernel picks, so that any number of instances
  * can run; and on the built-in configuration, local access as far as the
@@ -141,6 +158,14 @@ embedded_conf(struct proxy_conf *c)
 
 	if (conf_path == NULL)
 		c->policy.allow_local = 1;
+	/*
+	 * execd names the places: the CA and its key in a directory only it
+	 * and we see (sandboxes do not), the bundle where its processes can
+	 * read it; the upstream CA is what execd's own environment says.
+	 */
+	embedded_path(&c->state_dir, "EXECD_PROXY_STATE_DIR");
+	embedded_path(&c->bundle_dir, "EXECD_PROXY_BUNDLE_DIR");
+	embedded_path(&c->upstream_ca, "EXECD_PROXY_UPSTREAM_CA");
 	memset(&c->http_addr, 0, sizeof(c->http_addr));
 	sin = (struct sockaddr_in *)&c->http_addr;
 	sin->sin_family = AF_INET;

@@ -130,6 +130,7 @@ struct proxy_conf {
 	int			 inspect;	/* 0: limited mode refuses HTTPS */
 	char			*state_dir;	/* the generated CA and the bundle */
 	char			*inspect_ca_cert, *inspect_ca_key;	/* or a given CA */
+	char			*bundle_dir;	/* the bundle; NULL: state_dir */
 	char			*upstream_ca;	/* trust for targets; NULL: the system's */
 	char			*system_ca;	/* copied into the bundle */
 	char		       **inspect_hosts;	/* patterns inspected in full mode too */

@@ -22,6 +22,7 @@
 #include "transport/activate.h"
 #include "execd.h"
 #include "transport/listen.h"
+#include "netproxy/netproxy.h"
 #include "sandbox/sandbox.h"
 #include "session/resume.h"
 #include "serve.h"
@@ -198,12 +199,25 @@ is_listening_socket(int fd)
 }
 
 /* What no sandboxed command may see or reach of execd's own. */
+/* A sidecar execd-proxy's CA key, when it names one (netproxy.c). */
+static void
+hide_proxy_key(const char *path)
+{
+	sandbox_hide(path, 0);
+}
+
 static void
 hide_own_paths(void)
 {
 	char	key[PATH_MAX];
 
+	/* with the embedded proxy's CA key (STATE/proxy, serve_proxy.c) */
 	sandbox_hide(conf.state_dir, 1);
+	/* its bundle (STATE-proxy): read by managed commands, changed by none */
+	if (conf.state_dir != NULL &&
+	    snprintf(key, sizeof(key), "%s-proxy", conf.state_dir) < (int)sizeof(key))
+		sandbox_keep_readonly(key, 1);
+	netproxy_set_key_hider(hide_proxy_key);
 	if (conf.proxy_control == NULL)
 		return;
 	sandbox_hide(conf.proxy_control, 0);

@@ -11,6 +11,14 @@
  *
  * The program is found before execd narrows itself: --proxy-program, or
  * execd-proxy beside execd (both go to sbin), or in a build tree.
+ *
+ * Its places, passed in its environment (execd-proxy(8) -e): the
+ * inspection CA and its key in STATE/proxy, inside execd's own state
+ * directory -- per user, 0700, writable without root, and masked in every
+ * sandbox with the rest of it, so no sandboxed command reads the key; the
+ * bundle that trusts the CA in STATE-proxy, beside it, which sandboxes
+ * see read-only: the processes are told to read it.  The CA persists as
+ * long as the state directory does (a tmpfs: until reboot).
  */
 #include "config.h"
 
@@ -21,6 +29,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <sys/stat.h>
 #include <sys/wait.h>
 
 #include "log.h"
@@ -31,6 +40,53 @@
 extern char	**environ;
 
 static char	proxy_program[PATH_MAX];
+
+#define PROXY_ENV_MAX	512
+
+/* dir exists now as ours, a directory no one else may write; else -1 */
+static int
+own_dir(const char *dir, mode_t mode)
+{
+	struct stat	st;
+
+	if (mkdir(dir, mode) == -1 && errno != EEXIST) {
+		log_warn("execd-proxy: %s", dir);
+		return -1;
+	}
+	if (lstat(dir, &st) == -1 || !S_ISDIR(st.st_mode) || st.st_uid != geteuid() ||
+	    (st.st_mode & 022) != 0) {
+		log_warnx("execd-proxy: %s is not a directory of ours that only we may "
+		    "write: HTTPS inspection is off", dir);
+		return -1;
+	}
+	return 0;
+}
+
+#define STATE_VAR	"EXECD_PROXY_STATE_DIR="
+#define BUNDLE_VAR	"EXECD_PROXY_BUNDLE_DIR="
+
+/* environ, plus where the proxy keeps its CA and writes its bundle */
+static char **
+proxy_env(char *state, char *bundle)
+{
+	static char	*envp[PROXY_ENV_MAX];
+	size_t		 n = 0, i;
+
+	for (i = 0; environ[i] != NULL && n < PROXY_ENV_MAX - 3; i++)
+		if (strncmp(environ[i], STATE_VAR, strlen(STATE_VAR)) != 0 &&
+		    strncmp(environ[i], BUNDLE_VAR, strlen(BUNDLE_VAR)) != 0)
+			envp[n++] = environ[i];
+	if (conf.state_dir != NULL && own_dir(conf.state_dir, 0700) == 0 &&
+	    (size_t)snprintf(state, PATH_MAX, STATE_VAR "%s/proxy", conf.state_dir) <
+	    PATH_MAX && own_dir(state + strlen(STATE_VAR), 0700) == 0 &&
+	    (size_t)snprintf(bundle, PATH_MAX, BUNDLE_VAR "%s-proxy", conf.state_dir) <
+	    PATH_MAX && own_dir(bundle + strlen(BUNDLE_VAR), 0755) == 0) {
+		envp[n++] = state;
+		envp[n++] = bundle;
+	}
+	envp[n] = NULL;
+	return envp;
+}
 
 /* Where execd-proxy is; -1 (logged) when nowhere. */
 int
@@ -67,11 +123,13 @@ pid_t
 serve_proxy_launch(int fd)
 {
 	char			*argv[] = { "execd-proxy", "-e", NULL };
-	struct spawn_req	 rq = { .argv = argv, .envp = environ, .cwd = "/", .restore_fd = -1 };
+	char			 state[PATH_MAX], bundle[PATH_MAX];
+	struct spawn_req	 rq = { .argv = argv, .cwd = "/", .restore_fd = -1 };
 	int			 fds[3], rep[2], nul, e;
 	ssize_t			 n;
 	pid_t			 pid;
 
+	rq.envp = proxy_env(state, bundle);
 	if ((nul = open("/dev/null", O_WRONLY | O_CLOEXEC)) == -1) {
 		log_warn("execd-proxy: /dev/null");
 		return -1;

@@ -55,6 +55,26 @@ t.ok(rec is not None, "and is audited as http/request", rec)
 r = c.call("http/request", {"method": "GET", "url": "http://example.com/", "requestId": "h2"})
 t.eq(r.get("result", {}).get("status"), 403, "http/request to a host outside the policy: 403")
 
+# A sidecar in limited mode inspects HTTPS: execd's own libcurl trusts the
+# bundle the sidecar names (its CA), the origin is checked upstream by the
+# proxy; a GET passes, a POST is refused inside the tunnel.
+from tlstest import TestCA, TLSOrigin
+tca = TestCA()
+tls = TLSOrigin(*tca.server_cert("tls.test", ["DNS:tls.test", "IP:127.0.0.1"]))
+L = Proxy("listen http 127.0.0.1:0\nmode limited\nupstream-ca %s\nallow 127.0.0.1\n"
+          "allow-local yes\n" % tca.cert)
+cl = Execd(["--proxy-control", L.ctl_path])
+turl = "https://127.0.0.1:%d/" % tls.port
+r = cl.call("http/request", {"method": "GET", "url": turl, "requestId": "t1"})
+t.ok(r.get("result", {}).get("status") == 200,
+     "http/request through a limited (inspecting) sidecar: HTTPS GET trusts its CA", r)
+r = cl.call("http/request", {"method": "POST", "url": turl, "requestId": "t2",
+                             "bodyBase64": "eA=="})
+t.ok(r.get("result", {}).get("status") == 403,
+     "http/request through a limited sidecar: HTTPS POST refused inside the tunnel", r)
+t.eq(cl.close(), 0, "the second execd exits 0")
+L.stop()
+
 P.stop()
 r = c.start("nope", ["/bin/true"], networkProxy=MANAGED)
 t.ok(r.get("error", {}).get("code") == -32603 and "execd-proxy" in r["error"]["message"],

@@ -18,6 +18,7 @@ import os
 import shutil
 import signal
 import socket
+import stat
 import subprocess
 import sys
 import tempfile
@@ -119,7 +120,7 @@ def bail(*a):
 
 atexit.register(cleanup)     # a test that dies half-way still cleans up
 signal.signal(signal.SIGALRM, bail)
-signal.alarm(110)
+signal.alarm(170)
 
 
 def has_seccomp():
@@ -758,6 +759,96 @@ print("comms", sorted(comms), "unix", unix, "code", code, flush=True)
         "the proxy and its control connection are out of its sight", (said, outside, r))
     c.kill()
 
+# ---------------------------------------------------------------- 2c. HTTPS inspected, end to end
+
+# limited mode through execd: curl and Python in a sandbox reach a loopback
+# TLS origin with only the environment execd gives them (proxy and CA
+# variables), a POST is refused inside the tunnel; the bundle they are told
+# to use is readable, the CA's private key is not.
+INSPECT = r"""
+import os, subprocess, sys, urllib.request
+url = sys.argv[1]
+def curl(*a):
+    return subprocess.run(["curl", "-sS", "-m", "10", "-o", "/dev/null", "-w", "%{http_code}"]
+                          + list(a) + [url], capture_output=True, text=True).stdout or "err"
+try:
+    py = urllib.request.urlopen(url, timeout=10).status
+except Exception as e:
+    py = "err:%s" % e
+try:
+    open(sys.argv[2]).read()
+    key = "read"
+except OSError as e:
+    key = "errno%d" % e.errno
+try:
+    bundle = "BEGIN CERTIFICATE" in open(os.environ["SSL_CERT_FILE"]).read()
+except (OSError, KeyError) as e:
+    bundle = "err:%s" % e
+try:
+    with open(os.path.join(os.path.dirname(os.environ["SSL_CERT_FILE"]), "planted.pem"),
+              "w") as f:
+        f.write("x")
+    planted = "wrote"
+except (OSError, KeyError) as e:
+    planted = "errno%d" % getattr(e, "errno", 0)
+print("get", curl(), "post", curl("-X", "POST", "-d", "x"), "py", py, "key", key,
+      "bundle", bundle, "planted", planted, "ca", os.environ.get("CURL_CA_BUNDLE"), flush=True)
+"""
+
+
+def inspected(c, ws, sb, origin_port, key_path, label):
+    """Runs INSPECT sandboxed under a limited-mode networkProxy; its verdict."""
+    from execd_client import network_proxy
+    counter[0] += 1
+    pid = "i%d" % counter[0]
+    r = c.call("process/start", {"processId": pid, "argv": [PY, "-c", INSPECT,
+               "https://127.0.0.1:%d/" % origin_port, key_path], "env": ENV, "tty": False,
+               "cwd": "file://" + ws, "sandbox": sb,
+               "networkProxy": network_proxy({"127.0.0.1": "allow"}, allow_local=False,
+                                             mode="limited")})
+    out, _, _ = c.collect(pid, 40) if "result" in r else ({}, None, None)
+    said = (out.get("stdout", b"") + out.get("stderr", b"")).decode(errors="replace")
+    tap(None, "get 200 " in said and " py 200 " in said,
+        "%s: limited mode, HTTPS GET inspected: curl and Python trust the injected bundle" % label,
+        (said, r))
+    tap(None, "post 403 " in said, "%s: limited mode, HTTPS POST refused inside the tunnel" % label,
+        said)
+    tap(None, " key errno" in said, "%s: the inspection CA's key is out of a sandbox's sight"
+        % label, said)
+    tap(None, " bundle True " in said, "%s: the CA bundle named by SSL_CERT_FILE is readable "
+        "inside the sandbox" % label, said)
+    tap(None, " planted errno" in said, "%s: nothing can be written beside the CA bundle, "
+        "even with its parent writable" % label, said)
+    return said
+
+
+if not os.access(PROXY_BIN, os.X_OK) or not CURL:
+    skip("HTTPS inspection end to end", "execd-proxy not built or no curl")
+else:
+    from tlstest import TestCA, TLSOrigin
+    from proxytest import Proxy
+    TCA = TestCA()
+    TLS = TLSOrigin(*TCA.server_cert("tls.test", ["DNS:tls.test", "IP:127.0.0.1"]))
+    os.chmod(TCA.dir, 0o755)     # execd-proxy run as nobody reads the test CA
+    os.chmod(TCA.cert, 0o644)
+    PENV = dict(os.environ, EXECD_PROXY_UPSTREAM_CA=TCA.cert)
+    c = execd(env=PENV)
+    # the whole of tmp writable: STATE-proxy (the bundle) sits in it
+    inspected(c, W, sandbox([tmp]), TLS.port, os.path.join(STATE, "proxy", "ca.key"),
+              "own execd-proxy")
+    key = os.path.join(STATE, "proxy", "ca.key")
+    tap(None, os.path.exists(key) and stat.S_IMODE(os.stat(key).st_mode) == 0o600 and
+        stat.S_IMODE(os.stat(os.path.dirname(key)).st_mode) == 0o700,
+        "own execd-proxy: its CA key is kept 0600 in STATE/proxy, 0700")
+    c.kill()
+    P = Proxy("listen http 127.0.0.1:0\nlisten socks5 127.0.0.1:0\nupstream-ca %s\n"
+              "allow 127.0.0.1\nallow-local yes\n" % TCA.cert)
+    _popens.append(P.proc)
+    c = execd(extra=["--proxy-control", P.ctl_path])
+    inspected(c, W, SB, TLS.port, os.path.join(P.dir, "ca.key"), "sidecar execd-proxy")
+    c.kill()
+    P.stop()
+
 # ---------------------------------------------------------------- 1. resume through the session socket
 
 try:
@@ -889,6 +980,12 @@ else:
         tap("prlimit-execd", fsize_limit(c.pid) == lim,
             "as nobody: prlimit on execd's pid from inside changes nothing", out)
     c.kill()
+    if os.access(PROXY_BIN, os.X_OK) and CURL:
+        c = execd(state=SU, env=PENV, prefix=[SETPRIV, "--reuid", str(NOBODY), "--regid",
+                                              str(NOBODY), "--clear-groups"])
+        inspected(c, WU, SBU, TLS.port, os.path.join(SU, "proxy", "ca.key"),
+                  "as nobody, own execd-proxy")
+        c.kill()
 
 # ---------------------------------------------------------------- the end
 

@@ -145,7 +145,7 @@ op_register(struct ctl_client *cl, json_t *req, json_t *id)
 	json_t		*tags, *pj, *cred, *o, *bj;
 	struct policy	*pol = NULL;
 	struct reg	*r;
-	const char	*want_id = NULL, *want_secret = NULL;
+	const char	*want_id = NULL, *want_secret = NULL, *bundle;
 	char		 err[256], *dump;
 	size_t		 len;
 	int		 local, socks, events;
@@ -190,12 +190,13 @@ op_register(struct ctl_client *cl, json_t *req, json_t *id)
 	local = env->conf->policy.allow_local && (pol == NULL || pol->allow_local);
 	socks = env->socks->fd != -1 && env->conf->policy.socks5 &&
 	    (pol == NULL || pol->socks5);
-	o = json_pack("{s:O?, s:b, s:{s:s, s:s}, s:o, s:o, s:b, s:b, s:s?}", "id", id,
+	bundle = ca_bundle_for(env->conf, pol, r->broker);
+	o = json_pack("{s:O?, s:b, s:{s:s, s:s}, s:o, s:o, s:b, s:b, s:s?, s:s?}", "id", id,
 	    "ok", 1, "credentials", "id", r->id, "secret", r->secret,
 	    "http", listener_addr(env->http),
 	    "socks5", socks ? listener_addr(env->socks) : json_null(),
-	    "allow_local", local, "socks5_enabled", socks, "ca_bundle",
-	    ca_bundle_for(env->conf, pol, r->broker));
+	    "allow_local", local, "socks5_enabled", socks, "ca_bundle", bundle,
+	    "ca_key", bundle != NULL && bundle == tls_bundle_path() ? tls_key_path() : NULL);
 	log_info("control: registered %s%s", r->id, want_id ? " (restored)" : "");
 	send_json(cl, o);
 	return 0;
@@ -261,7 +262,9 @@ op_auth(struct ctl_client *cl, json_t *req, json_t *id)
 	else {
 		cl->authed = 1;
 		log_info("control: client pid %d authenticated", (int)cl->pid);
-		send_json(cl, json_pack("{s:O?, s:b}", "id", id, "ok", 1));
+		/* execd hides it from its sandboxes before it starts any */
+		send_json(cl, json_pack("{s:O?, s:b, s:s?}", "id", id, "ok", 1, "ca_key",
+		    tls_key_path()));
 	}
 }
 

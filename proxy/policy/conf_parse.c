@@ -560,6 +560,7 @@ conf_unref(struct proxy_conf *c)
 	free(c->inspect_ca_cert);
 	free(c->inspect_ca_key);
 	free(c->upstream_ca);
+	free(c->bundle_dir);
 	free(c->system_ca);
 	while (c->ninspect_hosts > 0)
 		free(c->inspect_hosts[--c->ninspect_hosts]);

@@ -32,6 +32,7 @@ static struct {
 	X509		*cert;
 	EVP_PKEY	*key;
 	char		*bundle;
+	char		*keypath;	/* where the key is kept, for hiding it */
 } ca;
 
 void
@@ -220,16 +221,18 @@ save_pem(const char *path, mode_t mode, X509 *cert, EVP_PKEY *key)
 
 /* The state directory's CA, or a new one there (key first: a cert never lacks its key). */
 static int
-ca_from_dir(const char *dir)
+ca_from_dir(const char *dir, mode_t mode)
 {
 	char	cpath[PATH_MAX], kpath[PATH_MAX];
 
-	if (mkdir(dir, 0755) == -1 && errno != EEXIST) {
+	if (mkdir(dir, mode) == -1 && errno != EEXIST) {
 		log_warn("inspection CA: state directory %s", dir);
 		return -1;
 	}
 	snprintf(cpath, sizeof(cpath), "%s/ca.pem", dir);
 	snprintf(kpath, sizeof(kpath), "%s/ca.key", dir);
+	if ((ca.keypath = strdup(kpath)) == NULL)
+		return fail("keeping the name of", kpath);
 	if (access(cpath, F_OK) == 0 && access(kpath, F_OK) == 0) {
 		if ((ca.cert = read_cert(cpath)) == NULL)
 			return fail("reading", cpath);
@@ -254,6 +257,10 @@ write_bundle(const struct proxy_conf *conf, const char *dir)
 	int		 fd, rv = -1;
 	ssize_t		 r;
 
+	if (mkdir(dir, 0755) == -1 && errno != EEXIST) {
+		log_warn("inspection CA: bundle directory %s", dir);
+		return -1;
+	}
 	snprintf(path, sizeof(path), "%s/ca-bundle.pem", dir);
 	if ((fd = open(conf->system_ca, O_RDONLY | O_CLOEXEC)) == -1)
 		log_warn("inspection CA: system bundle %s (the bundle holds only ours)",
@@ -278,8 +285,11 @@ write_bundle(const struct proxy_conf *conf, const char *dir)
 static int
 ca_load(const struct proxy_conf *conf)
 {
+	/* the bundle elsewhere: the state directory holds only our secret */
 	if (conf->inspect_ca_cert == NULL)
-		return ca_from_dir(conf->state_dir);
+		return ca_from_dir(conf->state_dir, conf->bundle_dir ? 0700 : 0755);
+	if ((ca.keypath = strdup(conf->inspect_ca_key)) == NULL)
+		return fail("keeping the name of", conf->inspect_ca_key);
 	if ((ca.cert = read_cert(conf->inspect_ca_cert)) == NULL)
 		return fail("reading", conf->inspect_ca_cert);
 	if ((ca.key = read_key(conf->inspect_ca_key)) == NULL)
@@ -293,7 +303,8 @@ ca_load(const struct proxy_conf *conf)
 int
 ca_init(const struct proxy_conf *conf)
 {
-	if (ca_load(conf) == -1 || write_bundle(conf, conf->state_dir) == -1)
+	if (ca_load(conf) == -1 || write_bundle(conf,
+	    conf->bundle_dir ? conf->bundle_dir : conf->state_dir) == -1)
 		return -1;
 	return 0;
 }
@@ -304,6 +315,7 @@ ca_shutdown(void)
 	X509_free(ca.cert);
 	EVP_PKEY_free(ca.key);
 	free(ca.bundle);
+	free(ca.keypath);
 	memset(&ca, 0, sizeof(ca));
 }
 
@@ -312,6 +324,13 @@ const char *
 ca_bundle_path(void)
 {
 	return ca.bundle;
+}
+
+/* NULL until ca_init() succeeded */
+const char *
+ca_key_path(void)
+{
+	return ca.bundle ? ca.keypath : NULL;
 }
 
 X509 *

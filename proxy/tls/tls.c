@@ -47,3 +47,10 @@ tls_bundle_path(void)
 {
 	return ready ? ca_bundle_path() : NULL;
 }
+
+/* the CA's private key: execd hides it from the sandboxes it gives the bundle to */
+const char *
+tls_key_path(void)
+{
+	return ready ? ca_key_path() : NULL;
+}

@@ -18,11 +18,13 @@ int	 tls_init(const struct proxy_conf *);
 void	 tls_shutdown(void);
 int	 tls_ready(void);
 const char *tls_bundle_path(void);
+const char *tls_key_path(void);
 
 /* ca.c */
 int	 ca_init(const struct proxy_conf *);
 void	 ca_shutdown(void);
 const char *ca_bundle_path(void);
+const char *ca_key_path(void);
 X509	*tls_ca_cert(void);
 EVP_PKEY *tls_ca_key(void);
 void	 tls_errors(char *buf, size_t len);

@@ -238,7 +238,11 @@ nomem:
 /*
  * With a sidecar, requests made for the client go through it like any
  * child's traffic: the connection is registered once, as "http/request",
- * and its credentials go in the proxy URL.  -1 when req was answered.
+ * and its credentials go in the proxy URL.  When the sidecar inspects
+ * HTTPS (limited mode) it names the bundle trusting its CA, as it does for
+ * a managed child, and libcurl verifies targets with it.  Never through
+ * our own embedded proxy: that one serves managed processes only.  -1
+ * when req was answered.
  */
 static struct netproxy_reg	*sidecar_reg;
 
@@ -248,7 +252,7 @@ http_sidecar_drop(void)
 {
 	netproxy_unregister(sidecar_reg);
 	sidecar_reg = NULL;
-	http_xfer_set_proxy(NULL);
+	http_xfer_set_proxy(NULL, NULL);
 }
 
 static int
@@ -272,7 +276,8 @@ http_via_sidecar(struct rpc_req *req)
 		    rv == -1 ? err : "out of memory");
 	} else if (netproxy_child_env(sidecar_reg, env) == -1 ||
 	    (url = json_string_value(json_object_get(env, "HTTP_PROXY"))) == NULL ||
-	    http_xfer_set_proxy(url) == -1) {
+	    http_xfer_set_proxy(url, json_string_value(json_object_get(env,
+	    "CURL_CA_BUNDLE"))) == -1) {
 		http_sidecar_drop();
 		rv = -1;
 		rpc_fail(req, RPC_INTERNAL_ERROR, "http/request failed: no proxy URL");
@@ -341,5 +346,5 @@ http_req_shutdown(void)
 int
 http_req_set_proxy(const char *url)
 {
-	return http_xfer_set_proxy(url);
+	return http_xfer_set_proxy(url, NULL);
 }

@@ -17,6 +17,7 @@ TAILQ_HEAD(xfer_list, xfer);
 static struct {
 	struct xfer_list xfers;
 	char		*proxy;
+	char		*proxy_ca;	/* the proxy's bundle, or NULL */
 	int		 settling;
 	int		 resume_pending;
 } hx;
@@ -86,6 +87,9 @@ hop_options(struct xfer *x, CURL *e)
 	/* never a proxy from execd's own environment; only the configured one */
 	SET(CURLOPT_PROXY, hx.proxy ? hx.proxy : "");
 	SET(CURLOPT_NOPROXY, hx.proxy ? "" : "*");
+	/* the proxy inspects HTTPS (limited mode): targets show its CA's leaves */
+	if (hx.proxy != NULL && hx.proxy_ca != NULL)
+		SET(CURLOPT_CAINFO, hx.proxy_ca);
 	SET(CURLOPT_SUPPRESS_CONNECT_HEADERS, 1L);
 	SET(CURLOPT_BUFFERSIZE, (long)RECV_BUFSIZE);
 	SET(CURLOPT_HEADERFUNCTION, http_resp_header);
@@ -385,14 +389,19 @@ http_xfer_stream_active(const char *request_id)
 }
 
 int
-http_xfer_set_proxy(const char *url)
+http_xfer_set_proxy(const char *url, const char *cainfo)
 {
-	char	*p = NULL;
+	char	*p = NULL, *ca = NULL;
 
-	if (url != NULL && (p = strdup(url)) == NULL)
+	if ((url != NULL && (p = strdup(url)) == NULL) ||
+	    (url != NULL && cainfo != NULL && (ca = strdup(cainfo)) == NULL)) {
+		free(p);
 		return -1;
+	}
 	free(hx.proxy);
+	free(hx.proxy_ca);
 	hx.proxy = p;
+	hx.proxy_ca = ca;
 	return 0;
 }
 
@@ -413,5 +422,6 @@ http_xfer_shutdown(void)
 	cancel_all();
 	http_multi_shutdown();
 	free(hx.proxy);
-	hx.proxy = NULL;
+	free(hx.proxy_ca);
+	hx.proxy = hx.proxy_ca = NULL;
 }

@@ -35,7 +35,10 @@ void	http_xfer_start(struct rpc_req *req, struct http_spec *spec);
 int	http_xfer_stream_active(const char *request_id);
 int	http_xfer_init(void);
 void	http_xfer_shutdown(void);
-/* NULL: connect directly. */
-int	http_xfer_set_proxy(const char *url);
+/*
+ * url NULL: connect directly.  cainfo: the bundle to verify HTTPS targets
+ * with (an inspecting proxy's, trusting its CA); NULL: libcurl's default.
+ */
+int	http_xfer_set_proxy(const char *url, const char *cainfo);
 
 #endif

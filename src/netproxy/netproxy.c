@@ -44,11 +44,14 @@ static struct {
 } np = { .regs = TAILQ_HEAD_INITIALIZER(np.regs) };
 
 static void	watch(void);
+static int	ensure_connected(char *, size_t);
 static int	restore_all(void);
 
 int
 netproxy_init(const char *control_path)
 {
+	char	err[256];
+
 	if (control_path == NULL)
 		return 0;
 	if ((npc.path = strdup(control_path)) == NULL) {
@@ -56,6 +59,13 @@ netproxy_init(const char *control_path)
 		return -1;
 	}
 	ev_timer_init(&np.retry, NULL, NULL);
+	/*
+	 * Connect now: its auth reply names its CA key, which must be hidden
+	 * before the first sandbox is planned (before anything registers).
+	 * Not there yet: the first register connects, as before.
+	 */
+	if (np_key_wanted() && ensure_connected(err, sizeof(err)) == -1)
+		log_info("%s", err);
 	return 0;
 }
 
@@ -266,6 +276,9 @@ reg_free(struct netproxy_reg *r)
 }
 
 /* Take the proxy's answer into r; -1 with err when it refused. */
+
+
+
 static int
 take_reply(struct netproxy_reg *r, json_t *reply, char *err, size_t errlen)
 {
@@ -282,6 +295,7 @@ take_reply(struct netproxy_reg *r, json_t *reply, char *err, size_t errlen)
 	http = json_string_value(json_object_get(reply, "http"));
 	socks = json_string_value(json_object_get(reply, "socks5"));
 	ca = json_string_value(json_object_get(reply, "ca_bundle"));
+	np_key_seen(json_string_value(json_object_get(reply, "ca_key")));
 	if (id == NULL || secret == NULL || strlen(id) >= sizeof(r->id) ||
 	    strlen(secret) >= sizeof(r->secret) || (http == NULL && socks == NULL)) {
 		snprintf(err, errlen, "malformed reply from execd-proxy");

@@ -42,6 +42,12 @@ struct netproxy_events {
 		    unsigned timeout_ms);
 };
 void	netproxy_set_events(const struct netproxy_events *);
+/*
+ * hide(path): a file the proxy names as its CA's private key (it gives
+ * processes a bundle trusting that CA), to be kept out of every sandbox's
+ * sight.  Called once per new path, before the process it came for starts.
+ */
+void	netproxy_set_key_hider(void (*hide)(const char *path));
 /* decision "allow", "deny" or "ask"; reason may be NULL.  Frees q. */
 void	netproxy_decide(struct netproxy_ask *q, const char *decision, const char *reason);
 

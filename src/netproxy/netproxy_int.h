@@ -62,6 +62,11 @@ int		 netproxy_mask_plan(json_t *params, json_t *env, json_t **brokered,
 		    json_t **masked);
 int		 netproxy_mask_env(json_t *masked, json_t *env);
 
+/* The proxy named its CA key (auth or register reply); NULL is fine. */
+void		 np_key_seen(const char *path);
+/* Someone hides it (so connect early, before any sandbox is planned). */
+int		 np_key_wanted(void);
+
 /* netproxy.c, for netproxy_events.c */
 struct netproxy_reg *netproxy_find_credential(const char *id);
 /* What the layer above takes: decision lines, questions (netproxy_events.c says). */

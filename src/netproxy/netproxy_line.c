@@ -89,8 +89,10 @@ authenticate(char *err, size_t errlen)
 		msg = json_string_value(json_object_get(reply, "error"));
 		snprintf(err, errlen, "execd-proxy at %s refused us: %s", npc.path,
 		    msg ? msg : "no reason");
-	} else
+	} else {
+		np_key_seen(json_string_value(json_object_get(reply, "ca_key")));
 		rc = 0;
+	}
 out:
 	if (line != NULL) {
 		explicit_bzero(line, len);
@@ -236,4 +238,34 @@ np_dispatch_event(json_t *o)
 	if (npc.on_event != NULL)
 		npc.on_event(json_incref(o));
 	return 1;
+}
+
+static void	(*key_hider)(const char *);
+static char	 *key_hidden;
+
+void
+netproxy_set_key_hider(void (*hide)(const char *))
+{
+	key_hider = hide;
+}
+
+/* The proxy's CA key, hidden from sandboxes once (the list only grows). */
+void
+np_key_seen(const char *path)
+{
+	if (path == NULL || *path != '/' || key_hider == NULL ||
+	    (key_hidden != NULL && strcmp(key_hidden, path) == 0))
+		return;
+	free(key_hidden);
+	if ((key_hidden = strdup(path)) == NULL) {
+		log_warn("execd-proxy CA key %s", path);
+		return;
+	}
+	key_hider(path);
+}
+
+int
+np_key_wanted(void)
+{
+	return key_hider != NULL;
 }

@@ -47,6 +47,12 @@ void	 sandbox_started(struct sandbox_plan *plan, pid_t pid);
  */
 void	 sandbox_hide(const char *path, int is_dir);
 /*
+ * A path of execd's own a sandboxed command may read but never change
+ * (the embedded proxy's CA bundle): bound read-only last in every view,
+ * even inside a writable root; a directory is made, mode 0755, when missing.
+ */
+void	 sandbox_keep_readonly(const char *path, int is_dir);
+/*
  * The capability flags whose promise this sandbox keeps, NULL-terminated:
  * with "/" writable, the view's fresh /dev keeps the standard devices
  * usable, and the protected names of writable roots (.git, .codex,

@@ -391,18 +391,26 @@ oom:
 static struct {
 	char	*path[HIDE_MAX];
 	int	 is_dir[HIDE_MAX];
+	int	 readonly[HIDE_MAX];	/* seen, never written: bound read-only */
 	size_t	 n;
 	int	 log_checked;
 } hidden;
 
 static void
-hide_add(const char *path, int is_dir)
+hide_add(const char *path, int is_dir, int readonly)
 {
 	if (hidden.n == HIDE_MAX || (hidden.path[hidden.n] = strdup(path)) == NULL) {
-		log_warnx("sandbox: cannot hide %s from sandboxed commands", path);
+		log_warnx("sandbox: cannot keep %s from sandboxed commands", path);
 		return;
 	}
+	hidden.readonly[hidden.n] = readonly;
 	hidden.is_dir[hidden.n++] = is_dir;
+}
+
+void
+sandbox_keep_readonly(const char *path, int is_dir)
+{
+	hide_add(path, is_dir, 1);
 }
 
 void
@@ -418,11 +426,11 @@ sandbox_hide(const char *path, int is_dir)
 		if (fstat(STDERR_FILENO, &st) == 0 && S_ISREG(st.st_mode) &&
 		    (n = readlink("/proc/self/fd/2", log, sizeof(log) - 1)) > 0 && log[0] == '/') {
 			log[n] = '\0';
-			hide_add(log, 0);
+			hide_add(log, 0, 0);
 		}
 	}
 	if (path != NULL)
-		hide_add(path, is_dir);
+		hide_add(path, is_dir, 0);
 }
 
 /* Last in the view: covered even inside a writable root, so never reachable. */
@@ -436,14 +444,14 @@ sbx_mount_hide(struct sandbox_plan *plan, char *why, size_t whylen)
 	for (i = 0; i < hidden.n; i++) {
 		/* made now if missing: a command must not make it first */
 		if (hidden.is_dir[i])
-			(void)mkdir(hidden.path[i], 0700);
+			(void)mkdir(hidden.path[i], hidden.readonly[i] ? 0755 : 0700);
 		/* under a denied path it is out of sight already (and no mount point) */
 		if (realpath(hidden.path[i], real) == NULL || lstat(real, &st) == -1 ||
 		    fs_path_covers("/proc", real) || fs_path_covers("/dev", real) ||
 		    masked(plan, real))
 			continue;
-		if (push(plan, S_ISDIR(st.st_mode) ? SBX_MNT_MASK_DIR : SBX_MNT_MASK_FILE,
-		    real) == -1) {
+		if (push(plan, hidden.readonly[i] ? SBX_MNT_RO : S_ISDIR(st.st_mode) ?
+		    SBX_MNT_MASK_DIR : SBX_MNT_MASK_FILE, real) == -1) {
 			snprintf(why, whylen, "out of memory");
 			return -1;
 		}

@@ -33,22 +33,30 @@ static size_t		 nchildren, capchildren;
 static const struct listen_ops *ops;
 
 /*
- * The next connection's instance, forked and prepared ahead (its spawn
- * helper started, the instance narrowed) and accepting on the listening
- * sockets itself: no fork, no set-up and no hand-over stand between a
- * connection and the client's first answer.  While there is one, the
- * listener does not accept; it forks the next spare when this one took
- * its connection.
+ * The next connections' instances, forked and prepared ahead (each with its
+ * spawn helper started, narrowed) and accepting on the listening sockets
+ * themselves: no fork, no set-up and no hand-over stand between a
+ * connection and the client's first answer.  A few are kept, so that
+ * connections arriving back to back find one ready while the listener
+ * forks the replacement of the last one taken; a spare that loses the race
+ * for a connection sees EAGAIN and waits again.  While there is one, the
+ * listener does not accept.
  */
-static struct {
+#define SPARE_MAX	3
+
+struct spare {
 	pid_t		pid;
 	int		sock;	/* a byte: it took a connection; EOF: it is gone */
 	struct ev_io	io;
-} spare = { -1, -1, { 0 } };
+};
+static struct spare	spares[SPARE_MAX];
+static int		nspares;
 
 static char	own_name[16] = "execd";	/* the spare's, once it serves a client */
 
-static void	spare_drop(void);
+static void	spare_drop(struct spare *);
+static void	spares_drop(void);
+static struct spare	*spare_of(pid_t);
 
 static void
 child_add(pid_t pid)
@@ -214,8 +222,9 @@ listen_kill_orphans(void)
 static void
 listen_reap(int signo, void *arg)
 {
-	pid_t	pid;
-	int	status, reaped = 0;
+	struct spare	*sp;
+	pid_t		 pid;
+	int		 status, reaped = 0;
 
 	while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
 		reaped = 1;
@@ -224,8 +233,8 @@ listen_reap(int signo, void *arg)
 		child_del(pid);
 		if (WIFSIGNALED(status))
 			log_warnx("instance %ld killed by signal %d", (long)pid, WTERMSIG(status));
-		if (pid == spare.pid)
-			spare_drop();
+		if ((sp = spare_of(pid)) != NULL)
+			spare_drop(sp);
 		if (ops->gone != NULL)
 			ops->gone(pid);
 	}
@@ -245,7 +254,7 @@ listen_stop(int signo, void *arg)
 		close(lio[i].fd);
 	}
 	nlio = 0;
-	spare_drop();	/* it ends at EOF */
+	spares_drop();	/* they end at EOF */
 	/* each instance kills its own processes on SIGTERM */
 	for (i = 0; i < nchildren; i++)
 		kill(children[i], SIGTERM);
@@ -318,16 +327,48 @@ listener_accepts(int on)
 			log_warn("listening socket %d", lio[i].fd);
 }
 
-static void
-spare_drop(void)
+static struct spare *
+spare_of(pid_t pid)
 {
-	if (spare.sock != -1) {
-		ev_io_del(&spare.io);
-		close(spare.sock);
-	}
-	spare.sock = -1;
-	spare.pid = -1;
-	listener_accepts(1);
+	int	i;
+
+	for (i = 0; i < SPARE_MAX; i++)
+		if (spares[i].sock != -1 && spares[i].pid == pid)
+			return &spares[i];
+	return NULL;
+}
+
+static void
+spare_drop(struct spare *sp)
+{
+	if (sp->sock == -1)
+		return;
+	ev_io_del(&sp->io);
+	close(sp->sock);
+	sp->sock = -1;
+	sp->pid = -1;
+	if (--nspares == 0)
+		listener_accepts(1);
+}
+
+static void
+spares_drop(void)
+{
+	int	i;
+
+	for (i = 0; i < SPARE_MAX; i++)
+		spare_drop(&spares[i]);
+}
+
+/* In a child: the other spares' sockets are the listener's, not ours. */
+static void
+spares_forget(void)
+{
+	int	i;
+
+	for (i = 0; i < SPARE_MAX; i++)
+		if (spares[i].sock != -1)
+			close(spares[i].sock);
 }
 
 /* A child with the listening sockets closed and the loop's state dropped. */
@@ -344,6 +385,7 @@ instance_fork(void)
 	if (pid == 0) {
 		for (i = 0; i < nlio; i++)
 			close(lio[i].fd);
+		spares_forget();
 		ev_child_reset();
 		return 0;
 	}
@@ -351,33 +393,47 @@ instance_fork(void)
 	return pid;
 }
 
-static void	spare_fork(void);
+static void	spares_fill(void);
 
-/* The spare took a connection (a byte), or is gone (EOF): the next one. */
+/*
+ * libcrypto sets itself up (configuration file, providers, the algorithm
+ * tables) at its first digest.  Done here once, before any fork, every
+ * instance inherits it ready instead of repeating it for its WebSocket
+ * handshake and its session's socket name.
+ */
+static void
+crypto_warm(void)
+{
+	unsigned char	md[SHA256_LEN];
+
+	if (crypto_sha1("", 0, md) == -1 || crypto_sha256("", 0, md) == -1)
+		log_warnx("libcrypto: instances will set it up themselves");
+}
+
+/* A spare took a connection (a byte), or is gone (EOF): the next one. */
 static void
 spare_event(struct ev_io *io, uint32_t events, void *arg)
 {
-	char	c;
-	ssize_t	n;
+	struct spare	*sp = arg;
+	char		 c;
+	ssize_t		 n;
 
-	if ((n = read(spare.sock, &c, 1)) == -1 && (errno == EAGAIN || errno == EINTR))
+	if ((n = read(sp->sock, &c, 1)) == -1 && (errno == EAGAIN || errno == EINTR))
 		return;
-	spare_drop();
+	spare_drop(sp);
 	if (n == 1)
-		spare_fork();
+		spares_fill();
 }
 
-static void
-spare_fork(void)
+static int
+spare_fork(struct spare *sp)
 {
 	int	sv[2];
 	pid_t	pid;
 
-	if (spare.pid != -1 || nlio == 0)
-		return;
 	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) == -1) {
 		log_warn("socketpair (spare instance)");
-		return;
+		return -1;
 	}
 	/*
 	 * Told apart from the instances serving a client (ps, tests) until it
@@ -386,6 +442,7 @@ spare_fork(void)
 	(void)prctl(PR_SET_NAME, "execd-spare", 0, 0, 0);
 	if ((pid = fork()) == 0) {
 		close(sv[0]);
+		spares_forget();
 		spare_main(sv[1]);
 	}
 	(void)prctl(PR_SET_NAME, own_name, 0, 0, 0);
@@ -393,17 +450,32 @@ spare_fork(void)
 	if (pid == -1) {
 		log_warn("fork (spare instance)");
 		close(sv[0]);
-		return;
+		return -1;
 	}
 	child_add(pid);
-	if (ev_io_add(&spare.io, sv[0], EPOLLIN, spare_event, NULL) == -1) {
+	if (ev_io_add(&sp->io, sv[0], EPOLLIN, spare_event, sp) == -1) {
 		close(sv[0]);
 		kill(pid, SIGTERM);
-		return;
+		return -1;
 	}
-	spare.pid = pid;
-	spare.sock = sv[0];
-	listener_accepts(0);
+	sp->pid = pid;
+	sp->sock = sv[0];
+	if (nspares++ == 0)
+		listener_accepts(0);
+	return 0;
+}
+
+/* Fork spares into the empty places, up to SPARE_MAX. */
+static void
+spares_fill(void)
+{
+	int	i;
+
+	if (nlio == 0)
+		return;
+	for (i = 0; i < SPARE_MAX; i++)
+		if (spares[i].sock == -1 && spare_fork(&spares[i]) == -1)
+			return;
 }
 
 static void
@@ -423,7 +495,7 @@ listen_accept(struct ev_io *io, uint32_t events, void *arg)
 		_exit(ops->run(fd, fd));
 	}
 	close(fd);
-	spare_fork();
+	spares_fill();
 }
 
 int
@@ -450,8 +522,10 @@ listen_serve(const int *fds, int nfds, const struct listen_ops *o)
 	if (nlio == 0)
 		return 1;
 	/* before any fork: every instance's handshake shares these pages */
-	(void)crypto_load();
-	spare_fork();
+	crypto_warm();
+	for (i = 0; i < SPARE_MAX; i++)
+		spares[i] = (struct spare){ .pid = -1, .sock = -1 };
+	spares_fill();
 	ev_run();
 	return 0;
 }
