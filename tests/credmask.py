@@ -23,9 +23,15 @@ hport = free_port()
 P = Proxy("listen http 127.0.0.1:%d\nallow 127.0.0.1\n" % hport)
 c = Execd(["--proxy-control", P.ctl_path])
 caps = c.init_result["environmentInfo"]["capabilities"]
-t.ok(not caps.get("credentialMasking") and not caps.get("credentialMaskingCustomProviders"),
-     "credential masking is not advertised while execd does not broker credentials",
+t.ok(caps.get("credentialMasking") is True and caps.get("credentialMaskingCustomProviders") is True,
+     "credential masking is advertised with a proxy, as by the reference",
      {k: caps.get(k) for k in ("credentialMasking", "credentialMaskingCustomProviders")})
+nc = Execd(["--no-embedded-proxy"])
+ncaps = nc.init_result["environmentInfo"]["capabilities"]
+t.ok(ncaps.get("credentialMasking") is False and
+     ncaps.get("credentialMaskingCustomProviders") is False,
+     "and not without one (--no-embedded-proxy)", ncaps)
+nc.close()
 
 SECRET = "mk-s3cr3tvalue"
 GOOD = {"mine": {"env": ["MY_KEY"], "patterns": ["mk-[a-z0-9]{11}"],
@@ -203,6 +209,25 @@ t.ok("off=200" in text and hdrs.get("Authorization") == "Bearer " + mine and
 
 r, env, text = run2("m2", ["/bin/bash", "-lc", "env"])
 t.eq(env.get("GITHUB_TOKEN"), REAL_GH, "a login shell runs unmasked, as in the reference")
+# the same through execd's own proxy (plain HTTP: it trusts only the system's CAs)
+c2.close()
+c2 = Execd([])
+NP = network_proxy({"127.0.0.1": "allow"})
+NP["proxy"].update({"credentialMasking": True, "credentialProviders": {"mine": {
+    "env": ["MY_KEY"], "patterns": ["mk-[a-z0-9]{11}"],
+    "url_prefixes": ["http://127.0.0.1:%d/v1/" % origin.port]}}})
+r, env, text = run2("e1", ["/bin/bash", "-c", "env; curl -sS -m 10 --noproxy '' -o /dev/null "
+                          "-w 'emb=%%{http_code}\\n' -H \"Authorization: Bearer $MY_KEY\" "
+                          "http://127.0.0.1:%d/v1/e" % origin.port])
+hdrs = origin.requests[-1]["headers"] if origin.requests else {}
+t.ok(REAL_MINE not in text and env.get("MY_KEY", REAL_MINE) != REAL_MINE and "emb=200" in text and
+     hdrs.get("Authorization") == "Bearer " + REAL_MINE,
+     "execd's own proxy: the child holds a dummy, the origin gets the real value",
+     (env.get("MY_KEY"), hdrs, text[-300:]))
+c2.close()
+c2 = Execd(["--proxy-control", P2.ctl_path])
+NP = network_proxy({"api.test": "allow", "127.0.0.1": "allow"})
+NP["proxy"].update({"credentialMasking": True})
 r, env, text = run2("m3", ["/bin/bash", "-c", "env"], sandbox=None)
 t.eq(env.get("GITHUB_TOKEN"), REAL_GH, "without a sandbox: unmasked, as in the reference")
 c2.close()
