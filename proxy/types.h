@@ -166,6 +166,7 @@ struct reg {
 	char			 secret[PROXY_CRED_SECRET_LEN + 1];
 	json_t			*tags;		/* object, echoed in audit events */
 	struct policy		*policy;	/* narrower per-process policy, or NULL */
+	struct broker		*broker;	/* brokered credentials, or NULL */
 	unsigned		 nconns;
 	uint64_t		 created;
 	int			 events;	/* owner wants a line per decision */

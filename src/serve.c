@@ -103,9 +103,14 @@ serve_prepare(void)
 		session_set_capability("networkProxyLaunch", 1);
 		/* network/policyRequest is answered (proc/proc_net.c) */
 		session_set_capability("networkProxyReviewDomains", 1);
+		/* masked by netproxy/netproxy_mask.c, put back by execd-proxy */
+		session_set_capability("credentialMasking", 1);
+		session_set_capability("credentialMaskingCustomProviders", 1);
 	} else {
 		session_set_capability("networkProxyLaunch", 0);
 		session_set_capability("networkProxyReviewDomains", 0);
+		session_set_capability("credentialMasking", 0);
+		session_set_capability("credentialMaskingCustomProviders", 0);
 	}
 	for (cap = sandbox_capabilities; *cap != NULL; cap++)
 		session_set_capability(*cap, 1);

@@ -124,12 +124,13 @@ listener_addr(const struct listener *l)
  * hosts are inspected, else none: its CA variables stay its own.
  */
 static const char *
-ca_bundle_for(const struct proxy_conf *conf, const struct policy *pol)
+ca_bundle_for(const struct proxy_conf *conf, const struct policy *pol,
+    const struct broker *broker)
 {
 	int	inspecting = tls_ready() && conf->inspect;
 
 	if (inspecting && (policy_limited(&conf->policy) || (pol != NULL &&
-	    policy_limited(pol))))
+	    policy_limited(pol)) || broker_has_https(broker)))
 		return tls_bundle_path();
 	if (conf->ca_bundle != NULL)
 		return conf->ca_bundle;
@@ -141,7 +142,7 @@ ca_bundle_for(const struct proxy_conf *conf, const struct policy *pol)
 static int
 op_register(struct ctl_client *cl, json_t *req, json_t *id)
 {
-	json_t		*tags, *pj, *cred, *o;
+	json_t		*tags, *pj, *cred, *o, *bj;
 	struct policy	*pol = NULL;
 	struct reg	*r;
 	const char	*want_id = NULL, *want_secret = NULL, *bundle;
@@ -178,13 +179,18 @@ op_register(struct ctl_client *cl, json_t *req, json_t *id)
 		policy_free(pol);
 		return send_error(cl, id, err);
 	}
+	if ((bj = json_object_get(req, "brokered")) != NULL && !json_is_null(bj) &&
+	    (r->broker = broker_from_json(bj, err, sizeof(err))) == NULL) {
+		reg_destroy(r);
+		return send_error(cl, id, err);
+	}
 	TAILQ_INSERT_TAIL(&cl->regs, r, owner_entry);
 	r->events = events;
 	r->ask_ms = ask_ms;
 	local = env->conf->policy.allow_local && (pol == NULL || pol->allow_local);
 	socks = env->socks->fd != -1 && env->conf->policy.socks5 &&
 	    (pol == NULL || pol->socks5);
-	bundle = ca_bundle_for(env->conf, pol);
+	bundle = ca_bundle_for(env->conf, pol, r->broker);
 	o = json_pack("{s:O?, s:b, s:{s:s, s:s}, s:o, s:o, s:b, s:b, s:s?, s:s?}", "id", id,
 	    "ok", 1, "credentials", "id", r->id, "secret", r->secret,
 	    "http", listener_addr(env->http),

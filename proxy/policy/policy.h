@@ -61,6 +61,17 @@ void	 policy_check_addrs(const struct policy *, const char *source, const char *
 const char *verdict_header(const struct verdict *);
 const char *verdict_message(const struct verdict *);
 
+/* broker.c: a registration's brokered credentials */
+struct broker;
+struct buf;
+struct broker *broker_from_json(json_t *arr, char *err, size_t errlen);
+void	 broker_free(struct broker *);
+int	 broker_wants_host(const struct broker *, const char *host, unsigned port);
+int	 broker_has_https(const struct broker *);
+int	 broker_rewrite_line(const struct broker *, int https, const char *host,
+	    unsigned port, const char *path, size_t plen, const char *line, size_t len,
+	    struct buf *out);
+
 /* registry.c */
 struct reg *reg_create(struct ctl_client *owner, json_t *tags, struct policy *pol,
 	    const char *want_id, const char *want_secret, char *err, size_t errlen);

@@ -150,6 +150,7 @@ reg_destroy(struct reg *r)
 	nregs--;
 	json_decref(r->tags);
 	policy_free(r->policy);
+	broker_free(r->broker);
 	OPENSSL_cleanse(r->secret, sizeof(r->secret));
 	free(r);
 }

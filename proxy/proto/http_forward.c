@@ -15,6 +15,7 @@
 #include "proto/proto.h"
 #include "proto/http_head.h"
 #include "relay/relay.h"
+#include "policy/policy.h"
 
 static const char *const hop_by_hop[] = {
 	"Connection", "Keep-Alive", "Proxy-Connection", "Proxy-Authorization",
@@ -123,8 +124,9 @@ host_matches(struct conn *c, const struct hdr *host, char *err, size_t errlen)
 }
 
 static int
-build_head(struct conn *c, const struct reqline *rl, const char *path, size_t plen,
-    const char *head, const char *end, const struct hdr *upgrade, int have_host)
+build_head(struct conn *c, const struct broker *broker, const struct reqline *rl,
+    const char *path, size_t plen, const char *head, const char *end,
+    const struct hdr *upgrade, int have_host)
 {
 	struct buf	*b = &c->uhead;
 	char		 auth[PROXY_HOST_MAX + 16];
@@ -150,6 +152,13 @@ build_head(struct conn *c, const struct reqline *rl, const char *path, size_t pl
 	while (head_next(&p, end, &h) == 1) {
 		if (is_hop_by_hop(&h) || named_by_connection(head, end, &h))
 			continue;
+		switch (broker_rewrite_line(broker, 0, c->host, c->port,
+		    plen ? path : "/", plen ? plen : 1, h.line, h.linelen, b)) {
+		case -1:
+			return -1;
+		case 1:
+			continue;
+		}
 		if (append_line(b, h.line, h.linelen) == -1)
 			return -1;
 	}
@@ -168,8 +177,8 @@ build_head(struct conn *c, const struct reqline *rl, const char *path, size_t pl
 }
 
 int
-http_forward_prepare(struct conn *c, const struct reqline *rl, const char *head,
-    size_t headlen, char *err, size_t errlen)
+http_forward_prepare(struct conn *c, const struct reg *reg, const struct reqline *rl,
+    const char *head, size_t headlen, char *err, size_t errlen)
 {
 	const char	*auth, *path, *p = head, *end = head + headlen;
 	size_t		 alen, plen;
@@ -211,8 +220,8 @@ http_forward_prepare(struct conn *c, const struct reqline *rl, const char *head,
 		return -1;
 	c->want_upgrade = conn_upgrade && upgrade.name != NULL;
 	buf_reset(&c->uhead);
-	if (build_head(c, rl, path, plen, head, end, c->want_upgrade ? &upgrade : NULL,
-	    have_host) == -1) {
+	if (build_head(c, reg ? reg->broker : NULL, rl, path, plen, head, end,
+	    c->want_upgrade ? &upgrade : NULL, have_host) == -1) {
 		snprintf(err, errlen, "out of memory\n");
 		return -1;
 	}

@@ -271,8 +271,8 @@ http_input(struct conn *c)
 	if (strcmp(c->method, "CONNECT") == 0)
 		rv = start_connect_request(c, &rl);
 	else
-		rv = http_forward_prepare(c, &rl, (const char *)buf_head(&c->in), hl, err,
-		    sizeof(err));
+		rv = http_forward_prepare(c, r, &rl, (const char *)buf_head(&c->in), hl,
+		    err, sizeof(err));
 	if (r == NULL) {
 		reply_auth_required(c, saw_auth ? "bad proxy credentials" :
 		    "no proxy credentials");

@@ -59,6 +59,9 @@ inspect_wanted(const struct conn *c)
 	if (policy_limited(&c->conf->policy) ||
 	    (c->reg != NULL && c->reg->policy != NULL && policy_limited(c->reg->policy)))
 		return 1;
+	/* a brokered credential for this origin is put in by the inspecting stage */
+	if (c->reg != NULL && broker_wants_host(c->reg->broker, c->host, c->port))
+		return 1;
 	for (i = 0; i < c->conf->ninspect_hosts; i++)
 		if (pattern_matches(c->conf->inspect_hosts[i], c->host))
 			return 1;

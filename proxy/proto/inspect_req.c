@@ -171,6 +171,13 @@ upstream_head(struct conn *c, const struct reqline *rl, const char *path, size_t
 	while (head_next(&p, end, &h) == 1) {
 		if (is_hop_by_hop(&h))
 			continue;
+		switch (broker_rewrite_line(c->reg ? c->reg->broker : NULL, 1, c->host, c->port,
+		    path, plen, h.line, h.linelen, b)) {
+		case -1:
+			return -1;
+		case 1:
+			continue;
+		}
 		if (buf_append(b, h.line, h.linelen) == -1 || buf_append(b, "\r\n", 2) == -1)
 			return -1;
 	}

@@ -18,8 +18,9 @@ void	 http_fail_reply(struct conn *, int status, const char *reason_phrase,
 
 /* http_forward.c */
 struct reqline;
-int	 http_forward_prepare(struct conn *, const struct reqline *, const char *head,
-	    size_t headlen, char *err, size_t errlen);
+/* reg: the registration the request's credentials prove (its brokered credentials), or NULL */
+int	 http_forward_prepare(struct conn *, const struct reg *reg, const struct reqline *,
+	    const char *head, size_t headlen, char *err, size_t errlen);
 void	 http_forward_start(struct conn *);
 
 /* inspect.c */

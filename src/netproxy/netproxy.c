@@ -270,6 +270,7 @@ static void
 reg_free(struct netproxy_reg *r)
 {
 	json_decref(r->req);
+	json_decref(r->masked);
 	free(r->ca_bundle);
 	free(r);
 }
@@ -356,8 +357,15 @@ int
 netproxy_register(const char *process_id, json_t *start_params,
     struct netproxy_reg **out, char *err, size_t errlen)
 {
+	return netproxy_register_env(process_id, start_params, NULL, out, err, errlen);
+}
+
+int
+netproxy_register_env(const char *process_id, json_t *start_params, json_t *env,
+    struct netproxy_reg **out, char *err, size_t errlen)
+{
 	struct netproxy_reg	*r;
-	json_t			*req, *reply;
+	json_t			*req, *reply, *brokered, *masked;
 	json_int_t		 ask_ms;
 	int			 rv;
 
@@ -374,12 +382,21 @@ netproxy_register(const char *process_id, json_t *start_params,
 	if (!want_questions)
 		json_object_del(req, "ask_timeout_ms");
 	ask_ms = json_integer_value(json_object_get(req, "ask_timeout_ms"));
-	if ((r = calloc(1, sizeof(*r))) == NULL || (r->req = json_deep_copy(req)) == NULL) {
-		free(r);
+	if (netproxy_mask_plan(start_params, env, &brokered, &masked) == -1 ||
+	    (brokered != NULL && json_object_set_new(req, "brokered", brokered) == -1)) {
+		json_decref(masked);
 		json_decref(req);
 		snprintf(err, errlen, "out of memory");
 		return -1;
 	}
+	if ((r = calloc(1, sizeof(*r))) == NULL || (r->req = json_deep_copy(req)) == NULL) {
+		free(r);
+		json_decref(masked);
+		json_decref(req);
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	r->masked = masked;
 	r->process_id = json_string_value(json_object_get(json_object_get(r->req, "tags"),
 	    "process_id"));
 	r->ask_ms = (unsigned)ask_ms;
@@ -393,6 +410,13 @@ netproxy_register(const char *process_id, json_t *start_params,
 		return netproxy_refusal(err, errlen);
 	}
 	json_decref(reply);
+	/* a proxy that does not inspect TLS cannot put the real values back: no dummies */
+	if (r->masked != NULL && r->ca_bundle == NULL) {
+		log_info("process %s: execd-proxy does not inspect TLS; credentials unmasked",
+		    r->process_id);
+		json_decref(r->masked);
+		r->masked = NULL;
+	}
 	TAILQ_INSERT_TAIL(&np.regs, r, entry);
 	watch();
 	*out = r;

@@ -65,6 +65,13 @@ int	netproxy_check_params(json_t *start_params, char *err, size_t errlen);
  */
 int	netproxy_register(const char *process_id, json_t *start_params,
 	    struct netproxy_reg **out, char *err, size_t errlen);
+/*
+ * The same for a process whose environment is env (not kept): with
+ * credentialMasking, the credentials it can mask go to the proxy, and
+ * netproxy_child_env() puts dummies in their place.
+ */
+int	netproxy_register_env(const char *process_id, json_t *start_params, json_t *env,
+	    struct netproxy_reg **out, char *err, size_t errlen);
 /* Point env (an object of strings) at the proxy; -1 on allocation failure. */
 int	netproxy_child_env(const struct netproxy_reg *, json_t *env);
 /* The process is gone: its credentials stop working.  NULL is fine. */

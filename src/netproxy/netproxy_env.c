@@ -146,7 +146,7 @@ netproxy_child_env(const struct netproxy_reg *r, json_t *env)
 		return -1;
 	if (r->ca_bundle != NULL && set_ca_vars(env, r->ca_bundle) == -1)
 		return -1;
-	return 0;
+	return netproxy_mask_env(r->masked, env);
 }
 
 /* ----------------------------------------------------- networkProxy params */
@@ -220,7 +220,7 @@ proxy_policy(json_t *proxy, json_t **out, char *err, size_t errlen)
 {
 	static const char *const flags[] = { "enabled", "enableSocks5", "enableSocks5Udp",
 	    "allowUpstreamProxy", "dangerouslyAllowAllUnixSockets", NULL };
-	int		 v[5], local, rv;
+	int		 v[5], local, rv, masking;
 	const char	*mode = NULL;
 	json_t		*domains = NULL, *sockets = NULL, *pol;
 	struct jx_err	 e;
@@ -238,6 +238,8 @@ proxy_policy(json_t *proxy, json_t **out, char *err, size_t errlen)
 		snprintf(err, errlen, "unknown variant `%s`, expected `limited` or `full`", mode);
 		return NETPROXY_EINVAL;
 	}
+	if ((rv = netproxy_cred_check(proxy, &masking, err, errlen)) != 0)
+		return rv;
 	if (!v[0]) {
 		snprintf(err, errlen, CONFIG_ERR "executor-local network proxy launch requires "
 		    "an enabled proxy");

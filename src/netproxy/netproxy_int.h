@@ -22,6 +22,7 @@ struct netproxy_reg {
 	int		 allow_local;
 	char		*ca_bundle;
 	unsigned	 ask_ms;	/* policyDecisionTimeoutMs, 0: nobody is asked */
+	json_t		*masked;	/* {env key: dummy} of a masked start, or NULL */
 };
 
 #define NP_TIMEOUT_MS		2000	/* one request and its reply */
@@ -49,6 +50,17 @@ int		 np_send_line(const char *, size_t, uint64_t deadline);
 json_t		*np_recv_reply(long long id, uint64_t deadline);
 /* A line that is not a reply is the proxy's own: hand it on.  1 if it was. */
 int		 np_dispatch_event(json_t *);
+
+/*
+ * netproxy_cred.c: networkProxy.proxy's credentialMasking and
+ * credentialProviders, checked as the reference decodes them.
+ */
+int		 netproxy_cred_check(json_t *proxy, int *masking, char *err, size_t errlen);
+
+/* netproxy_mask.c: what a masked start registers and what its child sees */
+int		 netproxy_mask_plan(json_t *params, json_t *env, json_t **brokered,
+		    json_t **masked);
+int		 netproxy_mask_env(json_t *masked, json_t *env);
 
 /* The proxy named its CA key (auth or register reply); NULL is fine. */
 void		 np_key_seen(const char *path);

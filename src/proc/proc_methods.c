@@ -204,7 +204,7 @@ start_register(struct rpc_req *req, json_t *params, const char *id, json_t *env,
 	char	err[512];
 	int	rv;
 
-	rv = netproxy_register(id, params, reg, err, sizeof(err));
+	rv = netproxy_register_env(id, params, env, reg, err, sizeof(err));
 	if (rv == NETPROXY_EINVAL) {
 		rpc_fail(req, RPC_INVALID_PARAMS, "%s", err);
 		return -1;

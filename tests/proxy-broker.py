@@ -1,0 +1,98 @@
+#!/usr/bin/python3
+"""execd-proxy brokered credentials (register's `brokered`): a request to one
+of a credential's URL prefixes leaves with the real value where the process
+put its dummy, over plain HTTP and through HTTPS inspection; a host, port,
+scheme or path outside the prefixes gets the dummy; another registration's
+requests are untouched; the real value is in neither the audit log nor the
+proxy's log; malformed registrations are refused."""
+
+from proxytest import Dnsmasq, Origin, Proxy, Tap, curl, deadline
+from tlstest import TestCA, TLSOrigin
+
+deadline(90)
+t = Tap()
+DUMMY = "ghp_maskedAbCdEfGhIjKlMnOpQrStUvWxYz0123"
+REAL = "ghp_REALsecretREALsecretREALsecret012345"
+
+origin = Origin()
+other = Origin()
+ca = TestCA()
+tls = TLSOrigin(*ca.server_cert("api.test", ["DNS:api.test", "DNS:else.test"]))
+dns = Dnsmasq({"api.test": "127.0.0.1", "else.test": "127.0.0.1"})
+P = Proxy("""
+listen http 127.0.0.1:0
+dns-server %s
+upstream-ca %s
+allow api.test else.test 127.0.0.1
+allow-local yes
+""" % (dns.server, ca.cert))
+
+O, X, T = origin.port, other.port, tls.port
+creds = P.register(brokered=[{"dummy": DUMMY, "real": REAL, "url_prefixes": [
+    "http://127.0.0.1:%d/api/" % O, "https://api.test:%d/v1" % T]}])
+plain = P.register()
+bundle = creds.reply.get("ca_bundle")
+
+
+def last_auth(srv):
+    return srv.requests[-1]["headers"].get("Authorization") if srv.requests else None
+
+
+def get(c, url, *extra):
+    args = ["-x", c.http_url, "-H", "Authorization: Bearer " + DUMMY] + list(extra)
+    if bundle:
+        args += ["--cacert", bundle]
+    return curl(*(args + [url]))
+
+
+r = get(creds, "http://127.0.0.1:%d/api/repos?x=1" % O, "-H", "X-Token: t=" + DUMMY)
+t.eq(r.code, 200, "plain HTTP request on the prefix goes through")
+t.eq(last_auth(origin), "Bearer " + REAL, "plain HTTP: the origin gets the real credential")
+t.eq(origin.requests[-1]["headers"].get("X-Token"), "t=" + REAL,
+     "every header value holding the dummy gets the real value")
+t.ok(DUMMY not in origin.requests[-1]["path"] and REAL not in origin.requests[-1]["path"],
+     "the request target is left alone")
+r = get(creds, "http://127.0.0.1:%d/other/" % O)
+t.eq((r.code, last_auth(origin)), (200, "Bearer " + DUMMY), "a path off the prefix: the dummy")
+r = get(creds, "http://127.0.0.1:%d/api/" % X)
+t.eq((r.code, last_auth(other)), (200, "Bearer " + DUMMY), "another port: the dummy")
+r = get(creds, "http://api.test:%d/api/" % O)
+t.eq((r.code, last_auth(origin)), (200, "Bearer " + DUMMY), "another host name: the dummy")
+r = get(plain, "http://127.0.0.1:%d/api/" % O)
+t.eq((r.code, last_auth(origin)), (200, "Bearer " + DUMMY),
+     "another registration's request: the dummy")
+
+if bundle is None:
+    t.skip("HTTPS through inspection", "the proxy has no inspection CA")
+else:
+    r = get(creds, "https://api.test:%d/v1/user" % T)
+    t.eq(r.code, 200, "HTTPS on the prefix goes through the inspecting stage")
+    t.eq(last_auth(tls), "Bearer " + REAL, "HTTPS: the TLS origin gets the real credential")
+    r = get(creds, "https://api.test:%d/v2/user" % T)
+    t.eq((r.code, last_auth(tls)), (200, "Bearer " + DUMMY), "HTTPS off the path: the dummy")
+    # not inspected: a plain tunnel, the origin's own certificate
+    r = curl("-x", creds.http_url, "--cacert", ca.cert, "-H", "Authorization: Bearer " + DUMMY,
+             "https://else.test:%d/v1/user" % T)
+    t.eq((r.code, last_auth(tls)), (200, "Bearer " + DUMMY),
+         "HTTPS to another host: an uninspected tunnel, the dummy")
+    n = len(tls.requests)
+    r = curl("-x", creds.http_url, "-k", "-H", "Authorization: Bearer " + DUMMY,
+             "http://api.test:%d/v1/user" % T)
+    t.ok(len(tls.requests) == n, "the https prefix is not applied to plain http", r)
+
+for bad, why in (([{"dummy": DUMMY, "real": REAL}], "no prefixes"),
+                 ([{"dummy": DUMMY, "real": REAL, "url_prefixes": ["ftp://x/"]}], "ftp prefix"),
+                 ([{"dummy": DUMMY, "real": "a\r\nX-Evil: 1", "url_prefixes": ["http://x/"]}],
+                  "CR LF in the real value"),
+                 ([{"dummy": "short", "real": REAL, "url_prefixes": ["http://x/"]}],
+                  "a short dummy"),
+                 ({"dummy": DUMMY}, "not an array")):
+    r = P.call("register", tags={}, brokered=bad)
+    t.ok(not r.get("ok") and r.get("error"), "refused: %s" % why, r)
+
+P.stop()
+with open(P.audit_path) as f:
+    audit = f.read()
+t.ok(REAL not in audit and "ghp_REAL" not in audit, "the real credential is not in the audit log")
+t.ok(REAL not in P.logtext(), "nor in the proxy's log")
+t.done()
