@@ -257,12 +257,11 @@ try:
         f.write(token + "\n")
     port = free_port()
     execd_log = os.path.join(tmp, "execd.log")
-    execd = spawn([EXECD, "--listen", "ws://127.0.0.1:%d" % port, "--token-file",
+    spawn([EXECD, "--listen", "ws://127.0.0.1:%d" % port, "--token-file",
                    os.path.join(tmp, "token"), "--log", "stderr", "--log-level", "info",
                    "--state-dir", os.path.join(tmp, "state")], open(execd_log, "w"))
     url = "ws://127.0.0.1:%d/%s" % (port, token)
     model = ScriptedModel()
-
 
     for sandbox in ("danger-full-access", "workspace-write"):
         # a home of its own: in the same one, OpenClaw would carry on the
@@ -315,6 +314,6 @@ finally:
         time.sleep(0.1)
     left = leftovers()
     kill_all(signal.SIGKILL)
+    shutil.rmtree(tmp, ignore_errors=True)
 t.ok(not left, "everything this test started has ended", left)
-shutil.rmtree(tmp, ignore_errors=True)
 t.done()
