@@ -50,8 +50,6 @@ static int	restore_all(void);
 int
 netproxy_init(const char *control_path)
 {
-	char	err[256];
-
 	if (control_path == NULL)
 		return 0;
 	if ((npc.path = strdup(control_path)) == NULL) {
@@ -59,14 +57,28 @@ netproxy_init(const char *control_path)
 		return -1;
 	}
 	ev_timer_init(&np.retry, NULL, NULL);
-	/*
-	 * Connect now: its auth reply names its CA key, which must be hidden
-	 * before the first sandbox is planned (before anything registers).
-	 * Not there yet: the first register connects, as before.
-	 */
-	if (np_key_wanted() && ensure_connected(err, sizeof(err)) == -1)
-		log_info("%s", err);
 	return 0;
+}
+
+/*
+ * A sidecar's auth reply names its CA key, which must be hidden before a
+ * sandbox is planned: connect then, at the first sandboxed start, rather
+ * than at start-up (which would put a round trip before every initialize
+ * answer).  Not there yet: tried again at the next sandboxed start.
+ */
+void
+netproxy_before_sandbox(void)
+{
+	static int	named;
+	char		err[256];
+
+	if (named || npc.path == NULL || npc.launch != NULL || !np_key_wanted())
+		return;
+	if (ensure_connected(err, sizeof(err)) == -1) {
+		log_info("%s", err);
+		return;
+	}
+	named = 1;
 }
 
 int

@@ -48,6 +48,8 @@ void	netproxy_set_events(const struct netproxy_events *);
  * sight.  Called once per new path, before the process it came for starts.
  */
 void	netproxy_set_key_hider(void (*hide)(const char *path));
+/* Before a sandbox is planned: a sidecar's CA key known (and hidden). */
+void	netproxy_before_sandbox(void);
 /* decision "allow", "deny" or "ask"; reason may be NULL.  Frees q. */
 void	netproxy_decide(struct netproxy_ask *q, const char *decision, const char *reason);
 

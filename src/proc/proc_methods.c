@@ -348,6 +348,8 @@ start_with(struct rpc_req *req, json_t *params, long n, int resumed)
 		    sp.snap.name);
 		return;
 	}
+	if (sp.sandbox != NULL)
+		netproxy_before_sandbox();
 	/* the reference prepares the sandbox before it looks at cwd and the id */
 	if (sandbox_prepare(sp.sandbox, params, &sbx, &code, msg, sizeof(msg)) == -1) {
 		rpc_fail(req, code, "%s", msg);
