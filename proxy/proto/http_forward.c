@@ -17,11 +17,6 @@
 #include "relay/relay.h"
 #include "policy/policy.h"
 
-static const char *const hop_by_hop[] = {
-	"Connection", "Keep-Alive", "Proxy-Connection", "Proxy-Authorization",
-	"Proxy-Authenticate", "TE", "Upgrade", NULL,
-};
-
 /* Named in any Connection header of the head [p, end)? */
 static int
 named_by_connection(const char *p, const char *end, const struct hdr *field)
@@ -33,17 +28,6 @@ named_by_connection(const char *p, const char *end, const struct hdr *field)
 		return 0;
 	while (head_next(&p, end, &h) == 1)
 		if (hdr_is(&h, "Connection") && token_in(h.val, h.vlen, field->name, field->nlen))
-			return 1;
-	return 0;
-}
-
-static int
-is_hop_by_hop(const struct hdr *h)
-{
-	size_t	i;
-
-	for (i = 0; hop_by_hop[i] != NULL; i++)
-		if (hdr_is(h, hop_by_hop[i]))
 			return 1;
 	return 0;
 }
@@ -150,7 +134,7 @@ build_head(struct conn *c, const struct broker *broker, const struct reqline *rl
 		return -1;
 	head_request_line(&p, end, &skip);
 	while (head_next(&p, end, &h) == 1) {
-		if (is_hop_by_hop(&h) || named_by_connection(head, end, &h))
+		if (hdr_hop_by_hop(&h) || named_by_connection(head, end, &h))
 			continue;
 		switch (broker_rewrite_line(broker, 0, c->host, c->port,
 		    plen ? path : "/", plen ? plen : 1, h.line, h.linelen, b)) {
@@ -246,7 +230,7 @@ rewrite_response(struct conn *c, const char *head, size_t hl, int status, struct
 				return -1;
 			continue;
 		}
-		if (is_hop_by_hop(&h) || named_by_connection(head, end, &h))
+		if (hdr_hop_by_hop(&h) || named_by_connection(head, end, &h))
 			continue;
 		if (append_line(out, h.line, h.linelen) == -1)
 			return -1;

@@ -171,6 +171,22 @@ hdr_is(const struct hdr *h, const char *name)
 	return strlen(name) == h->nlen && strncasecmp(h->name, name, h->nlen) == 0;
 }
 
+/* A field that concerns one connection only: never forwarded as it came. */
+int
+hdr_hop_by_hop(const struct hdr *h)
+{
+	static const char *const hop_by_hop[] = {
+		"Connection", "Keep-Alive", "Proxy-Connection", "Proxy-Authorization",
+		"Proxy-Authenticate", "TE", "Upgrade", NULL,
+	};
+	size_t	i;
+
+	for (i = 0; hop_by_hop[i] != NULL; i++)
+		if (hdr_is(h, hop_by_hop[i]))
+			return 1;
+	return 0;
+}
+
 /* Is tok one of the comma-separated tokens of v? */
 int
 token_in(const char *v, size_t vlen, const char *tok, size_t toklen)

@@ -30,6 +30,7 @@ int	head_facts_ok(const struct head_facts *);
 int	head_request_line(const char **p, const char *end, struct reqline *);
 int	head_next(const char **p, const char *end, struct hdr *);
 int	hdr_is(const struct hdr *, const char *name);
+int	hdr_hop_by_hop(const struct hdr *);
 int	token_in(const char *v, size_t vlen, const char *tok, size_t toklen);
 struct sockaddr_storage;
 int	parse_authority(const char *s, size_t len, char *host, size_t hostlen,

@@ -21,22 +21,6 @@
 #include "policy/policy.h"
 #include "tls/tls.h"
 
-static const char *const hop_by_hop[] = {
-	"Connection", "Keep-Alive", "Proxy-Connection", "Proxy-Authorization",
-	"Proxy-Authenticate", "TE", "Upgrade", NULL,
-};
-
-static int
-is_hop_by_hop(const struct hdr *h)
-{
-	size_t	i;
-
-	for (i = 0; hop_by_hop[i] != NULL; i++)
-		if (hdr_is(h, hop_by_hop[i]))
-			return 1;
-	return 0;
-}
-
 /* Plaintext leaves memory cleared, not just freed. */
 void
 inspect_wipe(struct buf *b)
@@ -169,7 +153,7 @@ upstream_head(struct conn *c, const struct reqline *rl, const char *path, size_t
 	    buf_append(b, path, plen) == -1 || buf_append(b, " HTTP/1.1\r\n", 11) == -1)
 		return -1;
 	while (head_next(&p, end, &h) == 1) {
-		if (is_hop_by_hop(&h))
+		if (hdr_hop_by_hop(&h))
 			continue;
 		switch (broker_rewrite_line(c->reg ? c->reg->broker : NULL, 1, c->host, c->port,
 		    path, plen, h.line, h.linelen, b)) {
@@ -292,7 +276,7 @@ inspect_response_head(struct conn *c)
 	while ((rv = head_next(&p, end, &h)) == 1) {
 		if (head_note(&f, &h) == -1)
 			return -1;
-		if (!is_hop_by_hop(&h) && (buf_append(&s->down, h.line, h.linelen) == -1 ||
+		if (!hdr_hop_by_hop(&h) && (buf_append(&s->down, h.line, h.linelen) == -1 ||
 		    buf_append(&s->down, "\r\n", 2) == -1))
 			return -1;
 	}
