@@ -21,7 +21,6 @@
 #include "log.h"
 #include "execd.h"
 #include "transport/listen.h"
-#include "util/crypto.h"
 #include "util/children.h"
 
 #define LISTEN_MAX	16
@@ -395,21 +394,6 @@ instance_fork(void)
 
 static void	spares_fill(void);
 
-/*
- * libcrypto sets itself up (configuration file, providers, the algorithm
- * tables) at its first digest.  Done here once, before any fork, every
- * instance inherits it ready instead of repeating it for its WebSocket
- * handshake and its session's socket name.
- */
-static void
-crypto_warm(void)
-{
-	unsigned char	md[SHA256_LEN];
-
-	if (crypto_sha1("", 0, md) == -1 || crypto_sha256("", 0, md) == -1)
-		log_warnx("libcrypto: instances will set it up themselves");
-}
-
 /* A spare took a connection (a byte), or is gone (EOF): the next one. */
 static void
 spare_event(struct ev_io *io, uint32_t events, void *arg)
@@ -521,8 +505,6 @@ listen_serve(const int *fds, int nfds, const struct listen_ops *o)
 	}
 	if (nlio == 0)
 		return 1;
-	/* before any fork: every instance's handshake shares these pages */
-	crypto_warm();
 	for (i = 0; i < SPARE_MAX; i++)
 		spares[i] = (struct spare){ .pid = -1, .sock = -1 };
 	spares_fill();
