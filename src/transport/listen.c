@@ -505,6 +505,9 @@ listen_serve(const int *fds, int nfds, const struct listen_ops *o)
 	}
 	if (nlio == 0)
 		return 1;
+	/* before any fork: the instances share what it sets up */
+	if (ops->warm != NULL)
+		ops->warm();
 	for (i = 0; i < SPARE_MAX; i++)
 		spares[i] = (struct spare){ .pid = -1, .sock = -1 };
 	spares_fill();
