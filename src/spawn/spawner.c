@@ -166,10 +166,13 @@ helper_spawn(struct wire_in *r)
 		errno = EPROTO;
 		return -1;
 	}
+	sandbox_spare_take(m.plan);
 	/* the command is execd's child: execd reaps it and adopts what it leaves */
 	if ((pid = (pid_t)syscall(SYS_clone, CLONE_PARENT | SIGCHLD, 0, 0, 0, 0)) == 0)
 		spawn_child(&m.rq, m.prog, m.slave, m.fds, m.errfd);
 	e = errno;
+	if (pid != -1)
+		sandbox_spare_make(m.plan);
 	spawner_msg_free(&m);
 	errno = e;
 	return pid;
