@@ -53,7 +53,9 @@ maker_main(int s, const struct sandbox_plan *plan)
 
 	if (prctl(PR_SET_PDEATHSIG, SIGKILL) == -1)
 		_exit(1);
-	/* behind the start that is under way, which it must not slow down */
+	/* behind the start that is under way, which it must not slow down
+	   (never real-time, even if execd is) */
+	(void)sched_setscheduler(0, SCHED_OTHER, &(struct sched_param){ 0 });
 	(void)setpriority(PRIO_PROCESS, 0, 19);
 	/* only its end of the socket: none of the helper's descriptors */
 	if (dup2(s, 0) == -1 || close_range(1, ~0U, 0) == -1)

@@ -117,6 +117,8 @@ closer_main(int s)
 
 	if (prctl(PR_SET_PDEATHSIG, SIGKILL) == -1)
 		_exit(1);
+	/* never before a spawn, even if execd is real-time */
+	(void)sched_setscheduler(0, SCHED_OTHER, &(struct sched_param){ 0 });
 	(void)setpriority(PRIO_PROCESS, 0, 19);
 	if (dup2(s, 0) == -1 || close_range(1, ~0U, 0) == -1)
 		_exit(1);
