@@ -350,7 +350,7 @@ class Pump:
 
     def run(self, nbytes, proxy=None, auth=None):
         """One transfer of nbytes, direct or CONNECTed through proxy (host, port):
-        {"mbs", "sink_cpu", "sink_reads"}."""
+        {"mbs", "sink_cpu", "sink_reads", "client_cpu"}."""
         args = [self.bin, "send", "127.0.0.1", str(self.port), str(nbytes)]
         if proxy is not None:
             args[2:4] = [proxy[0], str(proxy[1])]
@@ -358,11 +358,12 @@ class Pump:
         r = subprocess.run(self.prefix + args, capture_output=True, text=True, timeout=600)
         if r.returncode != 0:
             raise RuntimeError("pump: %s" % r.stderr.strip())
-        secs = float(r.stdout.split()[0])
+        secs, client_cpu = (float(x) for x in r.stdout.split()[:2])
         got, cpu, _, reads = self.sink.stdout.readline().split()
         if int(got) != nbytes:
             raise RuntimeError("sink got %s of %d bytes" % (got, nbytes))
-        return {"mbs": nbytes / 1e6 / secs, "sink_cpu": float(cpu), "sink_reads": int(reads)}
+        return {"mbs": nbytes / 1e6 / secs, "sink_cpu": float(cpu), "sink_reads": int(reads),
+                "client_cpu": client_cpu}
 
     def stop(self):
         self.sink.kill()
@@ -385,9 +386,11 @@ def interleaved(pump, contenders, nbytes, rounds):
                 print("# %s: %s" % (name, e), file=sys.stderr)
                 got = None
             pipes = sampler.stop() if sampler else []
-            if got is not None and pid:
-                after = proc_stats(pid)
-                got.update(cpu=after[0] - before[0], wake=after[1] - before[1], pipes=pipes)
+            if got is not None:
+                after = proc_stats(pid) if pid else (0.0, 0)
+                got.update(cpu=after[0] - before[0] if pid else 0.0,
+                           wake=after[1] - before[1] if pid else 0, pipes=pipes)
+                got["all_cpu"] = got["cpu"] + got["client_cpu"] + got["sink_cpu"]
             res[name].append(got)
     return res
 
@@ -397,9 +400,11 @@ def med(runs, key):
     return statistics.median(vals) if vals else None
 
 
-def pair_ratio(a, b, key="mbs"):
-    """Median of the ratios a/b of runs in the same round."""
-    vals = [x[key] / y[key] for x, y in zip(a, b) if x is not None and y is not None]
+def pair_ratio(a, b, key="mbs", bkey=None):
+    """Median of the ratios a[key]/b[bkey or key] of runs in the same round."""
+    bkey = bkey or key
+    vals = [x[key] / y[bkey] for x, y in zip(a, b)
+            if x is not None and y is not None and y[bkey]]
     return statistics.median(vals) if vals else None
 
 
@@ -638,6 +643,13 @@ def tunnel_rows(quick, pump, prefix, shielded, ep, eaddr, eauth):
     out.append(row("proxy: its CPU per GiB tunnelled vs the direct copy's receiver (s)",
                    pcpu / gib if pcpu is not None else None,
                    dsink / gib if dsink is not None else None))
+    cr = pair_ratio(t, d, "cpu", "sink_cpu")
+    out.append(("proxy: its CPU / the direct receiver's, median of the per-round ratios "
+                "(goal <= 1)", "", "", "%.2f" % cr if cr else "n/a"))
+    tall, dall = med(t, "all_cpu"), med(d, "all_cpu")
+    out.append(row("proxy: CPU per GiB of client + proxy + sink vs client + sink direct (s)",
+                   tall / gib if tall is not None else None,
+                   dall / gib if dall is not None else None))
     rcpu = med(res["readwrite"], "cpu")
     out.append(row("proxy: its CPU per GiB, splice vs read/write (s)",
                    pcpu / gib if pcpu is not None else None,
