@@ -628,7 +628,8 @@ def tunnel_rows(quick, pump, prefix, shielded, ep, eaddr, eauth):
     gib, mib = nbytes / float(1 << 30), nbytes / float(1 << 20)
     runs = " ".join("%.0f/%.0f" % (x["mbs"], y["mbs"]) for x, y in zip(t, d)
                     if x is not None and y is not None)
-    how = "%d interleaved rounds%s" % (rounds, ", under chrt -f 10" if shielded else "")
+    how = "%d interleaved rounds%s, load average %.1f" % (
+        rounds, ", under chrt -f 10" if shielded else "", os.getloadavg()[0])
     pipes = sorted(set(x for r in t if r is not None for x in r["pipes"]))
     ratio = pair_ratio(t, d)
     out = [row("proxy: CONNECT tunnel %s vs direct loopback (MB/s, higher is better; "
