@@ -9,8 +9,9 @@
       the bulk rows only.
 
 Rows: CONNECT tunnel throughput for 1 GiB (vs direct, vs tinyproxy, and
-splice vs execd-proxy's own read/write path), the proxy's CPU time per GiB
-beside what the direct copy's receiving thread spends, its wakeups
+splice vs execd-proxy's own read/write path) and for 8 MiB (vs direct), the
+proxy's CPU time per GiB beside what the direct copy's receiver spends (and
+all processes' CPU per GiB, tunnel against direct), its wakeups
 (voluntary context switches) per MiB and the pipe sizes it relays through,
 CONNECT set-up latency and plain-HTTP forwarding latency (vs tinyproxy), and
 HTTPS through inspection (limited mode) vs the same HTTPS through an opaque
@@ -651,6 +652,16 @@ def tunnel_rows(quick, pump, prefix, shielded, ep, eaddr, eauth):
     out.append(row("proxy: CPU per GiB of client + proxy + sink vs client + sink direct (s)",
                    tall / gib if tall is not None else None,
                    dall / gib if dall is not None else None))
+    small, srounds = 8 << 20, 21 if quick else 41
+    sres = interleaved(pump, contenders[:2], small, srounds)
+    st, sd = sres["tunnel"], sres["direct"]
+    sratio, scpu, ssink = pair_ratio(st, sd), med(st, "cpu"), med(sd, "sink_cpu")
+    out.append(row("proxy: CONNECT tunnel of 8 MiB vs direct (MB/s; medians of %d interleaved "
+                   "rounds; median of per-round ratios %s)"
+                   % (srounds, "%.2f" % sratio if sratio else "n/a"), med(st, "mbs"), med(sd, "mbs")))
+    out.append(row("proxy: its CPU per GiB in 8 MiB tunnels vs the direct copy's receiver (s)",
+                   scpu * 128 if scpu is not None else None,
+                   ssink * 128 if ssink is not None else None))
     rcpu = med(res["readwrite"], "cpu")
     out.append(row("proxy: its CPU per GiB, splice vs read/write (s)",
                    pcpu / gib if pcpu is not None else None,
