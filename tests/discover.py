@@ -19,6 +19,7 @@ import re
 import shutil
 import sys
 import tempfile
+import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import envconfig as ec  # noqa: E402
@@ -219,7 +220,7 @@ META = [
         ("CR", POL.replace("\n", "\r")),
         ("a byte order mark", "\ufeff" + POL),
         ("NUL", POL + "x: a\0b\n"),
-        ("deep nesting", POL + "x: " + "[" * 20000 + "]" * 20000 + "\n"),
+        ("nesting at execd's bound", POL + "x: " + "[" * 63 + "a, " * 1000 + "]" * 63 + "\n"),
         ("an alias bomb", POL + "a0: &a0 [x]\n" + "".join(
             "a%d: &a%d [%s]\n" % (i, i, ", ".join(["*a%d" % (i - 1)] * 9)) for i in range(1, 9))),
     ]),
@@ -373,6 +374,25 @@ def cases():
     yield "etc: invalid system skill", {}, {"skills/z/SKILL.md": "x"}, {}, [v2()]
 
 
+def deep_bound(execd, scratch):
+    """Not differential: a file nested deeper than execd reads (64) is
+    refused at once; the reference reads it, in time quadratic in its depth
+    (1 MiB of "[" takes it minutes).  (ok, detail)"""
+    root = os.path.join(scratch, "deep")
+    d = CH + "skills/s/"
+    os.makedirs(os.path.join(root, "home", ".codex"))
+    ec.write_tree(root, {d + "SKILL.md": sk("s", "d"), d + "agents/openai.yaml":
+                         POL + "x: " + "[" * 500000 + "]" * 500000 + "\n"})
+    e = {"PATH": "/usr/bin:/bin", "HOME": root + "/home", "CODEX_HOME": root + "/home/.codex"}
+    start = time.time()
+    got, _ = ec.run([execd, "--stdio", "--kill-grace-ms", "0"], e, root,
+                    json.loads(json.dumps([v2()]).replace("@R", root)))
+    took = time.time() - start
+    skills = (got[0] or {}).get("skills") or [{}]
+    ok = got[0] is not None and skills[0].get("policy", 0) is None and took < 10
+    return ok, "answered in %.1f s: %s" % (took, json.dumps(got[0])[:200])
+
+
 def main():
     ref, execd = ec.find_ref(), os.path.join(ec.BUILD, "src", "execd")
     if ref is None or not os.access(execd, os.X_OK):
@@ -385,7 +405,7 @@ def main():
     host_etc = os.path.exists("/etc/codex") and not etc_ok
     only = os.environ.get("DISCOVER_ONLY")
     all_cases = list(cases())
-    print("1..%d" % len(all_cases))
+    print("1..%d" % (len(all_cases) + 1))
     failed = differ = total = 0
     for n, (name, files, etc, env, reqs) in enumerate(all_cases, 1):
         if only and not re.search(only, name):
@@ -430,6 +450,16 @@ def main():
             failed += 1
             differ += len(bad)
         print("%s %d - %s (%d requests)" % ("not ok" if bad else "ok", n, name, len(rq)))
+    n = len(all_cases) + 1
+    name = "openai.yaml: nested deeper than execd reads (not differential)"
+    if only and not re.search(only, name):
+        print("ok %d - %s # SKIP not selected" % (n, name))
+    else:
+        ok, detail = deep_bound(execd, scratch)
+        if not ok:
+            print("# %s" % detail.replace(scratch, "@R"))
+            failed += 1
+        print("%s %d - %s" % ("ok" if ok else "not ok", n, name))
     if etc_ok:
         shutil.rmtree("/etc/codex", ignore_errors=True)
     if not os.environ.get(ec.NS_FLAG):

@@ -9,8 +9,8 @@
  * anything reads them: the reader needs aliases resolved, anchors that may
  * be defined again later, and a document that is refused for a syntax error
  * at its end even when what it wants came first.  Bounds: the caller's on
- * the text (1 MiB for openai.yaml), and ours on the events and their text,
- * which no text of that size reaches.
+ * the text (1 MiB for openai.yaml); ours on the events and their text,
+ * which no text of that size reaches, and on nesting (YAML_DEPTH_MAX).
  */
 #include "config.h"
 
@@ -27,6 +27,13 @@
 
 #define YAML_EVENTS_MAX	(8U << 20)	/* events of one document */
 #define YAML_ARENA_MAX	(64U << 20)	/* bytes of its scalars and tags */
+/*
+ * Collections open at once.  libyaml's scanner checks every open flow
+ * level for a stale simple key at each token, so a text nested n deep
+ * costs n per token: 1 MiB of "[" takes the reference (the same code)
+ * minutes.  A skill's metadata is a few levels deep; deeper is refused.
+ */
+#define YAML_DEPTH_MAX	64
 
 static struct {
 	__typeof__(&yaml_parser_initialize)		init;
@@ -186,6 +193,8 @@ on_start(struct loader *l, enum yev_kind kind, const yaml_char_t *anchor, const 
 {
 	struct yev	*e;
 
+	if (l->nopen >= YAML_DEPTH_MAX)
+		return -1;
 	if ((e = event_add(l->d, kind)) == NULL || node_common(l, e, anchor, tag) == -1)
 		return -1;
 	return open_push(l, (uint32_t)(l->d->nev - 1));
