@@ -212,7 +212,16 @@ t.eq(env.get("GITHUB_TOKEN"), REAL_GH, "a login shell runs unmasked, as in the r
 # the same through execd's own proxy (plain HTTP: it trusts only the system's CAs)
 c2.close()
 c2 = Execd([])
+# a loopback prefix with allowLocalBinding: the child would reach it past the
+# proxy (NO_PROXY), so the reference leaves the variable unmasked; so does execd
 NP = network_proxy({"127.0.0.1": "allow"})
+NP["proxy"].update({"credentialMasking": True, "credentialProviders": {"mine": {
+    "env": ["MY_KEY"], "patterns": ["mk-[a-z0-9]{11}"],
+    "url_prefixes": ["http://127.0.0.1:%d/v1/" % origin.port]}}})
+r, env, text = run2("e0", ["/bin/bash", "-c", "env"])
+t.eq(env.get("MY_KEY"), REAL_MINE,
+     "a loopback prefix with allowLocalBinding: unmasked, as in the reference")
+NP = network_proxy({"127.0.0.1": "allow"}, allow_local=False)
 NP["proxy"].update({"credentialMasking": True, "credentialProviders": {"mine": {
     "env": ["MY_KEY"], "patterns": ["mk-[a-z0-9]{11}"],
     "url_prefixes": ["http://127.0.0.1:%d/v1/" % origin.port]}}})
