@@ -22,12 +22,38 @@
 #include "buf.h"
 #include "netproxy/netproxy_mask.h"
 
+/*
+ * glibc expands counted repetitions when it compiles, so a pattern from a
+ * request could ask for an enormous automaton ((a{999}){999}).  Each
+ * group's expanded size is counted and a pattern over RX_SIZE_MAX atoms,
+ * or nested deeper than RX_DEPTH_MAX, is refused.
+ */
+#define RX_SIZE_MAX	20000
+#define RX_DEPTH_MAX	32
+#define RX_REPEAT_MAX	1000
+
 struct rx {
 	const char	*p, *end, *start;
 	struct buf	 out;
 	int		 icase;
 	const char	*why;
+	int		 depth;
+	size_t		 size[RX_DEPTH_MAX + 1];	/* a group's expanded atoms so far */
+	size_t		 last[RX_DEPTH_MAX + 1];	/* those of its last atom */
 };
+
+/* one more atom of n expanded atoms at this depth */
+static int
+grow(struct rx *x, size_t n)
+{
+	x->last[x->depth] = n;
+	x->size[x->depth] += n;
+	if (x->size[x->depth] > RX_SIZE_MAX) {
+		x->why = "a pattern too large once its repetitions are expanded";
+		return -1;
+	}
+	return 0;
+}
 
 typedef uint8_t byteset[32];
 
@@ -381,6 +407,64 @@ group_open(struct rx *x)
 	return fail(x, "inline flags other than a leading (?i)");
 }
 
+/* a group opens: its atoms are counted apart */
+static int
+push(struct rx *x)
+{
+	if (x->depth >= RX_DEPTH_MAX)
+		return fail(x, "groups nested too deep");
+	x->depth++;
+	x->size[x->depth] = x->last[x->depth] = 0;
+	return 0;
+}
+
+/* it closes: one atom of its size in the group around it */
+static int
+pop(struct rx *x)
+{
+	size_t	n;
+
+	if (x->depth == 0)
+		return fail(x, "an unopened group");
+	n = x->size[x->depth--];
+	return grow(x, n);
+}
+
+/* {n}, {n,}, {n,m} between p and q ('}'): the last atom counted that often */
+static int
+repeat(struct rx *x, const char *p, const char *q)
+{
+	unsigned long	 n = 0, m;
+	size_t		 last = x->last[x->depth];
+
+	while (p < q && (isdigit((unsigned char)*p) || *p == ' ')) {
+		if (isdigit((unsigned char)*p))
+			n = n * 10 + (unsigned long)(*p - '0');
+		if (n > RX_REPEAT_MAX)
+			return fail(x, "a repetition count over 1000");
+		p++;
+	}
+	m = n + 1;
+	if (p < q && *p == ',') {
+		for (p++; p < q && *p == ' '; p++)
+			;
+		if (p < q)
+			m = 0;
+		for (; p < q; p++) {
+			if (isdigit((unsigned char)*p))
+				m = m * 10 + (unsigned long)(*p - '0');
+			if (m > RX_REPEAT_MAX)
+				return fail(x, "a repetition count over 1000");
+		}
+		if (m < n && m != n + 1)
+			return fail(x, "a repetition whose bounds are out of order");
+	} else
+		m = n;
+	if (m > 1 && last > 0)
+		return grow(x, last * (m - 1)) == -1 ? -1 : (x->last[x->depth] = last * m, 0);
+	return 0;
+}
+
 /* {n}, {n,} or {n,m}, copied; anything else is an error in Rust too */
 static int
 counted(struct rx *x)
@@ -394,6 +478,8 @@ counted(struct rx *x)
 	}
 	if (q >= x->end || *q != '}' || digits == 0 || x->p[1] == ',')
 		return fail(x, "a malformed {} repetition");
+	if (repeat(x, x->p + 1, q) == -1)
+		return -1;
 	for (; x->p <= q; x->p++)
 		if (*x->p != ' ' && emit(x, x->p, 1) == -1)
 			return -1;
@@ -409,14 +495,21 @@ atom(struct rx *x)
 
 	switch (c) {
 	case '[':
-		return class(x);
+		return grow(x, 1) == -1 ? -1 : class(x);
 	case '(':
 		x->p++;
+		if (x->p < x->end && *x->p == '?' && (x->p + 2 >= x->end || x->p[1] != 'i' ||
+		    x->p[2] != ')'))
+			return push(x) == -1 ? -1 : group_open(x);
 		if (x->p < x->end && *x->p == '?')
 			return group_open(x);
-		return emit(x, "(", 1);
-	case ')': case '|': case '^': case '$':
+		return push(x) == -1 ? -1 : emit(x, "(", 1);
+	case ')':
 		x->p++;
+		return pop(x) == -1 ? -1 : emit(x, ")", 1);
+	case '|': case '^': case '$':
+		x->p++;
+		x->last[x->depth] = 0;
 		return emit(x, (const char *)&c, 1);
 	case '*': case '+': case '?':
 		x->p++;
@@ -430,6 +523,8 @@ atom(struct rx *x)
 			x->p++;
 		return 0;
 	case '.':
+		if (grow(x, 1) == -1)
+			return -1;
 		memset(s, 0xff, sizeof(s));
 		s[0] &= (uint8_t)~1u;
 		s['\n' / 8] &= (uint8_t)~(1u << ('\n' % 8));
@@ -437,6 +532,8 @@ atom(struct rx *x)
 		return emit_set(x, s);
 	case '\\':
 		x->p++;
+		if (grow(x, 1) == -1)
+			return -1;
 		if (x->p < x->end && strchr("bBAz", *x->p) != NULL && *x->p != '\0') {
 			c = (unsigned char)*x->p++;
 			return c == 'A' ? emit(x, "^", 1) : c == 'z' ? emit(x, "$", 1) :
@@ -448,7 +545,7 @@ atom(struct rx *x)
 		return b == -2 ? emit_set(x, s) : emit_literal(x, (unsigned char)b);
 	}
 	x->p++;
-	return emit_literal(x, c);
+	return grow(x, 1) == -1 ? -1 : emit_literal(x, c);
 }
 
 int
