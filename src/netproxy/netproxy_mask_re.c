@@ -38,6 +38,7 @@ struct rx {
 	int		 icase;
 	const char	*why;
 	int		 depth;
+	int		 repeated;	/* the last atom has its repetition */
 	size_t		 size[RX_DEPTH_MAX + 1];	/* a group's expanded atoms so far */
 	size_t		 last[RX_DEPTH_MAX + 1];	/* those of its last atom */
 };
@@ -46,6 +47,7 @@ struct rx {
 static int
 grow(struct rx *x, size_t n)
 {
+	x->repeated = 0;
 	x->last[x->depth] = n;
 	x->size[x->depth] += n;
 	if (x->size[x->depth] > RX_SIZE_MAX) {
@@ -430,12 +432,30 @@ pop(struct rx *x)
 	return grow(x, n);
 }
 
+/*
+ * The last atom repeated: glibc makes k copies of it (a+ is aa*, a{2,5}
+ * five).  Rust refuses a repetition of nothing or of a repetition (a**,
+ * a++), and so does execd: glibc would double the copies at each one.
+ */
+static int
+repeat_last(struct rx *x, size_t k)
+{
+	size_t	last = x->last[x->depth];
+
+	if (last == 0 || x->repeated)
+		return fail(x, "a repetition of nothing or of a repetition");
+	if (k > 1 && grow(x, last * (k - 1)) == -1)
+		return -1;
+	x->last[x->depth] = last * (k ? k : 1);
+	x->repeated = 1;
+	return 0;
+}
+
 /* {n}, {n,}, {n,m} between p and q ('}'): the last atom counted that often */
 static int
 repeat(struct rx *x, const char *p, const char *q)
 {
 	unsigned long	 n = 0, m;
-	size_t		 last = x->last[x->depth];
 
 	while (p < q && (isdigit((unsigned char)*p) || *p == ' ')) {
 		if (isdigit((unsigned char)*p))
@@ -460,9 +480,7 @@ repeat(struct rx *x, const char *p, const char *q)
 			return fail(x, "a repetition whose bounds are out of order");
 	} else
 		m = n;
-	if (m > 1 && last > 0)
-		return grow(x, last * (m - 1)) == -1 ? -1 : (x->last[x->depth] = last * m, 0);
-	return 0;
+	return repeat_last(x, m);
 }
 
 /* {n}, {n,} or {n,m}, copied; anything else is an error in Rust too */
@@ -515,6 +533,8 @@ atom(struct rx *x)
 		x->p++;
 		if (x->p < x->end && *x->p == '?')
 			x->p++;		/* lazy: the same whole-value matches */
+		if (repeat_last(x, c == '+' ? 2 : 1) == -1)
+			return -1;
 		return emit(x, (const char *)&c, 1);
 	case '{':
 		if (counted(x) == -1)
