@@ -125,12 +125,17 @@ http_multi_easy(void)
 	return curl_easy_init();
 }
 
-/* Out of the multi; kept as the spare, options reset, or freed. */
+/*
+ * Out of the multi; kept as the spare, options reset, or freed.  Only a
+ * handle that never paused is kept: libcurl may hold a paused transfer's
+ * unread data past a reset (multi_done skips freeing it while an HTTP/2
+ * connection still carries other streams).
+ */
 void
-http_multi_release(CURL *e)
+http_multi_release(CURL *e, int never_paused)
 {
 	curl_multi_remove_handle(hm.multi, e);
-	if (hm.spare != NULL) {
+	if (hm.spare != NULL || !never_paused) {
 		curl_easy_cleanup(e);
 		return;
 	}

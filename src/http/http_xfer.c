@@ -129,7 +129,7 @@ hop_start(struct xfer *x)
 		return -1;
 	}
 	if (hop_options(x, e) == -1 || http_multi_add(e) == -1) {
-		http_multi_release(e);
+		http_multi_release(e, 1);
 		return -1;
 	}
 	x->easy = e;
@@ -140,7 +140,8 @@ static void
 hop_release(struct xfer *x)
 {
 	if (x->easy != NULL) {
-		http_multi_release(x->easy);
+		/* only a stream pauses (stream_body) */
+		http_multi_release(x->easy, !x->spec->stream);
 		x->easy = NULL;
 	}
 	if (x->slist != NULL)	/* libcurl may not be loaded */

@@ -63,7 +63,7 @@ int	 http_multi_init(void (*after)(void));
 int	 http_multi_ready(void);	/* loads libcurl at the first transfer */
 void	 http_multi_shutdown(void);
 CURL	*http_multi_easy(void);	/* a handle with default options */
-void	 http_multi_release(CURL *e);	/* once out of the multi, reused */
+void	 http_multi_release(CURL *e, int never_paused);
 int	 http_multi_add(CURL *e);
 /* the next finished transfer, NULL when there is none */
 struct xfer *http_multi_done(CURLcode *rc);
