@@ -3,7 +3,10 @@
 process/closed, unsandboxed and under each kind of sandbox, for execd and for
 the reference `codex exec-server` (which wraps the command in its bubblewrap
 helper).  Run with /usr/bin/python3; environment as tests/bench.py (EXECD,
-CODEX_REF, top_builddir).  Options: --quick, --markdown.
+CODEX_REF, top_builddir), and EXECD_BEFORE: another execd binary (an older
+build) measured beside it, in its own column.  Every round runs each server's
+profiles in turn, so that drift and load hit all columns alike.  Options:
+--quick, --markdown.
 """
 import os
 import shutil
@@ -63,45 +66,56 @@ def one(c, server, pid, sandbox, extra):
             raise RuntimeError(line.decode())
 
 
-def measure(server, profs, reps):
-    """Median per profile; the profiles take turns, so that drift hits all alike."""
-    c = server.spawn()
-    c.initialize()
-    samples = [[] for _ in profs]
+def measure(servers, profs, reps):
+    """Median per server and profile; servers and profiles take turns each round."""
+    conns, samples = [], []
     try:
+        for s in servers:
+            c = s.spawn()
+            conns.append(c)
+            c.initialize()
+            samples.append([[] for _ in profs])
         for i in range(reps + 2):
-            for j, (_, sandbox, extra) in enumerate(profs):
-                v = one(c, server, "t%d-%d" % (i, j), sandbox, extra)
-                if i >= 2:      # warm-up rounds
-                    samples[j].append(v)
+            for k, (s, c) in enumerate(zip(servers, conns)):
+                if c is None:
+                    continue
+                for j, (_, sandbox, extra) in enumerate(profs):
+                    try:
+                        v = one(c, s, "t%d-%d" % (i, j), sandbox, extra)
+                    except Exception as e:
+                        print("# %s: %s" % (s.name, e), file=sys.stderr)
+                        conns[k] = None
+                        c.close()
+                        samples[k] = None
+                        break
+                    if i >= 2:      # warm-up rounds
+                        samples[k][j].append(v)
     finally:
-        c.close()
-    return [statistics.median(x) for x in samples]
+        for c in conns:
+            if c is not None:
+                c.close()
+    return [None if x is None else [statistics.median(v) for v in x] for x in samples]
 
 
 def main(argv):
     quick = "--quick" in argv
     reps = 5 if quick else 40
     execd, ref = find_execd(), find_ref()
+    before = os.environ.get("EXECD_BEFORE")
     work = tempfile.mkdtemp(prefix="execd-bench-sbx.")
     home = tempfile.mkdtemp(prefix="codexhome.", dir="/var/tmp" if os.path.isdir("/var/tmp") else None)
     env = {k: v for k, v in os.environ.items() if k not in ("RUST_LOG", "CODEX_HOME")}
     env["CODEX_HOME"] = home
-    servers = [("execd", Server("execd", [execd, "--stdio"], env, work) if execd else None),
-               ("reference", Server("reference", [ref, "exec-server", "--listen", "stdio"], env,
-                                    work) if ref else None)]
+    servers = [("execd", Server("execd", [execd, "--stdio"], env, work) if execd else None)]
+    if before:
+        servers.append(("execd before", Server("execd before", [before, "--stdio"], env, work)))
+    servers.append(("reference", Server("reference", [ref, "exec-server", "--listen", "stdio"],
+                                        env, work) if ref else None))
     profs = profiles(work)
-    cols = []
     try:
-        for k, s in servers:
-            if s is None:
-                cols.append(None)
-                continue
-            try:
-                cols.append(measure(s, profs, reps))
-            except Exception as e:
-                print("# %s: %s" % (k, e), file=sys.stderr)
-                cols.append(None)
+        running = [s for _, s in servers if s is not None]
+        medians = iter(measure(running, profs, reps))
+        cols = [next(medians) if s is not None else None for _, s in servers]
     finally:
         shutil.rmtree(work, ignore_errors=True)
         shutil.rmtree(home, ignore_errors=True)
@@ -116,14 +130,14 @@ def main(argv):
             else:
                 row.append("%.2f (%+.2f)" % (col[j], col[j] - col[0]))
         rows.append(row)
-    head = ["process/start /bin/true -> closed, ms (added)", "execd", "reference"]
+    head = ["process/start /bin/true -> closed, ms (added)"] + [k for k, _ in servers]
     if "--markdown" in argv:
         print("| " + " | ".join(head) + " |")
-        print("|---|---:|---:|")
+        print("|---|" + "---:|" * len(servers))
         for r in rows:
             print("| " + " | ".join(r) + " |")
     else:
-        w = [max(len(r[i]) for r in rows + [head]) for i in range(3)]
+        w = [max(len(r[i]) for r in rows + [head]) for i in range(len(head))]
         for r in [head] + rows:
             print(" | ".join(c.ljust(w[i]) if i == 0 else c.rjust(w[i]) for i, c in enumerate(r)))
     print("\nmedians of %d rounds, profiles interleaved%s" % (reps, " (quick)" if quick else ""))

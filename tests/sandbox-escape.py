@@ -533,6 +533,72 @@ escaped = wait_for(lambda: os.path.exists(hooks), 3)
 tap("placeholder-daemon", not escaped,
     "a setsid daemon of the command cannot create .git/hooks after process/closed", out)
 
+# ---------------------------------------------------------------- 6b. nothing outlives process/closed
+
+# The sandbox's pid 1 kills and reaps what the command left before it
+# reports; without that, what is left dies only with the namespace, a moment
+# after process/closed.  To see that moment, the daemon's exit is made slow:
+# it frees a large memory first, and its descriptors (a lock held on a file)
+# only after.  So the lock is free when process/closed comes only if the
+# daemon was gone before.
+W6B = os.path.join(tmp, "ws6b")
+os.makedirs(W6B)
+HOLDER = r'''
+import fcntl, os, sys, time
+lock = sys.argv[1]
+r, w = os.pipe()
+if os.fork():
+    os.close(w)
+    os.read(r, 1)       # the daemon holds the lock and its memory: the command ends
+    os._exit(0)
+os.close(r)
+os.setsid()
+fd = os.open("/dev/null", os.O_RDWR)
+for i in (0, 1, 2):
+    os.dup2(fd, i)
+f = os.open(lock, os.O_RDWR | os.O_CREAT, 0o600)
+fcntl.flock(f, fcntl.LOCK_EX)
+ballast = bytearray(b"\1") * (384 << 20)
+os.write(w, b"x")
+time.sleep(60)
+'''
+LOCK6B = os.path.join(W6B, "held")
+marker = "execd-holder-%s" % TAG
+try:
+    r, out, code = run(c, [PY, "-c", HOLDER, LOCK6B, marker], sandbox([W6B]), cwd=W6B,
+                       timeout=15)
+except TimeoutError as e:
+    r, out, code = None, str(e), None
+free = False
+if out is not None and os.path.exists(LOCK6B):
+    import fcntl
+    lf = os.open(LOCK6B, os.O_RDWR)
+    try:
+        fcntl.flock(lf, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        free = True
+    except OSError:
+        pass
+    os.close(lf)
+
+
+def holders():
+    found = []
+    for d in os.listdir("/proc"):
+        try:
+            with open("/proc/%s/cmdline" % d, "rb") as f:
+                if marker.encode() in f.read():
+                    found.append(int(d))
+        except (OSError, ValueError):
+            pass
+    return found
+
+
+tap("pid1-reaps", code == 0 and free,
+    "a setsid daemon left by a sandboxed command is gone (its lock free) when "
+    "process/closed comes", (r, out, code, free))
+gone = wait_for(lambda: not holders(), 2)
+tap("pid1-reaps-gone", gone, "and no process of it is left", holders())
+
 # ---------------------------------------------------------------- 3. fs/* raced by RENAME_EXCHANGE
 
 SWAPPER = r'''

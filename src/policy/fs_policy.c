@@ -4,11 +4,13 @@
 #include <sys/stat.h>
 
 #include <errno.h>
+#include <fcntl.h>
 #include <fnmatch.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "policy/fs_policy_int.h"
 #include "rpc/rpc.h"
@@ -59,6 +61,40 @@ fs_path_depth(const char *p)
 }
 
 /*
+ * realpath(3) in three system calls instead of a readlink and a stat per
+ * component of every prefix: the kernel resolves the whole path once
+ * (O_PATH), and /proc gives back the name it reached.  What that cannot
+ * answer exactly (no /proc, a deleted file) goes to realpath(3) itself; a
+ * pipe or socket behind a /dev/fd link has no path, for either.
+ */
+char *
+fs_realpath(const char *path, char *out)
+{
+	static const char	deleted[] = " (deleted)";
+	char			link[32];
+	ssize_t			n;
+	int			fd;
+
+	if ((fd = open(path, O_PATH | O_CLOEXEC)) == -1)
+		return NULL;
+	(void)snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+	n = readlink(link, out, PATH_MAX);
+	close(fd);
+	if (n <= 0 || n >= PATH_MAX)
+		return realpath(path, out);
+	/* "pipe:[N]" and the like: realpath(3) finds no such name either */
+	if (out[0] != '/') {
+		errno = ENOENT;
+		return NULL;
+	}
+	out[n] = '\0';
+	if ((size_t)n >= sizeof(deleted) - 1 &&
+	    strcmp(out + n - (sizeof(deleted) - 1), deleted) == 0)
+		return realpath(path, out);
+	return out;
+}
+
+/*
  * The path with symlinks resolved in its longest existing prefix, as the
  * reference normalises its roots; NULL if out of memory.  *exists tells
  * whether the whole path exists.
@@ -73,7 +109,7 @@ effective_path(const char *path, int *exists)
 	if ((copy = strdup(path)) == NULL)
 		return NULL;
 	for (;;) {
-		if (realpath(copy, buf) != NULL) {
+		if (fs_realpath(copy, buf) != NULL) {
 			*exists = strlen(copy) == strlen(path);
 			n = strlen(buf) + strlen(path + strlen(copy)) + 2;
 			if ((out = malloc(n)) != NULL)

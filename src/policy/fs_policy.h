@@ -74,6 +74,8 @@ void	fs_policy_free(struct fs_policy *p);
  * exists) be used as `want` says?  0, or the errno the operation fails
  * with: ENOENT, EACCES or EROFS.  A NULL policy allows all.
  */
+/* realpath(3) into out (PATH_MAX bytes), cheaper; NULL with errno. */
+char	*fs_realpath(const char *path, char *out);
 /* Is path root itself or below it, by whole components? */
 int	fs_path_covers(const char *root, const char *path);
 /* How many components deep an absolute path is ("/" is 0). */

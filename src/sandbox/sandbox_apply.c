@@ -40,8 +40,8 @@ write_file(const char *path, const char *s)
 	return e;
 }
 
-static int
-enter_userns(const struct sandbox_plan *plan)
+int
+sbx_userns_enter(const struct sandbox_plan *plan)
 {
 	int	e;
 
@@ -179,11 +179,18 @@ enter_namespaces(const struct exec_step *x)
 		return errno;
 	if (!sbx_reader_alive(x->errfd))
 		_exit(127);
-	if (plan->new_userns && (e = enter_userns(plan)) != 0)
+	if (plan->spare_netns != -1) {
+		/* made ahead (sandbox_spare.c): joined, and the routes made in it */
+		if (setns(plan->spare_userns, CLONE_NEWUSER) == -1 ||
+		    setns(plan->spare_netns, CLONE_NEWNET) == -1)
+			return errno;
+		if ((e = sbx_net_apply(plan)) != 0)
+			return e;
+	} else if (plan->new_userns && (e = sbx_userns_enter(plan)) != 0)
 		return e;
 	/* N, in the user namespace (its capabilities), before A's mount namespace */
-	if (plan->new_netns && (n = clone(n_main, n_stack + sizeof(n_stack), CLONE_VM |
-	    CLONE_FILES | SIGCHLD, &ns)) == -1)
+	if (plan->new_netns && plan->spare_netns == -1 && (n = clone(n_main, n_stack +
+	    sizeof(n_stack), CLONE_VM | CLONE_FILES | SIGCHLD, &ns)) == -1)
 		return errno;
 	if (unshare(flags) == -1)
 		e = errno;

@@ -16,7 +16,8 @@
  * instances may share one, so each path has a lock file in the state
  * directory, placeholders/<hash>, holding the identity of the placeholder
  * made there.  Each instance using the path holds a shared flock on it
- * (one descriptor per path, counted in memory for its processes); the last
+ * (one descriptor per path, counted in memory for its processes, and kept
+ * open, unlocked, between its starts: lock_release); the last
  * user to release it gets the lock exclusively and removes the
  * placeholder if it is still the empty directory that was made (its name
  * at once, its inode at the spawn helper's close: remove_placeholder).  An
@@ -235,6 +236,46 @@ lock_open(const char *path)
 	return -1;
 }
 
+/* A path this instance no longer keeps: off the list, its descriptor closed. */
+static void
+lock_forget(struct guard_lock *l)
+{
+	struct guard_lock	**pp;
+
+	for (pp = &locks; *pp != l; pp = &(*pp)->next)
+		;
+	*pp = l->next;
+	if (l->fd != -1)
+		close(l->fd);
+	free(l->path);
+	free(l);
+}
+
+/*
+ * A lock file this instance used before and kept open (unlocked) locked
+ * shared again: 0, or -1 when it is no longer the file at its name (a
+ * sweep took it while nobody held it), which is then closed.
+ */
+static int
+lock_rejoin(struct guard_lock *l)
+{
+	struct stat	st, fst;
+	char		file[PATH_MAX];
+
+	while (flock(l->fd, LOCK_SH) == -1)
+		if (errno != EINTR)
+			goto stale;
+	if (snprintf(file, sizeof(file), "%s/placeholders/%016llx", conf.state_dir,
+	    (unsigned long long)fnv1a64(l->path)) < (int)sizeof(file) &&
+	    fstat(l->fd, &fst) == 0 && stat(file, &st) == 0 && st.st_dev == fst.st_dev &&
+	    st.st_ino == fst.st_ino)
+		return 0;
+stale:
+	close(l->fd);
+	l->fd = -1;
+	return -1;
+}
+
 /* This instance's hold on the lock of the placeholder at path (not yet the placeholder). */
 static struct guard_lock *
 lock_take(const char *path, char *why, size_t whylen)
@@ -244,6 +285,14 @@ lock_take(const char *path, char *why, size_t whylen)
 	for (l = locks; l != NULL; l = l->next)
 		if (strcmp(l->path, path) == 0)
 			break;
+	/* kept from an earlier start: its descriptor, locked again */
+	if (l != NULL && l->refs == 0 && lock_rejoin(l) == -1 &&
+	    (l->fd = lock_open(path)) == -1) {
+		snprintf(why, whylen, "placeholder lock for %s in %s: %s", path,
+		    conf.state_dir ? conf.state_dir : "(none)", strerror(errno));
+		lock_forget(l);
+		return NULL;
+	}
 	if (l == NULL) {
 		if ((l = calloc(1, sizeof(*l))) == NULL || (l->path = strdup(path)) == NULL) {
 			free(l);
@@ -290,16 +339,22 @@ placeholder_make(struct guard_lock *l)
 	return 0;
 }
 
+/*
+ * Done with a path: its lock file stays open, unlocked, for the next
+ * start that needs it (an open and a close less each time), up to
+ * KEEP_IDLE paths; an idle one holds no lock, so other instances remove
+ * and sweep as if it were closed.
+ */
+#define KEEP_IDLE	16
+
 static void
 lock_release(struct guard_lock *l)
 {
-	struct guard_lock	**pp;
+	struct guard_lock	*o;
+	unsigned		 idle = 0;
 
 	if (--l->refs > 0)
 		return;
-	for (pp = &locks; *pp != l; pp = &(*pp)->next)
-		;
-	*pp = l->next;
 	/* the last user anywhere: nobody else holds it shared */
 	if (flock(l->fd, LOCK_EX | LOCK_NB) == 0 && is_placeholder(l->fd, l->path)) {
 		if (remove_placeholder(l->path) == -1 && errno != ENOTEMPTY && errno != EEXIST &&
@@ -307,9 +362,11 @@ lock_release(struct guard_lock *l)
 			log_warn("sandbox: removing the placeholder %s", l->path);
 		(void)write_id(l->fd, l->path, NULL);
 	}
-	close(l->fd);
-	free(l->path);
-	free(l);
+	(void)flock(l->fd, LOCK_UN);
+	for (o = locks; o != NULL; o = o->next)
+		idle += o->refs == 0;
+	if (idle > KEEP_IDLE)
+		lock_forget(l);
 }
 
 /* Does the directory at path hold anything?  (A placeholder never does.) */

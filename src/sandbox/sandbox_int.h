@@ -64,6 +64,8 @@ struct sandbox_plan {
 	int			 route_sv[2];	/* child sends its netns listeners on [1] */
 	char			*cwd;
 	int			 cap_last;
+	int			 spare_userns;	/* in the spawn helper: namespaces made */
+	int			 spare_netns;	/* ahead (sandbox_spare.c), or -1 */
 	struct sbx_guard	*guards;	/* placeholders held for this plan */
 	int			 ready[2];	/* placeholders made: [0] the child waits, [1] execd's */
 	char			 mechanism[64];	/* for the log: "landlock+mounts+seccomp" */
@@ -156,7 +158,11 @@ int	 sbx_guard_protected(struct sandbox_plan *plan, const char *path, char *why,
 /* in the child, before the first protected name is bound: 0 or an errno */
 int	 sbx_guard_wait(const struct sandbox_plan *plan);
 
+/* sandbox_apply.c: unshare a user namespace and map the plan's ids (0 or an errno) */
+int	 sbx_userns_enter(const struct sandbox_plan *plan);
+
 /* sandbox_net.c */
+int	 sbx_loopback_up(void);
 int	 sbx_route_add(struct sandbox_plan *plan, const char *host, unsigned port);
 int	 sbx_net_apply(const struct sandbox_plan *plan);
 void	 sbx_bridge_start(struct sandbox_plan *plan, pid_t pid);

@@ -338,12 +338,11 @@ sbx_mount_plan(struct sandbox_plan *plan, const struct fs_policy *pol, int platf
 		goto oom;
 	for (i = 0; (r = fs_policy_rule(pol, i)) != NULL; i++) {
 		/* platform roots only ever grant reads: they never narrow a write */
+		/* the fresh /dev replaces the host's: no grant brings it back */
 		if (r->is_glob || r->access == FS_ACCESS_DENY || !sbx_rule_used(r, platform) ||
 		    sbx_rule_kind(r) == SBX_RULE_PLATFORM ||
-		    sbx_rule_kind(r) == SBX_RULE_PROTECTED || !mountable(r->path, &st))
-			continue;
-		/* the fresh /dev replaces the host's: no grant brings it back */
-		if (fs_path_covers("/dev", r->path))
+		    sbx_rule_kind(r) == SBX_RULE_PROTECTED || fs_path_covers("/dev", r->path) ||
+		    !mountable(r->path, &st))
 			continue;
 		g[n++] = r;
 	}
@@ -446,7 +445,7 @@ sbx_mount_hide(struct sandbox_plan *plan, char *why, size_t whylen)
 		if (hidden.is_dir[i])
 			(void)mkdir(hidden.path[i], hidden.readonly[i] ? 0755 : 0700);
 		/* under a denied path it is out of sight already (and no mount point) */
-		if (realpath(hidden.path[i], real) == NULL || lstat(real, &st) == -1 ||
+		if (fs_realpath(hidden.path[i], real) == NULL || lstat(real, &st) == -1 ||
 		    fs_path_covers("/proc", real) || fs_path_covers("/dev", real) ||
 		    masked(plan, real))
 			continue;

@@ -82,8 +82,8 @@ sbx_route_add(struct sandbox_plan *plan, const char *host, unsigned port)
 
 /* ---- in the child, inside its new network namespace ---- */
 
-static int
-loopback_up(void)
+int
+sbx_loopback_up(void)
 {
 	struct ifreq	ifr;
 	int		s, e = 0;
@@ -132,7 +132,7 @@ sbx_net_apply(const struct sandbox_plan *plan)
 	size_t		 i, n = 0;
 	char		 count;
 
-	if ((e = loopback_up()) != 0)
+	if ((e = sbx_loopback_up()) != 0)
 		return e;
 	for (i = 0; i < plan->nroutes; i++) {
 		if ((fds[n] = route_listener(&plan->routes[i])) == -1) {

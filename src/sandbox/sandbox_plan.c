@@ -19,6 +19,7 @@ sbx_plan_new(void)
 		return NULL;
 	plan->ruleset_fd = plan->route_sv[0] = plan->route_sv[1] = -1;
 	plan->ready[0] = plan->ready[1] = -1;
+	plan->spare_userns = plan->spare_netns = -1;
 	return plan;
 }
 
@@ -35,6 +36,10 @@ sandbox_plan_free(struct sandbox_plan *plan)
 	free(plan->mounts);
 	if (plan->ruleset_fd != -1)
 		close(plan->ruleset_fd);
+	if (plan->spare_userns != -1)
+		close(plan->spare_userns);
+	if (plan->spare_netns != -1)
+		close(plan->spare_netns);
 	for (i = 0; i < 2; i++) {
 		if (plan->route_sv[i] != -1)
 			close(plan->route_sv[i]);

@@ -29,6 +29,15 @@ int	 sandbox_apply(const struct sandbox_plan *plan, int errfd,
 void	 sandbox_plan_free(struct sandbox_plan *plan);
 
 /*
+ * In the spawn helper, around a start: a managed network's namespaces
+ * made ahead are given to the plan if there are (take, before the child
+ * is forked), and the next ones made after a start that needed them
+ * (make, once it is forked).  See sandbox_spare.c.
+ */
+void	 sandbox_spare_take(struct sandbox_plan *plan);
+void	 sandbox_spare_make(const struct sandbox_plan *plan);
+
+/*
  * Once the child exists (it waits for this before it binds a protected
  * name): the placeholders planned for missing protected names are made
  * now, while the child builds its namespaces, and it is told whether they
