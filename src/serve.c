@@ -29,6 +29,7 @@
 #include "transport/sniff.h"
 #include "spawn/spawner.h"
 #include "transport/ws.h"
+#include "util/crypto.h"
 
 static struct conn	resumed;	/* a connection handed over by a new instance */
 
@@ -71,13 +72,17 @@ serve_take_over(int fd, const char **peer)
  * lookup through every library and a write to its GOT, a page copied).  No
  * JSON object is made here: jansson seeds its hash function at the first,
  * and each instance seeds its own (serve_prepare).  Where execd-proxy is
- * (readlink, access) does not change while the listener runs.
+ * (readlink, access) does not change while the listener runs.  libcrypto
+ * is loaded and relocated here once for every instance's handshake; its
+ * EVP set-up only where tokens are checked (HMAC needs it; the digests do
+ * not, util/crypto.c).
  */
 void
 serve_warm(void)
 {
 	static const char	 sample[] = "[\"s\\u00e9\",-1,2.5,true,false,null,[]]";
 	char			 enc[B64_ENCLEN(3) + 1], err[64], *text;
+	unsigned char		 mac[SHA256_LEN];
 	json_t			*v;
 
 	(void)b64_encode_to(enc, "abc", 3);
@@ -88,6 +93,11 @@ serve_warm(void)
 	json_decref(v);
 	if (conf.proxy_control == NULL && !conf.no_embedded_proxy)
 		(void)serve_proxy_find();
+	if (crypto_load() == -1)
+		log_warnx("libcrypto: each instance will try to load it itself");
+	else if (conf.jwt != NULL &&
+	    crypto_hmac_sha256("k", 1, "", 0, mac) == -1)
+		log_warnx("libcrypto: HMAC-SHA256 set-up failed");
 }
 
 /*

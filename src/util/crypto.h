@@ -1,6 +1,7 @@
 /*
- * Hashing, HMAC and constant-time comparison, execd's own (crypto.c says
- * why).  Each returns 0, or -1 (logged) when it cannot allocate.
+ * Hashing, HMAC and constant-time comparison from OpenSSL's libcrypto,
+ * loaded by soname at the first call (crypto.c says why).  Every call
+ * fails closed: -1 (or "not equal") when libcrypto cannot be loaded.
  */
 #ifndef UTIL_CRYPTO_H
 #define UTIL_CRYPTO_H
@@ -10,6 +11,8 @@
 #define SHA1_LEN	20
 #define SHA256_LEN	32
 
+/* Load it now (a listener, before it forks instances that share the pages). */
+int	crypto_load(void);
 int	crypto_sha1(const void *data, size_t len, unsigned char md[SHA1_LEN]);
 int	crypto_sha256(const void *data, size_t len, unsigned char md[SHA256_LEN]);
 int	crypto_hmac_sha256(const void *key, size_t keylen, const void *data, size_t len,
