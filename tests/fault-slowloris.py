@@ -12,9 +12,15 @@ from execd_client import tap
 from faultlib import FaultListener, PidDir, RawWS, descendants, no_resume_args, pss_kb, wait_dead
 from wsclient import upgrade_request, status_of
 
-t = tap(timeout=120)
+t = tap(timeout=180)
 pd = PidDir()
-TIMEOUT_MS = 1500
+# long enough that a normal client, started half a second into the attack, is
+# served before the first slow one is cut even when the machine is loaded
+TIMEOUT_MS = 3000
+# execd's own default (10 s) is far above this: slow clients cut within it were
+# cut by the configured timeout; the slack is what a loaded machine (sanitizers,
+# 100 instances starting at once) takes to accept them and notice the deadline
+LATE_SLACK = 5.0
 N = 100
 L = FaultListener(["--header-timeout-ms", str(TIMEOUT_MS)] + no_resume_args(pd.path))
 head = upgrade_request("/" + L.token).encode()
@@ -26,10 +32,10 @@ try:
         s = socket.create_connection((L.host, L.port))
         s.setblocking(False)
         socks.append({"s": s, "t0": time.time(), "sent": 0, "closed": None, "silent": i % 10 == 0})
-    served = None
+    served, served_before_cuts = None, False
     peak_rss = 0
     next_tick = time.time()
-    deadline = time.time() + TIMEOUT_MS / 1000.0 + 3
+    deadline = time.time() + TIMEOUT_MS / 1000.0 + LATE_SLACK + 2
     while time.time() < deadline and any(c["closed"] is None for c in socks):
         now = time.time()
         if now >= next_tick:
@@ -51,6 +57,11 @@ try:
                 ok = ws.call("environment/status").get("result") == {"status": "ready"}
                 ws.close()
                 served = time.time() - t1 if ok else False
+                # were the slow clients all still held when it was served?  One
+                # execd has cut (closed, or answered) is readable
+                held = [c["s"] for c in socks if c["closed"] is None]
+                served_before_cuts = (len(held) == N
+                                      and not select.select(held, [], [], 0)[0])
             except (OSError, TimeoutError, ConnectionError):
                 served = False
         live = [c for c in socks if c["closed"] is None]
@@ -66,7 +77,7 @@ try:
     times = sorted(c["closed"] for c in socks if c["closed"] is not None)
     t.eq(len(times), N, "all %d slow clients are cut off" % N)
     lim = TIMEOUT_MS / 1000.0
-    t.ok(times and times[0] >= lim - 0.1 and times[-1] <= lim + 1.5,
+    t.ok(times and times[0] >= lim - 0.1 and times[-1] <= lim + LATE_SLACK,
          "each after --header-timeout-ms (%.2f..%.2f s, limit %.1f s)" %
          (times[0] if times else -1, times[-1] if times else -1, lim))
     # a timer that each byte restarts would never cut a trickling client: they must
@@ -74,14 +85,17 @@ try:
     t.ok(min(c["sent"] for c in socks if not c["silent"]) >= 2,
          "the trickling clients were still sending when cut off",
          sorted(set(c["sent"] for c in socks if not c["silent"])))
-    t.ok(served not in (None, False) and served < 2,
+    # served while the slow clients all still held their connections: a listener
+    # blocked by them would serve it only once they are cut
+    t.ok(served not in (None, False) and served_before_cuts,
          "a normal client is served during the attack (in %.3f s)" % (served or -1))
     print("# peak PSS of the listener and its %d instances during the attack: %d kB" %
           (N, peak_rss))
     for c in socks:
         c["s"].close()
     time.sleep(0.3)
-    t.ok(wait_dead(descendants(L.p.pid), 5), "no instance is left behind")
+    # 100 instances exiting at once (a sanitizer build checks each for leaks)
+    t.ok(wait_dead(descendants(L.p.pid), 30), "no instance is left behind")
 
     # a head trickled past the size bound: 431, well before the timeout
     s = socket.create_connection((L.host, L.port), timeout=5)
