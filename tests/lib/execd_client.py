@@ -258,8 +258,9 @@ class Execd:
             # process/* only: network/policyDecision carries the processId too
             mine = [n for n in self.notifications if n["params"].get("processId") == pid and
                     n["method"].startswith("process/")]
-            if mine:
-                self.notifications = [n for n in self.notifications if n not in mine]
+            if mine:        # by identity: comparing the dicts is quadratic in a burst
+                taken = set(map(id, mine))
+                self.notifications = [n for n in self.notifications if id(n) not in taken]
             for n in mine:
                 p = n["params"]
                 seqs.append(p["seq"])
