@@ -123,13 +123,14 @@ class Execd:
         cmd = argv if argv is not None else [EXECD, "--stdio"] + list(extra_args or [])
         self.p = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                   stderr=None, env=env)
-        # On a loaded machine each pipe-full of output waits a scheduling slice
-        # for this process to read it: with 64 KiB pipes an answer of megabytes
-        # crawls.  A 1 MiB pipe (when allowed) moves 16 times as much each turn.
-        try:
-            fcntl.fcntl(self.p.stdout.fileno(), F_SETPIPE_SZ, 1 << 20)
-        except OSError:
-            pass
+        # On a loaded machine each pipe-full waits a scheduling slice for its
+        # reader: with 64 KiB pipes an answer (or a request) of megabytes
+        # crawls.  1 MiB pipes (when allowed) move 16 times as much each turn.
+        for pipe in (self.p.stdout, self.p.stdin):
+            try:
+                fcntl.fcntl(pipe.fileno(), F_SETPIPE_SZ, 1 << 20)
+            except OSError:
+                pass
         # a bytearray grown in place, searched for a newline only where not yet
         # searched: an answer of megabytes arrives in 64 KiB pipe reads, and
         # copying or rescanning the whole of it at each read is quadratic
