@@ -4,21 +4,31 @@
 
   rows(quick=False) -> [(metric, execd-proxy, baseline, ratio), ...]
       for tests/bench.py or anyone else; each value a formatted string.
-  python3 tests/bench_proxy.py [--quick] [--markdown]
-      prints the table (needs top_builddir or an in-tree build).
+  python3 tests/bench_proxy.py [--quick] [--markdown] [--no-shield] [--tunnel]
+      prints the table (needs top_builddir or an in-tree build); --tunnel:
+      the bulk rows only.
 
 Rows: CONNECT tunnel throughput for 1 GiB (vs direct, vs tinyproxy, and
-splice vs execd-proxy's own read/write path), the proxy's CPU time per GiB
-beside what the direct copy's receiving thread spends, its wakeups
+splice vs execd-proxy's own read/write path) and for 8 MiB (vs direct), the
+proxy's CPU time per GiB beside what the direct copy's receiver spends (and
+all processes' CPU per GiB, tunnel against direct), its wakeups
 (voluntary context switches) per MiB and the pipe sizes it relays through,
 CONNECT set-up latency and plain-HTTP forwarding latency (vs tinyproxy), and
 HTTPS through inspection (limited mode) vs the same HTTPS through an opaque
 tunnel: download throughput, and the latency of set-up plus one request (the
 handshake the proxy adds).
-Medians over repeated runs; client and sink are Python threads, identical
-for every contender, so the ratios are the point."""
+The bulk runs (tunnel, direct, read/write, tinyproxy) are interleaved round
+by round in a rotating order, so that load from elsewhere falls on all alike;
+medians, and the median of the ratios of runs in the same round.  Client and
+sink are one small C pump (compiled here from PUMP_C; a Python client and sink
+shared a GIL and paid per call), the same for every contender.  With
+permission (root or CAP_SYS_NICE; --no-shield to turn it off) the client, the
+sink and the proxies run under SCHED_FIFO 10, shielded from the other
+processes sharing the machine, as bench_sandbox does.  Latency rows use
+Python clients, identical for every contender."""
 
 import os
+import select
 import shutil
 import socket
 import ssl
@@ -31,52 +41,6 @@ import time
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "lib"))
 from proxytest import Proxy, cleanup, free_port, tmpdir, _procs  # noqa: E402
 import tlstest  # noqa: E402
-
-CHUNK = 1 << 20
-
-
-class Sink:
-    """Reads an 8-byte length, then that many bytes; answers b"done".  No half-close:
-    tinyproxy ends a tunnel when either side shuts down its sending half."""
-
-    def __init__(self):
-        self.ls = socket.socket()
-        self.ls.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        self.ls.bind(("127.0.0.1", 0))
-        self.ls.listen(512)
-        self.port = self.ls.getsockname()[1]
-        self.cpu = []       # CPU seconds of each connection's receiving thread
-        threading.Thread(target=self._accept, daemon=True).start()
-
-    def _accept(self):
-        while True:
-            try:
-                c, _ = self.ls.accept()
-            except OSError:
-                return
-            threading.Thread(target=self._serve, args=(c,), daemon=True).start()
-
-    def _serve(self, c):
-        buf = bytearray(CHUNK)
-        cpu0 = thread_cpu()
-        try:
-            head = b""
-            while len(head) < 8:
-                d = c.recv(8 - len(head))
-                if not d:
-                    raise OSError("short header")
-                head += d
-            left = int.from_bytes(head, "big")
-            while left > 0:
-                n = c.recv_into(buf, min(left, CHUNK))
-                if n == 0:
-                    raise OSError("short body")
-                left -= n
-            self.cpu.append(thread_cpu() - cpu0)
-            c.sendall(b"done")
-        except OSError:
-            pass
-        c.close()
 
 
 class Origin(threading.Thread):
@@ -112,20 +76,21 @@ class Origin(threading.Thread):
             c.close()
 
 
-def thread_cpu():
-    """CPU seconds (user + system) of the calling thread."""
-    return time.clock_gettime(time.CLOCK_THREAD_CPUTIME_ID)
-
-
 def proc_stats(pid):
-    """(CPU seconds, voluntary context switches) of a process so far."""
-    with open("/proc/%d/stat" % pid) as f:
-        st = f.read().rsplit(")", 1)[1].split()
-    cpu = (int(st[11]) + int(st[12])) / os.sysconf("SC_CLK_TCK")
-    with open("/proc/%d/status" % pid) as f:
-        vol = next(int(line.split()[1]) for line in f
-                   if line.startswith("voluntary_ctxt_switches"))
-    return cpu, vol
+    """(CPU seconds, voluntary context switches) of a process so far, summed
+    over its threads: the run time in ns from schedstat, what getrusage reports
+    without the clock-tick rounding of /proc/PID/stat."""
+    cpu, vol = 0, 0
+    for tid in os.listdir("/proc/%d/task" % pid):
+        try:
+            with open("/proc/%d/task/%s/schedstat" % (pid, tid)) as f:
+                cpu += int(f.read().split()[0])
+            with open("/proc/%d/task/%s/status" % (pid, tid)) as f:
+                vol += next(int(line.split()[1]) for line in f
+                            if line.startswith("voluntary_ctxt_switches"))
+        except (OSError, StopIteration):
+            pass
+    return cpu / 1e9, vol
 
 
 class PipeSampler(threading.Thread):
@@ -164,19 +129,6 @@ class PipeSampler(threading.Thread):
         return sorted(self.sizes)
 
 
-def measured(fn, pid, sink, nbytes, reps, *args):
-    """fn's median, with the CPU per GiB and wakeups per MiB of process pid
-    (None: of nobody) and of the sink's receiving threads over the run."""
-    before, nsink = proc_stats(pid) if pid else (0, 0), len(sink.cpu)
-    sampler = PipeSampler(pid) if pid else None
-    v = median_or_error(fn, *args)
-    after = proc_stats(pid) if pid else (0, 0)
-    pipes = sampler.stop() if sampler else []
-    gib, mib = reps * nbytes / float(1 << 30), reps * nbytes / float(1 << 20)
-    sink_cpu = sum(sink.cpu[nsink:]) / gib if len(sink.cpu) > nsink else None
-    return v, (after[0] - before[0]) / gib, (after[1] - before[1]) / mib, sink_cpu, pipes
-
-
 def open_tunnel(proxy, port, auth):
     """CONNECT through proxy (host, port) or, with proxy None, connect directly."""
     if proxy is None:
@@ -197,25 +149,268 @@ def open_tunnel(proxy, port, auth):
     return s
 
 
-def throughput(proxy, auth, sink, nbytes, reps):
-    data = memoryview(bytes(CHUNK))
-    out = []
-    for _ in range(reps):
-        s = open_tunnel(proxy, sink.port, auth)
-        t0 = time.perf_counter()
-        s.sendall(nbytes.to_bytes(8, "big"))
-        left = nbytes
-        while left > 0:
-            n = min(left, CHUNK)
-            s.sendall(data[:n])
-            left -= n
-        ack = s.recv(16)
-        dt = time.perf_counter() - t0
-        s.close()
-        if ack != b"done":
-            raise RuntimeError("sink did not confirm")
-        out.append(nbytes / 1e6 / dt)
-    return out
+PUMP_C = r"""
+/* bench pump: "sink" serves connections one after another, "send" pushes bytes */
+#define _GNU_SOURCE
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <arpa/inet.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#define CHUNK (1 << 20)
+static char buf[CHUNK];
+
+static double
+now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static void
+usage_now(double *cpu, long *vcsw)
+{
+	struct rusage ru;
+
+	getrusage(RUSAGE_SELF, &ru);
+	*cpu = ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6 +
+	    ru.ru_stime.tv_sec + ru.ru_stime.tv_usec / 1e6;
+	*vcsw = ru.ru_nvcsw;
+}
+
+static int
+readn(int fd, char *p, size_t n)
+{
+	ssize_t r;
+
+	while (n > 0) {
+		if ((r = recv(fd, p, n, 0)) <= 0)
+			return -1;
+		p += r;
+		n -= (size_t)r;
+	}
+	return 0;
+}
+
+static int
+sink(void)
+{
+	struct sockaddr_in sa = { .sin_family = AF_INET };
+	socklen_t len = sizeof(sa);
+	int ls, c, one = 1;
+
+	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	if ((ls = socket(AF_INET, SOCK_STREAM, 0)) == -1 ||
+	    setsockopt(ls, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) == -1 ||
+	    bind(ls, (struct sockaddr *)&sa, sizeof(sa)) == -1 || listen(ls, 64) == -1 ||
+	    getsockname(ls, (struct sockaddr *)&sa, &len) == -1) {
+		perror("sink");
+		return 1;
+	}
+	printf("%d\n", ntohs(sa.sin_port));
+	fflush(stdout);
+	while ((c = accept(ls, NULL, NULL)) != -1) {
+		unsigned char head[8];
+		unsigned long long left = 0, got = 0, reads = 0;
+		double cpu0, cpu1;
+		long v0, v1;
+		ssize_t r;
+		int i;
+
+		usage_now(&cpu0, &v0);
+		if (readn(c, (char *)head, 8) == 0) {
+			for (i = 0; i < 8; i++)
+				left = left << 8 | head[i];
+			while (left > 0) {
+				r = recv(c, buf, left < CHUNK ? left : CHUNK, 0);
+				if (r <= 0)
+					break;
+				left -= (size_t)r;
+				got += (size_t)r;
+				reads++;
+			}
+			usage_now(&cpu1, &v1);
+			if (left == 0)
+				(void)send(c, "done", 4, MSG_NOSIGNAL);
+			printf("%llu %.6f %ld %llu\n", got, cpu1 - cpu0, v1 - v0, reads);
+			fflush(stdout);
+		}
+		close(c);
+	}
+	perror("accept");
+	return 1;
+}
+
+static int
+sender(int argc, char **argv)
+{
+	struct sockaddr_in sa = { .sin_family = AF_INET };
+	unsigned long long n = strtoull(argv[4], NULL, 10), left = n;
+	unsigned char head[8];
+	char reply[4096];
+	size_t have = 0;
+	double t0, cpu0, cpu1;
+	long v0, v1;
+	ssize_t r;
+	int s, i, one = 1;
+
+	sa.sin_port = htons((unsigned short)atoi(argv[3]));
+	inet_pton(AF_INET, argv[2], &sa.sin_addr);
+	if ((s = socket(AF_INET, SOCK_STREAM, 0)) == -1 ||
+	    connect(s, (struct sockaddr *)&sa, sizeof(sa)) == -1) {
+		perror("connect");
+		return 1;
+	}
+	if (argc > 5) {		/* through a proxy: CONNECT 127.0.0.1:PORT [auth] */
+		setsockopt(s, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+		i = snprintf(reply, sizeof(reply), "CONNECT 127.0.0.1:%s HTTP/1.1\r\n"
+		    "Host: 127.0.0.1:%s\r\n%s%s%s\r\n", argv[5], argv[5],
+		    argc > 6 ? "Proxy-Authorization: Basic " : "", argc > 6 ? argv[6] : "",
+		    argc > 6 ? "\r\n" : "");
+		if (send(s, reply, (size_t)i, 0) != i)
+			return 1;
+		while (have < sizeof(reply) - 1 && (r = recv(s, reply + have, 1, 0)) == 1) {
+			have++;
+			reply[have] = '\0';
+			if (have >= 4 && memcmp(reply + have - 4, "\r\n\r\n", 4) == 0)
+				break;
+		}
+		if (strncmp(reply, "HTTP/1.1 200", 12) != 0 &&
+		    strncmp(reply, "HTTP/1.0 200", 12) != 0) {
+			fprintf(stderr, "CONNECT refused: %.60s\n", reply);
+			return 1;
+		}
+	}
+	usage_now(&cpu0, &v0);
+	t0 = now();
+	for (i = 0; i < 8; i++)
+		head[i] = (unsigned char)(n >> (56 - 8 * i));
+	if (send(s, head, 8, 0) != 8)
+		return 1;
+	while (left > 0) {
+		if ((r = send(s, buf, left < CHUNK ? left : CHUNK, 0)) <= 0) {
+			perror("send");
+			return 1;
+		}
+		left -= (size_t)r;
+	}
+	if (readn(s, reply, 4) == -1 || memcmp(reply, "done", 4) != 0) {
+		fprintf(stderr, "sink did not confirm\n");
+		return 1;
+	}
+	usage_now(&cpu1, &v1);
+	printf("%.6f %.6f %ld\n", now() - t0, cpu1 - cpu0, v1 - v0);
+	return 0;
+}
+
+int
+main(int argc, char **argv)
+{
+	if (argc == 2 && strcmp(argv[1], "sink") == 0)
+		return sink();
+	if (argc >= 5 && strcmp(argv[1], "send") == 0)
+		return sender(argc, argv);
+	fprintf(stderr, "usage: pump sink | pump send HOST PORT NBYTES [TARGETPORT [AUTH]]\n");
+	return 2;
+}
+"""
+
+SHIELD = ("chrt", "-f", "10")
+
+
+def shield_ok():
+    """Whether this process may run others under SCHED_FIFO."""
+    try:
+        return subprocess.run(list(SHIELD) + ["true"], stderr=subprocess.DEVNULL).returncode == 0
+    except OSError:
+        return False
+
+
+class Pump:
+    """The C client and sink: the sink serves one connection after another
+    and reports each (bytes, CPU seconds, voluntary switches, recv calls)."""
+
+    def __init__(self, prefix):
+        d = tmpdir()
+        src, self.bin = os.path.join(d, "pump.c"), os.path.join(d, "pump")
+        with open(src, "w") as f:
+            f.write(PUMP_C)
+        subprocess.run(["cc", "-O2", "-o", self.bin, src], check=True)
+        self.prefix = list(prefix)
+        self.sink = subprocess.Popen(self.prefix + [self.bin, "sink"], stdout=subprocess.PIPE,
+                                     text=True)
+        _procs.append(self.sink)
+        self.port = int(self.sink.stdout.readline())
+
+    def run(self, nbytes, proxy=None, auth=None):
+        """One transfer of nbytes, direct or CONNECTed through proxy (host, port):
+        {"mbs", "sink_cpu", "sink_reads", "client_cpu"}."""
+        args = [self.bin, "send", "127.0.0.1", str(self.port), str(nbytes)]
+        if proxy is not None:
+            args[2:4] = [proxy[0], str(proxy[1])]
+            args += [str(self.port)] + ([auth] if auth else [])
+        r = subprocess.run(self.prefix + args, capture_output=True, text=True, timeout=600)
+        if r.returncode != 0:
+            # the sink reports a connection that sent its length: not to the next run
+            if select.select([self.sink.stdout], [], [], 1.0)[0]:
+                self.sink.stdout.readline()
+            raise RuntimeError("pump: %s" % (r.stderr.strip() or "status %d" % r.returncode))
+        secs, client_cpu = (float(x) for x in r.stdout.split()[:2])
+        got, cpu, _, reads = self.sink.stdout.readline().split()
+        if int(got) != nbytes:
+            raise RuntimeError("sink got %s of %d bytes" % (got, nbytes))
+        return {"mbs": nbytes / 1e6 / secs, "sink_cpu": float(cpu), "sink_reads": int(reads),
+                "client_cpu": client_cpu}
+
+    def stop(self):
+        self.sink.kill()
+        self.sink.wait()
+
+
+def interleaved(pump, contenders, nbytes, rounds):
+    """Each contender (name, proxy address or None, auth, proxy pid or None)
+    once a round, the order rotating; per name the list of its runs, each
+    with the proxy's CPU seconds and wakeups and the pipe sizes it held."""
+    res = {c[0]: [] for c in contenders}
+    for i in range(rounds):
+        k = i % len(contenders)
+        for name, addr, auth, pid in contenders[k:] + contenders[:k]:
+            before = proc_stats(pid) if pid else None
+            sampler = PipeSampler(pid) if pid else None
+            try:
+                got = pump.run(nbytes, addr, auth)
+            except Exception as e:  # a broken contender must not hide the others
+                print("# %s: %s" % (name, e), file=sys.stderr)
+                got = None
+            pipes = sampler.stop() if sampler else []
+            if got is not None:
+                after = proc_stats(pid) if pid else (0.0, 0)
+                got.update(cpu=after[0] - before[0] if pid else 0.0,
+                           wake=after[1] - before[1] if pid else 0, pipes=pipes)
+                got["all_cpu"] = got["cpu"] + got["client_cpu"] + got["sink_cpu"]
+            res[name].append(got)
+    return res
+
+
+def med(runs, key):
+    vals = [r[key] for r in runs if r is not None and key in r]
+    return statistics.median(vals) if vals else None
+
+
+def pair_ratio(a, b, key="mbs", bkey=None):
+    """Median of the ratios a[key]/b[bkey or key] of runs in the same round."""
+    bkey = bkey or key
+    vals = [x[key] / y[bkey] for x, y in zip(a, b)
+            if x is not None and y is not None and y[bkey]]
+    return statistics.median(vals) if vals else None
 
 
 def setup_latency(proxy, auth, sink, reps):
@@ -250,11 +445,11 @@ def forward_latency(proxy, auth, origin, reps):
     return out
 
 
-def start_execd_proxy(splice=True):
+def start_execd_proxy(splice=True, prefix=()):
     import base64
     p = Proxy("listen http 127.0.0.1:0\nallow 127.0.0.1\nallow-local no\n"
               "max-connections-per-client 100000\nsplice %s\n" % ("yes" if splice else "no"),
-              audit="none")
+              audit="none", prefix=prefix)
     c = p.register(tags={"process_id": "bench"})
     host, port = p.http.rsplit(":", 1)
     auth = base64.b64encode(("%s:%s" % (c.id, c.secret)).encode()).decode()
@@ -372,7 +567,7 @@ def inspected_rows(quick):
     return out
 
 
-def start_tinyproxy():
+def start_tinyproxy(prefix=()):
     if shutil.which("tinyproxy") is None:
         return None, None
     d = tmpdir()
@@ -381,7 +576,7 @@ def start_tinyproxy():
     with open(conf, "w") as f:
         f.write("Port %d\nListen 127.0.0.1\nTimeout 600\nMaxClients 4000\nAllow 127.0.0.1\n"
                 "LogLevel Critical\nDisableViaHeader Yes\n" % port)
-    p = subprocess.Popen(["tinyproxy", "-d", "-c", conf], stdout=subprocess.DEVNULL,
+    p = subprocess.Popen(list(prefix) + ["tinyproxy", "-d", "-c", conf], stdout=subprocess.DEVNULL,
                          stderr=subprocess.DEVNULL)
     _procs.append(p)
     end = time.time() + 10
@@ -416,57 +611,113 @@ def row(name, ours, base):
     return (name, fmt(ours), fmt(base), "%.2f" % ratio if ratio is not None else "n/a")
 
 
-def rows(quick=False):
-    nbytes = (64 << 20) if quick else (1 << 30)
-    treps, lreps = (1, 20) if quick else (3, 200)
+def tunnel_rows(quick, pump, prefix, shielded, ep, eaddr, eauth):
+    """The bulk rows: execd-proxy's tunnel beside a direct copy, its own
+    read/write path and tinyproxy, interleaved."""
+    nbytes, rounds = ((256 << 20), 5) if quick else ((1 << 30), 9)
     size = "%d MiB" % (nbytes >> 20) if nbytes < (1 << 30) else "1 GiB"
-    sink, origin = Sink(), Origin()
-    ep, eaddr, eauth = start_execd_proxy()
-    tp, taddr = start_tinyproxy()
-    out = []
+    rp, raddr, rauth = start_execd_proxy(splice=False, prefix=prefix)
+    tp, taddr = start_tinyproxy(prefix)
     try:
-        ours, pcpu, pwake, psink, pipes = measured(throughput, ep.proc.pid, sink, nbytes, treps,
-                                                   eaddr, eauth, sink, nbytes, treps)
-        direct, _, _, dsink, _ = measured(throughput, None, sink, nbytes, treps,
-                                          None, None, sink, nbytes, treps)
-        tiny = median_or_error(throughput, taddr, None, sink, nbytes, treps) if tp else None
-        out.append(row("proxy: CONNECT tunnel %s vs direct loopback (MB/s, higher is better)"
-                       % size, ours, direct))
-        out.append(row("proxy: CONNECT tunnel %s vs tinyproxy (MB/s, higher is better)" % size,
-                       ours, tiny))
-        out.append(row("proxy: CPU per GiB tunnelled vs the direct copy's receiver (s)",
-                       pcpu, dsink))
-        out.append(("proxy: wakeups (voluntary switches) per MiB tunnelled", fmt(pwake),
-                    "n/a", "n/a"))
-        out.append(("proxy: pipe sizes seen while tunnelling (KiB)",
-                    " ".join("%d" % (x >> 10) for x in pipes) or "n/a", "n/a", "n/a"))
-        out.append(("proxy: the sink's receiving CPU per GiB, through the proxy (s)",
-                    fmt(psink), fmt(dsink), "%.2f" % (psink / dsink) if psink and dsink else "n/a"))
-        rp, raddr, rauth = start_execd_proxy(splice=False)
-        try:
-            copy = median_or_error(throughput, raddr, rauth, sink, nbytes, treps)
-        finally:
-            rp.stop()
-        out.append(row("proxy: CONNECT tunnel %s, splice vs read/write (MB/s, higher is better)"
-                       % size, ours, copy))
-        ours = median_or_error(setup_latency, eaddr, eauth, sink, lreps)
-        tiny = median_or_error(setup_latency, taddr, None, sink, lreps) if tp else None
-        out.append(row("proxy: CONNECT set-up latency vs tinyproxy (ms)", ours, tiny))
-        ours = median_or_error(forward_latency, eaddr, eauth, origin, lreps)
-        tiny = median_or_error(forward_latency, taddr, None, origin, lreps) if tp else None
-        out.append(row("proxy: plain HTTP GET forwarded vs tinyproxy (ms)", ours, tiny))
-        out += inspected_rows(quick)
+        contenders = [("tunnel", eaddr, eauth, ep.proc.pid), ("direct", None, None, None),
+                      ("readwrite", raddr, rauth, rp.proc.pid)]
+        if tp is not None:
+            contenders.append(("tinyproxy", taddr, None, tp.pid))
+        res = interleaved(pump, contenders, nbytes, rounds)
     finally:
-        ep.stop()
+        rp.stop()
         if tp is not None:
             tp.terminate()
             tp.wait(timeout=5)
+    t, d = res["tunnel"], res["direct"]
+    gib, mib = nbytes / float(1 << 30), nbytes / float(1 << 20)
+    runs = " ".join("%.0f/%.0f" % (x["mbs"], y["mbs"]) for x, y in zip(t, d)
+                    if x is not None and y is not None)
+    how = "%d interleaved rounds%s, load average %.1f" % (
+        rounds, ", under chrt -f 10" if shielded else "", os.getloadavg()[0])
+    pipes = sorted(set(x for r in t if r is not None for x in r["pipes"]))
+    ratio = pair_ratio(t, d)
+    out = [row("proxy: CONNECT tunnel %s vs direct loopback (MB/s, higher is better; "
+               "medians of %s)" % (size, how), med(t, "mbs"), med(d, "mbs")),
+           ("proxy: tunnel/direct, median of the per-round ratios (goal >= 0.75; "
+            "runs %s MB/s)" % runs, "", "", "%.2f" % ratio if ratio else "n/a"),
+           row("proxy: CONNECT tunnel %s vs tinyproxy (MB/s, higher is better)" % size,
+               med(t, "mbs"), med(res["tinyproxy"], "mbs") if tp else None),
+           row("proxy: CONNECT tunnel %s, splice vs read/write (MB/s, higher is better)"
+               % size, med(t, "mbs"), med(res["readwrite"], "mbs"))]
+    pcpu, dsink = med(t, "cpu"), med(d, "sink_cpu")
+    out.append(row("proxy: its CPU per GiB tunnelled vs the direct copy's receiver (s)",
+                   pcpu / gib if pcpu is not None else None,
+                   dsink / gib if dsink is not None else None))
+    cr = pair_ratio(t, d, "cpu", "sink_cpu")
+    out.append(("proxy: its CPU / the direct receiver's, median of the per-round ratios "
+                "(goal <= 1)", "", "", "%.2f" % cr if cr else "n/a"))
+    tall, dall = med(t, "all_cpu"), med(d, "all_cpu")
+    out.append(row("proxy: CPU per GiB of client + proxy + sink vs client + sink direct (s)",
+                   tall / gib if tall is not None else None,
+                   dall / gib if dall is not None else None))
+    small, srounds = 8 << 20, 21 if quick else 41
+    sres = interleaved(pump, contenders[:2], small, srounds)
+    st, sd = sres["tunnel"], sres["direct"]
+    sratio, scpu, ssink = pair_ratio(st, sd), med(st, "cpu"), med(sd, "sink_cpu")
+    out.append(row("proxy: CONNECT tunnel of 8 MiB vs direct (MB/s; medians of %d interleaved "
+                   "rounds; median of per-round ratios %s)"
+                   % (srounds, "%.2f" % sratio if sratio else "n/a"), med(st, "mbs"), med(sd, "mbs")))
+    out.append(row("proxy: its CPU per GiB in 8 MiB tunnels vs the direct copy's receiver (s)",
+                   scpu * 128 if scpu is not None else None,
+                   ssink * 128 if ssink is not None else None))
+    rcpu = med(res["readwrite"], "cpu")
+    out.append(row("proxy: its CPU per GiB, splice vs read/write (s)",
+                   pcpu / gib if pcpu is not None else None,
+                   rcpu / gib if rcpu is not None else None))
+    wake = med(t, "wake")
+    out.append(("proxy: wakeups (voluntary switches) per MiB tunnelled",
+                fmt(wake / mib if wake is not None else None), "n/a", "n/a"))
+    out.append(("proxy: pipe sizes seen while tunnelling (KiB)",
+                " ".join("%d" % (x >> 10) for x in pipes) or "n/a", "n/a", "n/a"))
+    psink = med(t, "sink_cpu")
+    out.append(row("proxy: the sink's receiving CPU per GiB, through the proxy vs direct (s)",
+                   psink / gib if psink is not None else None,
+                   dsink / gib if dsink is not None else None))
+    pr, dr = med(t, "sink_reads"), med(d, "sink_reads")
+    out.append(row("proxy: the sink's bytes per recv, through the proxy vs direct (KiB)",
+                   nbytes / 1024.0 / pr if pr else None, nbytes / 1024.0 / dr if dr else None))
+    return out
+
+
+def rows(quick=False, shield=True, tunnel_only=False):
+    lreps = 20 if quick else 200
+    shielded = shield and shield_ok()
+    prefix = SHIELD if shielded else ()
+    origin, pump = Origin(), Pump(prefix)
+    ep, eaddr, eauth = start_execd_proxy(prefix=prefix)
+    out = []
+    try:
+        out += tunnel_rows(quick, pump, prefix, shielded, ep, eaddr, eauth)
+        if tunnel_only:
+            return out
+        tp, taddr = start_tinyproxy()
+        try:
+            ours = median_or_error(setup_latency, eaddr, eauth, pump, lreps)
+            tiny = median_or_error(setup_latency, taddr, None, pump, lreps) if tp else None
+            out.append(row("proxy: CONNECT set-up latency vs tinyproxy (ms)", ours, tiny))
+            ours = median_or_error(forward_latency, eaddr, eauth, origin, lreps)
+            tiny = median_or_error(forward_latency, taddr, None, origin, lreps) if tp else None
+            out.append(row("proxy: plain HTTP GET forwarded vs tinyproxy (ms)", ours, tiny))
+        finally:
+            if tp is not None:
+                tp.terminate()
+                tp.wait(timeout=5)
+        out += inspected_rows(quick)
+    finally:
+        ep.stop()
+        pump.stop()
     return out
 
 
 def main(argv):
     quick = "--quick" in argv
-    table = rows(quick)
+    table = rows(quick, shield="--no-shield" not in argv, tunnel_only="--tunnel" in argv)
     head = ("metric", "execd-proxy", "baseline", "ratio (execd-proxy/baseline)")
     if "--markdown" in argv:
         print("| " + " | ".join(head) + " |")

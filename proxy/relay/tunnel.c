@@ -21,13 +21,14 @@
 #define PUMP_BUDGET	(1024 * 1024)	/* per direction per wakeup: fairness */
 #define COPY_CHUNK	(64 * 1024)
 /*
- * Pipes start at the kernel's default size; a direction that has moved
- * BULK_AFTER bytes gets a BULK_PIPE one.  Big pipes for every relay would
- * use up the per-user pipe allowance (fs.pipe-user-pages-soft) after a
- * few dozen relays and leave the rest with tiny pipes.
+ * Pipes start at the kernel's default size; a direction whose source once
+ * had a whole default pipe's worth waiting gets a BULK_PIPE one at once,
+ * so a bulk transfer runs through the big pipe from its first splices.  Big
+ * pipes for every relay would use up the per-user pipe allowance
+ * (fs.pipe-user-pages-soft) after a few dozen relays and leave the rest
+ * with tiny pipes; interactive traffic never has that much queued.
  */
 #define SPLICE_CHUNK	(1024 * 1024)
-#define BULK_AFTER	(8 * 1024 * 1024)
 #define BULK_PIPE	(1024 * 1024)
 
 enum pump_result {
@@ -80,6 +81,17 @@ bounded(const struct half *h, size_t want)
 	return h->bounded && h->left < want ? (size_t)h->left : want;
 }
 
+/* Best effort: EPERM past the allowance leaves the pipe as it is. */
+static void
+grow_pipe(struct half *h)
+{
+	int	size;
+
+	h->bulk = 1;
+	if ((size = fcntl(h->pipe[0], F_SETPIPE_SZ, BULK_PIPE)) > 0)
+		h->pipe_size = (size_t)size;
+}
+
 /* One read from src into the filter, the pipe or the buffer; 1 when src is empty. */
 static int
 fill(struct conn *c, struct half *h)
@@ -109,17 +121,14 @@ fill(struct conn *c, struct half *h)
 	if (h->bounded && h->left == 0)
 		return 1;
 	if (h->pipe[0] != -1) {
-		if (!h->bulk && h->bytes >= BULK_AFTER) {
-			h->bulk = 1;	/* best effort: EPERM past the allowance */
-			if ((n = fcntl(h->pipe[0], F_SETPIPE_SZ, BULK_PIPE)) > 0)
-				h->pipe_size = (size_t)n;
-		}
 		want = bounded(h, SPLICE_CHUNK);
 		room = h->pipe_size > h->inpipe ? h->pipe_size - h->inpipe : 0;
 		n = splice(*h->src, NULL, h->pipe[1], NULL, want,
 		    SPLICE_F_MOVE | SPLICE_F_NONBLOCK);
 		if (n > 0)
 			h->inpipe += (size_t)n;
+		if (n > 0 && (size_t)n >= h->pipe_size && !h->bulk)
+			grow_pipe(h);
 	} else {
 		if (buf_reserve(&h->pend, COPY_CHUNK) == -1)
 			return -1;
