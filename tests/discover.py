@@ -15,14 +15,10 @@ does (root and unshare(1)), and are skipped otherwise.
 """
 import json
 import os
-import re
-import shutil
 import sys
-import tempfile
 import time
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import envconfig as ec  # noqa: E402
+from refdiff import run, run_cases, write_tree
 
 V2 = "capabilities/discoverV2"
 V1 = "capabilityRoots/discoverV1"
@@ -381,11 +377,11 @@ def deep_bound(execd, scratch):
     root = os.path.join(scratch, "deep")
     d = CH + "skills/s/"
     os.makedirs(os.path.join(root, "home", ".codex"))
-    ec.write_tree(root, {d + "SKILL.md": sk("s", "d"), d + "agents/openai.yaml":
+    write_tree(root, {d + "SKILL.md": sk("s", "d"), d + "agents/openai.yaml":
                          POL + "x: " + "[" * 500000 + "]" * 500000 + "\n"})
     e = {"PATH": "/usr/bin:/bin", "HOME": root + "/home", "CODEX_HOME": root + "/home/.codex"}
     start = time.time()
-    got, _ = ec.run([execd, "--stdio", "--kill-grace-ms", "0"], e, root,
+    got, _ = run([execd, "--stdio", "--kill-grace-ms", "0"], e, root,
                     json.loads(json.dumps([v2()]).replace("@R", root)))
     took = time.time() - start
     skills = (got[0] or {}).get("skills") or [{}]
@@ -394,78 +390,9 @@ def deep_bound(execd, scratch):
 
 
 def main():
-    ref, execd = ec.find_ref(), os.path.join(ec.BUILD, "src", "execd")
-    if ref is None or not os.access(execd, os.X_OK):
-        print("1..0 # SKIP reference codex or execd not found")
-        return 0
-    scratch = os.environ.get("ENVCONFIG_SCRATCH") or tempfile.mkdtemp(
-        prefix="discover.", dir=os.path.abspath(ec.BUILD))
-    os.chmod(scratch, 0o755)
-    etc_ok = ec.enter_namespace(scratch)
-    host_etc = os.path.exists("/etc/codex") and not etc_ok
-    only = os.environ.get("DISCOVER_ONLY")
-    all_cases = list(cases())
-    print("1..%d" % (len(all_cases) + 1))
-    failed = differ = total = 0
-    for n, (name, files, etc, env, reqs) in enumerate(all_cases, 1):
-        if only and not re.search(only, name):
-            print("ok %d - %s # SKIP not selected" % (n, name))
-            continue
-        if host_etc or (etc is not None and not etc_ok):
-            print("ok %d - %s # SKIP needs /etc/codex of our own" % (n, name))
-            continue
-        root = os.path.join(scratch, "c%d" % n)
-        os.makedirs(os.path.join(root, "home", ".codex"))
-        ec.write_tree(root, files)
-        if etc_ok:
-            shutil.rmtree("/etc/codex", ignore_errors=True)
-            if etc is not None:
-                os.makedirs("/etc/codex")
-                ec.write_tree("/etc/codex", etc)
-        as_nobody = env.get("@nobody") and os.geteuid() == 0
-        if as_nobody and shutil.which("setpriv") is None:
-            print("ok %d - %s # SKIP needs setpriv(1) to run as nobody" % (n, name))
-            continue
-        env = {k: v for k, v in env.items() if k != "@nobody"}
-        pre = (["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"]
-               if as_nobody else [])
-        e = {"PATH": "/usr/bin:/bin", "HOME": root + "/home", "CODEX_HOME": root + "/home/.codex"}
-        e.update({k: (v.replace("@R", root) if v else v) for k, v in env.items()})
-        e = {k: v for k, v in e.items() if v is not None}
-        rq = json.loads(json.dumps(reqs).replace("@R", root))
-        want, _ = ec.run(pre + [ref, "exec-server", "--listen", "stdio"], e, root, rq)
-        got, sanitizer = ec.run(pre + [execd, "--stdio", "--kill-grace-ms", "0"], e, root, rq)
-        bad = [i for i in range(len(rq)) if want[i] != got[i] or want[i] is None]
-        total += len(rq)
-        for line in sanitizer[:5]:
-            print("# execd: %s" % line)
-        if sanitizer and not bad:
-            bad = [0]
-        if os.environ.get("DISCOVER_VERBOSE") or bad:
-            for i in (bad or range(len(rq))):
-                print("# request %d: %s" % (i, json.dumps(rq[i])[:300].replace(root, "@R")))
-                print("#   reference: %s" % json.dumps(want[i]).replace(root, "@R"))
-                print("#   execd:     %s" % json.dumps(got[i]).replace(root, "@R"))
-        if bad:
-            failed += 1
-            differ += len(bad)
-        print("%s %d - %s (%d requests)" % ("not ok" if bad else "ok", n, name, len(rq)))
-    n = len(all_cases) + 1
-    name = "openai.yaml: nested deeper than execd reads (not differential)"
-    if only and not re.search(only, name):
-        print("ok %d - %s # SKIP not selected" % (n, name))
-    else:
-        ok, detail = deep_bound(execd, scratch)
-        if not ok:
-            print("# %s" % detail.replace(scratch, "@R"))
-            failed += 1
-        print("%s %d - %s" % ("ok" if ok else "not ok", n, name))
-    if etc_ok:
-        shutil.rmtree("/etc/codex", ignore_errors=True)
-    if not os.environ.get(ec.NS_FLAG):
-        ec.remove_tree(scratch)
-    print("# %d requests in all: %d cases differ, %d requests differ" % (total, failed, differ))
-    return 1 if failed else 0
+    return run_cases(((name, files, etc, env, "@R", reqs) for name, files, etc, env, reqs in cases()),
+                     "DISCOVER",
+                     [("openai.yaml: nested deeper than execd reads (not differential)", deep_bound)])
 
 
 if __name__ == "__main__":
