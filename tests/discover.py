@@ -373,19 +373,20 @@ def cases():
 def deep_bound(execd, scratch):
     """Not differential: a file nested deeper than execd reads (64) is
     refused at once; the reference reads it, in time quadratic in its depth
-    (1 MiB of "[" takes it minutes).  (ok, detail)"""
+    (1 MiB of "[" takes it minutes; execd 0.2 s: the 60 s bound tells a
+    refusal from a hang, not a speed).  (ok, detail)"""
     root = os.path.join(scratch, "deep")
     d = CH + "skills/s/"
     os.makedirs(os.path.join(root, "home", ".codex"))
     write_tree(root, {d + "SKILL.md": sk("s", "d"), d + "agents/openai.yaml":
-                         POL + "x: " + "[" * 500000 + "]" * 500000 + "\n"})
+                      POL + "x: " + "[" * 500000 + "]" * 500000 + "\n"})
     e = {"PATH": "/usr/bin:/bin", "HOME": root + "/home", "CODEX_HOME": root + "/home/.codex"}
     start = time.time()
     got, _ = run([execd, "--stdio", "--kill-grace-ms", "0"], e, root,
-                    json.loads(json.dumps([v2()]).replace("@R", root)))
+                 json.loads(json.dumps([v2()]).replace("@R", root)))
     took = time.time() - start
     skills = (got[0] or {}).get("skills") or [{}]
-    ok = got[0] is not None and skills[0].get("policy", 0) is None and took < 10
+    ok = got[0] is not None and skills[0].get("policy", 0) is None and took < 60
     return ok, "answered in %.1f s: %s" % (took, json.dumps(got[0])[:200])
 
 
