@@ -25,6 +25,7 @@
 #include "session/resume.h"
 #include "rpc/rpc.h"
 #include "serve.h"
+#include "serve_proxy.h"
 #include "sandbox/sandbox.h"
 #include "transport/sniff.h"
 #include "spawn/spawner.h"

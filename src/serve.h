@@ -2,8 +2,6 @@
 #ifndef EXECD_SERVE_H
 #define EXECD_SERVE_H
 
-#include <sys/types.h>
-
 /*
  * Everything an instance needs before its client: the spawn helper, the
  * methods, the loop, and the instance narrowed to its allow-list.  -1 on
@@ -20,9 +18,5 @@ void	serve_warm(void);
 int	serve_run(int in_fd, int out_fd);
 /* Both, for an instance started with its connection. */
 int	serve_connection(int in_fd, int out_fd);
-
-/* serve_proxy.c: the embedded execd-proxy */
-int	serve_proxy_find(void);
-pid_t	serve_proxy_launch(int fd);
 
 #endif

@@ -34,7 +34,7 @@
 
 #include "log.h"
 #include "execd.h"
-#include "serve.h"
+#include "serve_proxy.h"
 #include "spawn/spawner.h"
 
 extern char	**environ;
