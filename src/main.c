@@ -173,7 +173,7 @@ instance_gone(pid_t pid)
 	resume_sweep(conf.state_dir, pid);
 }
 
-static const struct listen_ops instance_ops = { serve_prepare, serve_run, instance_gone };
+static const struct listen_ops instance_ops = { serve_warm, serve_prepare, serve_run, instance_gone };
 
 /*
  * Session sockets whose instance died without removing them (SIGKILL, the

@@ -1,9 +1,14 @@
 #include "config.h"
 
+#include <sys/random.h>
+
 #include <signal.h>
 #include <stdlib.h>
 #include <unistd.h>
 
+#include <jansson.h>
+
+#include "b64.h"
 #include "evloop.h"
 #include "log.h"
 #include "execd.h"
@@ -24,6 +29,7 @@
 #include "transport/sniff.h"
 #include "spawn/spawner.h"
 #include "transport/ws.h"
+#include "util/crypto.h"
 
 static struct conn	resumed;	/* a connection handed over by a new instance */
 
@@ -59,6 +65,56 @@ serve_take_over(int fd, const char **peer)
 	return 0;
 }
 
+/*
+ * Each instance's first encoding and decoding would fill the base64 tables
+ * in its own copy of the pages, and its first calls into jansson would bind
+ * jansson's calls into libc (jansson is linked for lazy binding: a symbol
+ * lookup through every library and a write to its GOT, a page copied).  No
+ * JSON object is made here: jansson seeds its hash function at the first,
+ * and each instance seeds its own (serve_prepare).  Where execd-proxy is
+ * (readlink, access) does not change while the listener runs.  libcrypto
+ * is loaded and relocated here once for every instance's handshake; its
+ * EVP set-up only where tokens are checked (HMAC needs it; the digests do
+ * not, util/crypto.c).
+ */
+void
+serve_warm(void)
+{
+	static const char	 sample[] = "[\"s\\u00e9\",-1,2.5,true,false,null,[]]";
+	char			 enc[B64_ENCLEN(3) + 1], err[64], *text;
+	unsigned char		 mac[SHA256_LEN];
+	json_t			*v;
+
+	(void)b64_encode_to(enc, "abc", 3);
+	(void)b64_valid(enc, 4, err, sizeof(err));
+	if ((v = json_loads(sample, 0, NULL)) != NULL &&
+	    (text = json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY)) != NULL)
+		free(text);
+	json_decref(v);
+	if (conf.proxy_control == NULL && !conf.no_embedded_proxy)
+		(void)serve_proxy_find();
+	if (crypto_load() == -1)
+		log_warnx("libcrypto: each instance will try to load it itself");
+	else if (conf.jwt != NULL &&
+	    crypto_hmac_sha256("k", 1, "", 0, mac) == -1)
+		log_warnx("libcrypto: HMAC-SHA256 set-up failed");
+}
+
+/*
+ * jansson's hash seed, ours and from getrandom(2): it would read
+ * /dev/urandom (an open, a read, a close) at the first object.
+ */
+static void
+seed_json(void)
+{
+	uint32_t	seed = 0;
+
+	while (seed == 0)
+		if (getrandom(&seed, sizeof(seed), 0) != (ssize_t)sizeof(seed))
+			return;	/* jansson seeds itself */
+	json_object_seed(seed);
+}
+
 int
 serve_prepare(void)
 {
@@ -73,6 +129,7 @@ serve_prepare(void)
 		.closed_keep_ms = conf.closed_keep_ms,
 	};
 	signal(SIGPIPE, SIG_IGN);
+	seed_json();
 	/* before anything else is open, and before the filter it must not inherit */
 	if (spawner_start() == -1)
 		return -1;

@@ -11,6 +11,11 @@
  * the next connection (listen.c).
  */
 int	serve_prepare(void);
+/*
+ * In a listener, before it forks: the tables and bindings every instance
+ * would otherwise fill in its own copy (its pages stay shared).
+ */
+void	serve_warm(void);
 /* Then serve the client until the session ends; the process exit status. */
 int	serve_run(int in_fd, int out_fd);
 /* Both, for an instance started with its connection. */

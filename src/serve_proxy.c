@@ -89,8 +89,8 @@ proxy_env(char *state, char *bundle)
 }
 
 /* Where execd-proxy is; -1 (logged) when nowhere. */
-int
-serve_proxy_find(void)
+static int
+proxy_find(void)
 {
 	char		 self[PATH_MAX], *slash;
 	ssize_t		 n;
@@ -116,6 +116,17 @@ serve_proxy_find(void)
 			return 0;
 	log_info("no execd-proxy beside %s: network proxy launch is not supported", self);
 	return -1;
+}
+
+/* Found once (a listener finds it before it forks): 0, or -1 when there is none. */
+int
+serve_proxy_find(void)
+{
+	static int	found = 1;
+
+	if (found == 1)
+		found = proxy_find();
+	return found;
 }
 
 /* fd becomes its standard input; its pid, or -1. */

@@ -23,6 +23,7 @@ import threading
 import time
 
 from execd_client import EXECD, skip_all, tap
+from scriptedmodel import ScriptedModel
 
 TOP_SRCDIR = os.environ.get("top_srcdir", ".")
 ADDR = "127.0.0.66"
@@ -182,56 +183,6 @@ class Relay:
 
         threading.Thread(target=lambda: asyncio.run(main()), daemon=True).start()
         ready.wait(10)
-
-
-class ScriptedModel:
-    """The Responses API, scripted: one exec_command call running cmd, then "done"."""
-
-    def __init__(self, cmd):
-        model = self
-        self.outputs = []
-
-        class H(http.server.BaseHTTPRequestHandler):
-            def log_message(self, *a):
-                pass
-
-            def reply(self, ctype, body):
-                self.send_response(200)
-                self.send_header("Content-Type", ctype)
-                self.send_header("Content-Length", str(len(body)))
-                self.end_headers()
-                self.wfile.write(body)
-
-            def do_GET(self):
-                self.reply("application/json", b'{"models": [], "data": []}')
-
-            def do_POST(self):
-                req = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))) or b"{}")
-                outs = [i.get("output") for i in req.get("input", [])
-                        if i.get("type") == "function_call_output"]
-                model.outputs += outs
-                tools = [x.get("name") for x in req.get("tools", [])]
-                if outs:
-                    item = {"type": "message", "role": "assistant", "id": "m1",
-                            "content": [{"type": "output_text", "text": "done"}]}
-                elif "exec_command" in tools:
-                    item = {"type": "function_call", "name": "exec_command", "call_id": "call_1",
-                            "arguments": json.dumps({"cmd": cmd})}
-                else:
-                    item = {"type": "function_call", "name": "shell", "call_id": "call_1",
-                            "arguments": json.dumps({"command": ["sh", "-c", cmd]})}
-                usage = {"input_tokens": 1, "input_tokens_details": None, "output_tokens": 1,
-                         "output_tokens_details": None, "total_tokens": 2}
-                ev = [{"type": "response.created", "response": {"id": "r1"}},
-                      {"type": "response.output_item.done", "item": item},
-                      {"type": "response.completed", "response": {"id": "r1", "usage": usage}}]
-                self.reply("text/event-stream", "".join(
-                    "event: %s\ndata: %s\n\n" % (e["type"], json.dumps(e)) for e in ev).encode())
-
-        self.srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), H)
-        self.srv.daemon_threads = True
-        self.port = self.srv.server_address[1]
-        threading.Thread(target=self.srv.serve_forever, daemon=True).start()
 
 
 class Origin(http.server.BaseHTTPRequestHandler):

@@ -23,7 +23,9 @@ Rows, each the median of repeated runs, execd beside the reference with the rati
     activation (systemd-socket-activate --inetd -a, as execd.socket's
     Accept=yes), each server started per connection the same way.
 
-Options: --quick (fewer repetitions), --only NAME (repeatable).
+Options: --quick (fewer repetitions), --only NAME (repeatable), --before PATH
+(an earlier execd build, measured interleaved with the others as one more
+column, with its ratio to the reference: before and after from one run).
 """
 
 import base64
@@ -134,8 +136,9 @@ def ws_session(addr, path="/", timeout=10):
 # servers
 
 class Impl:
-    def __init__(self, name, binary, env, state):
+    def __init__(self, name, binary, env, state, label=None):
         self.name, self.binary, self.env, self.state = name, binary, env, state
+        self.label = label or name
 
     def stdio_argv(self):
         if self.name == "execd":
@@ -407,6 +410,7 @@ def fmt(v):
 def main(argv):
     quick = "--quick" in argv
     only = [argv[i + 1] for i, a in enumerate(argv) if a == "--only" and i + 1 < len(argv)]
+    before = [argv[i + 1] for i, a in enumerate(argv) if a == "--before" and i + 1 < len(argv)]
     ref, execd = find_ref(), find_execd()
     if not ref or not execd:
         print("execd or the reference binary not found", file=sys.stderr)
@@ -416,9 +420,12 @@ def main(argv):
     env["CODEX_HOME"] = home
     # session sockets on tmpfs, as in /run/execd (systemd's RuntimeDirectory)
     state = tempfile.mkdtemp(prefix="execd-state.", dir="/dev/shm" if os.path.isdir("/dev/shm") else None)
-    impls = [Impl("execd", execd, env, state), Impl("reference", ref, env, state)]
+    impls = [Impl("execd", execd, env, state)]
+    impls += [Impl("execd", b, env, state, label="execd before") for b in before[:1]]
+    impls.append(Impl("reference", ref, env, state))
     reps = 5 if quick else 40
     nsessions = [1, 10] if quick else [1, 100, 300]
+    sreps = 1 if quick else 3
     rows = []
 
     def row(name, unit, fn, hib=False, split=None):
@@ -431,10 +438,11 @@ def main(argv):
             except Exception as e:
                 print("# %s / %s: %s" % (name, im.name, e), file=sys.stderr)
                 vals.append("error")
-        e, r = vals
-        ratio = "%.2f" % (e / r) if isinstance(e, float) and isinstance(r, float) and r else "n/a"
-        rows.append(("%s (%s%s)" % (name, unit, ", higher is better" if hib else ""),
-                     fmt(e), fmt(r), ratio))
+        r = vals[-1]
+        ratios = ["%.2f" % (e / r) if isinstance(e, float) and isinstance(r, float) and r
+                  else "n/a" for e in vals[:-1]]
+        rows.append(("%s (%s%s)" % (name, unit, ", higher is better" if hib else ""),)
+                    + tuple(fmt(v) for v in vals) + tuple(ratios))
         sys.stdout.flush()
 
     try:
@@ -450,32 +458,45 @@ def main(argv):
         mem = {}
 
         def idle(im):
-            mem[im.name] = idle_memory(im)
-            return mem[im.name][0]
+            mem[im.label] = idle_memory(im)
+            return mem[im.label][0]
         row("idle RSS (VmHWM) after initialize", "MiB", idle)
         row("idle PSS of the process tree after initialize", "MiB",
-            lambda im: mem[im.name][1] if im.name in mem else idle_memory(im)[1])
+            lambda im: mem[im.label][1] if im.label in mem else idle_memory(im)[1])
         for n in nsessions:
             got = {}
+            names = "%d idle WebSocket session(s), one listener: connect + initialize each " \
+                "total PSS of the process tree server CPU per connect + initialize processes" % n
+            if not only or any(o in names for o in only):
+                # rounds, each server once a round: load drifts hit all alike
+                runs = {}
+                for _ in range(sreps):
+                    for im in impls:
+                        try:
+                            runs.setdefault(im.label, []).append(sessions(im, n))
+                        except Exception as e:
+                            print("# %d sessions / %s: %s" % (n, im.label, e), file=sys.stderr)
+                for k, v in runs.items():
+                    got[k] = tuple(statistics.median(x[i] for x in v) for i in range(4))
 
-            def sess(im, n=n):
-                got[im.name] = sessions(im, n)
-                return got[im.name][0]
+            def sess_fig(i):
+                return lambda im: got[im.label][i] if im.label in got else "error"
             row("%d idle WebSocket session(s), one listener: connect + initialize each" % n,
-                "ms", sess)
+                "ms", sess_fig(0))
             row("%d idle WebSocket session(s): total PSS of the process tree" % n, "MiB",
-                lambda im: got[im.name][1])
+                sess_fig(1))
             row("%d idle WebSocket session(s): server CPU per connect + initialize" % n, "ms",
-                lambda im: got[im.name][3])
+                sess_fig(3))
             row("%d idle WebSocket session(s): processes" % n, "count",
-                lambda im: float(got[im.name][2]))
+                lambda im: float(got[im.label][2]) if im.label in got else "error")
         row("socket activation (--inetd -a): initialize answers per second",
             "1/s", lambda im: activation_rate(im, 2 if quick else 5), hib=True)
     finally:
         shutil.rmtree(state, ignore_errors=True)
         shutil.rmtree(home, ignore_errors=True)
-    head = ("metric", "execd", "reference", "ratio (execd/reference)")
-    w = [max(len(x[i]) for x in rows + [head]) for i in range(4)]
+    head = (("metric",) + tuple(im.label for im in impls) +
+            tuple("ratio (%s/reference)" % im.label for im in impls[:-1]))
+    w = [max(len(x[i]) for x in rows + [head]) for i in range(len(head))]
 
     def line(r):
         return " | ".join(c.ljust(w[i]) if i == 0 else c.rjust(w[i]) for i, c in enumerate(r))
@@ -483,8 +504,8 @@ def main(argv):
     print("-+-".join("-" * x for x in w))
     for r in rows:
         print(line(r))
-    print("\nmedians of %d runs; sessions and activation: one run each%s" %
-          (reps, " (quick mode)" if quick else ""))
+    print("\nmedians of %d runs; sessions: medians of %d rounds; activation: one run%s" %
+          (reps, sreps, " (quick mode)" if quick else ""))
     return 0
 
 

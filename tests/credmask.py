@@ -6,7 +6,13 @@ gets dummies for GITHUB_TOKEN, OPENAI_API_KEY and a custom provider's variable,
 and the reference's two marker variables; a TLS origin on the provider's
 prefix gets the real credential through execd-proxy's inspection, a host off
 the prefixes gets the dummies; a login shell or an unsandboxed command runs
-unmasked, as in the reference; no real value in the proxy's files."""
+unmasked, as in the reference; no real value in the proxy's files.  Which
+custom providers mask is checked case by case against the reference (a
+destination the child would reach past the proxy with allowLocalBinding,
+url_prefix_from_env, destination syntax, the provider's other checks, Rust
+pattern syntax); a provider named by url_prefix_from_env with basic gets
+the real value inside Authorization: Basic at the origin it names."""
+import base64
 import glob
 import json
 import os
@@ -207,12 +213,42 @@ t.ok("off=200" in text and hdrs.get("Authorization") == "Bearer " + mine and
      hdrs.get("X-Gh") == env.get("GITHUB_TOKEN"),
      "a host off every prefix gets the dummies", (hdrs, text[-300:]))
 
+# url_prefix_from_env names the destination, and the provider authenticates with basic:
+# the TLS origin there gets the real value inside Authorization: Basic, re-encoded
+NP_M1 = NP
+NP = network_proxy({"api.test": "allow", "127.0.0.1": "allow"})
+NP["proxy"].update({"credentialMasking": True, "credentialProviders": {"mine": {
+    "env": ["MY_KEY"], "patterns": ["mk-[a-z0-9]{11}"], "url_prefix_from_env": "MY_API",
+    "auth": ["bearer", "basic"]}}})
+ENV_M1 = ENV
+ENV = dict(ENV_M1, MY_API="https://api.test:%d/v2/" % tls.port)
+n_tls = len(tls.requests)
+r, env, text = run2("m5", ["/bin/bash", "-c",
+                           "env; for u in v2/a v1/b; do curl -sS -m 10 --noproxy '' -o /dev/null "
+                           "-w 'basic=%%{http_code}\\n' -u \"user:$MY_KEY\" "
+                           "https://api.test:%d/$u; done" % tls.port])
+basics = [q["headers"].get("Authorization") for q in tls.requests[n_tls:]]
+t.ok(env.get("MY_KEY", REAL_MINE) != REAL_MINE and REAL_MINE not in text and
+     basics == ["Basic " + base64.b64encode(("user:" + REAL_MINE).encode()).decode(),
+                "Basic " + base64.b64encode(("user:" + env.get("MY_KEY", "")).encode()).decode()],
+     "url_prefix_from_env and basic: the origin it names gets user:real in Basic, "
+     "another path the dummy", (env.get("MY_KEY"), basics, text[-400:]))
+NP, ENV = NP_M1, ENV_M1
 r, env, text = run2("m2", ["/bin/bash", "-lc", "env"])
 t.eq(env.get("GITHUB_TOKEN"), REAL_GH, "a login shell runs unmasked, as in the reference")
 # the same through execd's own proxy (plain HTTP: it trusts only the system's CAs)
 c2.close()
 c2 = Execd([])
+# a loopback prefix with allowLocalBinding: the child would reach it past the
+# proxy (NO_PROXY), so the reference leaves the variable unmasked; so does execd
 NP = network_proxy({"127.0.0.1": "allow"})
+NP["proxy"].update({"credentialMasking": True, "credentialProviders": {"mine": {
+    "env": ["MY_KEY"], "patterns": ["mk-[a-z0-9]{11}"],
+    "url_prefixes": ["http://127.0.0.1:%d/v1/" % origin.port]}}})
+r, env, text = run2("e0", ["/bin/bash", "-c", "env"])
+t.eq(env.get("MY_KEY"), REAL_MINE,
+     "a loopback prefix with allowLocalBinding: unmasked, as in the reference")
+NP = network_proxy({"127.0.0.1": "allow"}, allow_local=False)
 NP["proxy"].update({"credentialMasking": True, "credentialProviders": {"mine": {
     "env": ["MY_KEY"], "patterns": ["mk-[a-z0-9]{11}"],
     "url_prefixes": ["http://127.0.0.1:%d/v1/" % origin.port]}}})
@@ -248,6 +284,135 @@ for root, _, files in os.walk(P2.dir):
 t.ok(not any(v in logs for v in (REAL_MINE, REAL_GH, REAL_OAI)),
      "no real credential in the proxy's audit log or log")
 
+# ------------------------------------------------ which providers mask (against the reference)
+# (description, provider fields over BASE, extra env, allowLocalBinding, "masked"/"real").
+# The reference's verdicts were probed on 0.169.0; execd must give the same.
+KEY = "mk-r3alsecret9"
+BASE = {"env": ["MY_KEY"], "patterns": ["mk-[a-z0-9]{11}"],
+        "url_prefixes": ["https://api.example.com/v1/"]}
+URL = "https://api.other.com/v2/"
+MASK_CASES = [
+    # (a) a destination the child would reach past the proxy (NO_PROXY) with allowLocalBinding
+    ("https public", {}, {}, True, "masked"),
+    ("https 127.0.0.1, allowLocalBinding", {"url_prefixes": ["https://127.0.0.1:8443/v1/"]}, {},
+     True, "real"),
+    ("http 127.0.0.1, allowLocalBinding", {"url_prefixes": ["http://127.0.0.1:8080/"]}, {}, True,
+     "real"),
+    ("localhost", {"url_prefixes": ["https://localhost/v1/"]}, {}, True, "real"),
+    ("a name under localhost", {"url_prefixes": ["https://a.localhost/"]}, {}, True, "real"),
+    ("[::1]", {"url_prefixes": ["https://[::1]/v1/"]}, {}, True, "real"),
+    ("10.1.2.3", {"url_prefixes": ["https://10.1.2.3/v1/"]}, {}, True, "real"),
+    ("172.20.0.1", {"url_prefixes": ["https://172.20.0.1/"]}, {}, True, "real"),
+    ("192.168.1.1", {"url_prefixes": ["https://192.168.1.1/v1/"]}, {}, True, "real"),
+    ("127.0.0.2 (not in NO_PROXY)", {"url_prefixes": ["https://127.0.0.2/v1/"]}, {}, True,
+     "masked"),
+    ("a public IP", {"url_prefixes": ["https://93.184.216.34/v1/"]}, {}, True, "masked"),
+    ("one loopback prefix among others", {"url_prefixes": [
+        "https://127.0.0.1/v1/", "https://api.example.com/"]}, {}, True, "real"),
+    ("https 127.0.0.1 without allowLocalBinding", {"url_prefixes": ["https://127.0.0.1:8443/"]},
+     {}, False, "masked"),
+    ("http 127.0.0.1 without allowLocalBinding", {"url_prefixes": ["http://127.0.0.1:8080/"]},
+     {}, False, "masked"),
+    ("10.1.2.3 without allowLocalBinding", {"url_prefixes": ["https://10.1.2.3/"]}, {}, False,
+     "masked"),
+    # destinations as the reference parses them
+    ("http to a public host", {"url_prefixes": ["http://api.example.com/v1/"]}, {}, True, "real"),
+    ("http to a private address", {"url_prefixes": ["http://10.1.2.3/"]}, {}, False, "real"),
+    ("http 127.0.0.2", {"url_prefixes": ["http://127.0.0.2:8080/"]}, {}, True, "masked"),
+    ("no scheme", {"url_prefixes": ["api.example.com/v1/"]}, {}, True, "masked"),
+    ("a *. wildcard", {"url_prefixes": ["*.example.com"]}, {}, True, "masked"),
+    ("https *. wildcard", {"url_prefixes": ["https://*.example.com/v1"]}, {}, True, "masked"),
+    ("user information", {"url_prefixes": ["https://u@api.example.com/"]}, {}, True, "real"),
+    ("a query", {"url_prefixes": ["https://api.example.com/?a=1"]}, {}, True, "real"),
+    ("a fragment", {"url_prefixes": ["https://api.example.com/#x"]}, {}, True, "real"),
+    ("ftp", {"url_prefixes": ["ftp://api.example.com/"]}, {}, True, "real"),
+    ("upper case", {"url_prefixes": ["HTTPS://API.EXAMPLE.COM/V1"]}, {}, True, "masked"),
+    ("blanks around", {"url_prefixes": ["  https://api.example.com/v1  "]}, {}, True, "masked"),
+    ("an empty prefix", {"url_prefixes": [""]}, {}, True, "real"),
+    ("a bare *", {"url_prefixes": ["*"]}, {}, True, "real"),
+    ("no url_prefixes", {"url_prefixes": []}, {}, True, "real"),
+    # (b) url_prefix_from_env
+    ("from env only", {"url_prefixes": [], "url_prefix_from_env": "MY_URL"}, {"MY_URL": URL}, True,
+     "masked"),
+    ("from env, unset", {"url_prefixes": [], "url_prefix_from_env": "MY_URL"}, {}, True, "real"),
+    ("from env, empty", {"url_prefixes": [], "url_prefix_from_env": "MY_URL"}, {"MY_URL": ""},
+     True, "real"),
+    ("from env, no scheme", {"url_prefixes": [], "url_prefix_from_env": "MY_URL"},
+     {"MY_URL": "api.other.com"}, True, "masked"),
+    ("from env, invalid, static kept", {"url_prefix_from_env": "MY_URL"},
+     {"MY_URL": "http://api.other.com/"}, True, "masked"),
+    ("from env only, invalid", {"url_prefixes": [], "url_prefix_from_env": "MY_URL"},
+     {"MY_URL": "http://api.other.com/"}, True, "real"),
+    ("from env only, a wildcard", {"url_prefixes": [], "url_prefix_from_env": "MY_URL"},
+     {"MY_URL": "https://*.other.com/"}, True, "real"),
+    ("from env, loopback with allowLocalBinding", {"url_prefix_from_env": "MY_URL"},
+     {"MY_URL": "https://127.0.0.1/v1/"}, True, "real"),
+    ("from env, loopback without allowLocalBinding", {"url_prefix_from_env": "MY_URL"},
+     {"MY_URL": "https://127.0.0.1/v1/"}, False, "masked"),
+    ("from env, an invalid key", {"url_prefix_from_env": "1BAD"}, {}, True, "real"),
+    ("from env, the credential's own key", {"url_prefix_from_env": "MY_KEY"}, {}, True, "real"),
+    ("from env, set in another case", {"url_prefixes": [], "url_prefix_from_env": "MY_URL"},
+     {"my_url": URL}, True, "real"),
+    # the provider's other checks
+    ("env in another case", {"env": ["my_key"]}, {}, True, "real"),
+    ("env overlaps a built-in", {"env": ["MY_KEY", "GITHUB_TOKEN"]}, {}, True, "real"),
+    ("header without auth header", {"header": "x-api-key"}, {}, True, "real"),
+    ("auth header without header", {"auth": ["header"]}, {}, True, "real"),
+    ("auth header with header", {"auth": ["header"], "header": "x-api-key"}, {}, True, "masked"),
+    ("prefix without header", {"prefix": "Key "}, {}, True, "real"),
+    ("a bad header name", {"auth": ["header"], "header": "bad header"}, {}, True, "real"),
+    ("auth basic", {"auth": ["basic"]}, {}, True, "masked"),
+    # (d) patterns: Rust syntax
+    ("a pattern matching the empty value", {"patterns": ["mk-[a-z0-9]{11}|x*"]}, {}, True, "real"),
+    ("an invalid pattern", {"patterns": ["mk-[a-z"]}, {}, True, "real"),
+    ("\\d", {"patterns": ["mk-\\w\\d[a-z]{8}\\d"]}, {}, True, "masked"),
+    ("(?i)", {"patterns": ["(?i)MK-[A-Z0-9]{11}"]}, {}, True, "masked"),
+    ("lazy \\w+?", {"patterns": ["mk-\\w+?"]}, {}, True, "masked"),
+    ("(?:) and [[:alnum:]]", {"patterns": ["(?:mk|xk)-[[:alnum:]]{11}"]}, {}, True, "masked"),
+    ("escapes in a class", {"patterns": ["mk-[\\w\\-]{11}"]}, {}, True, "masked"),
+    ("\\b and \\A", {"patterns": ["\\A\\bmk-[a-z0-9]{11}\\b"]}, {}, True, "masked"),
+    ("named group", {"patterns": ["(?P<kind>mk)-[a-z0-9]{11}"]}, {}, True, "masked"),
+    ("the second pattern fits", {"patterns": ["zz-[0-9]+", "mk-[a-z0-9]{11}"]}, {}, True,
+     "masked"),
+    ("no pattern fits", {"patterns": ["zz-[0-9]+"]}, {}, True, "real"),
+    ("(?s) mid-pattern flags", {"patterns": ["mk-(?s)[a-z0-9]{11}"]}, {}, True, "masked"),
+]
+# Where execd refuses Rust syntax it does not translate (the variable then runs unmasked)
+# and the reference, which reads all of it, masks: a documented difference.
+EXECD_REFUSES = {"(?s) mid-pattern flags"}
+
+
+def mask_case(srv, i, case, workdir):
+    desc, fields, extra, local, _ = case
+    env = {"PATH": "/usr/bin:/bin", "MY_KEY": KEY}
+    env.update(extra)
+    np = network_proxy({"api.example.com": "allow"}, allow_local=local)
+    np["proxy"].update({"credentialMasking": True, "credentialProviders": {
+        "mine": dict(BASE, **fields)}})
+    sb = json.loads(json.dumps(SB).replace("file://" + work, "file://" + workdir))
+    pid = "k%d" % i
+    r = srv.call("process/start", {"processId": pid, "argv": ["/bin/bash", "-c",
+                 "echo \"MY_KEY=$MY_KEY\""], "cwd": "file://" + workdir, "env": env,
+                 "tty": False, "networkProxy": np, "sandbox": sb})
+    if "error" in r:
+        return r["error"]
+    out, _, _ = srv.collect(pid, timeout=60)
+    val = [l[7:] for l in out.get("stdout", b"").decode().splitlines() if l.startswith("MY_KEY=")]
+    if not val or not val[0]:
+        return "absent"
+    return "real" if val[0] == env["MY_KEY"] else "masked"
+
+
+c2 = Execd([])
+mine_got = {}
+for i, case in enumerate(MASK_CASES):
+    mine_got[case[0]] = mask_case(c2, i, case, work)
+c2.close()
+want = {c[0]: ("real" if c[0] in EXECD_REFUSES else c[4]) for c in MASK_CASES}
+t.eq({k: v for k, v in mine_got.items() if v != want[k]}, {},
+     "%d provider cases mask or not as the reference does (loopback, url_prefix_from_env, "
+     "destinations, checks, Rust patterns)" % len(MASK_CASES))
+
 refs = sorted(glob.glob(os.environ.get(
     "CODEX_REF", "/opt/codex-ref/node_modules/@openai/codex-linux-x64/vendor/*/bin/codex")))
 if not refs:
@@ -261,7 +426,16 @@ else:
         r = answer(ref, i, fields)
         if r != got[desc]:
             diffs.append((desc, got[desc], r))
+    t.eq(diffs, [], "the reference answers every case as execd does")
+    rwork = tempfile.mkdtemp(prefix="credmask-work-", dir=home)
+    ref_got = {}
+    for i, case in enumerate(MASK_CASES):
+        ref_got[case[0]] = mask_case(ref, i, case, rwork)
     ref.close()
     shutil.rmtree(home, ignore_errors=True)
-    t.eq(diffs, [], "the reference answers every case as execd does")
+    t.eq({k: (mine_got[k], v) for k, v in ref_got.items()
+          if v != mine_got[k] and k not in EXECD_REFUSES}, {},
+         "the reference masks or not in every provider case as execd does")
+    t.eq({k: ref_got[k] for k in EXECD_REFUSES}, {k: "masked" for k in EXECD_REFUSES},
+         "the reference masks where execd refuses untranslated Rust syntax (a known difference)")
 t.done()

@@ -15,13 +15,10 @@ does (root and unshare(1)), and are skipped otherwise.
 """
 import json
 import os
-import re
-import shutil
 import sys
-import tempfile
+import time
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import envconfig as ec  # noqa: E402
+from refdiff import run, run_cases, write_tree
 
 V2 = "capabilities/discoverV2"
 V1 = "capabilityRoots/discoverV1"
@@ -103,6 +100,145 @@ ONE_SKILL = [
 ]
 
 
+# agents/openai.yaml beside a SKILL.md: (group, [(what, contents)]); each group
+# is one case, a skill per file
+TOOL = "dependencies:\n  tools:\n  - type: mcp\n    value: foo\n"
+POL = "policy:\n  allow_implicit_invocation: true\n"
+TOOLS = "dependencies:\n  tools:\n  - type: %s\n    value: %s\n    description: %s\n" \
+    "    transport: %s\n    command: %s\n    url: %s\n"
+
+
+def sized(n):
+    s = POL + "#"
+    return s + "x" * (n - len(s) - 1) + "\n"
+
+
+META = [
+    ("fields", [
+        ("all of them", "interface:\n  display_name: X\n  short_description: s\n" + TOOL +
+         "    description: d\n    transport: stdio\n    command: c\n    url: u\n"
+         "policy:\n  allow_implicit_invocation: false\n  products: [codex, chatgpt, atlas]\n"),
+        ("interface only", "interface:\n  display_name: X\n  brand_color: '#aabbcc'\n"),
+        ("tool without a value", "dependencies:\n  tools:\n  - type: mcp\n  - type: env\n    value: X\n"),
+        ("no tools", "dependencies:\n  tools: []\n" + POL),
+        ("dependencies without tools", "dependencies: {}\n" + POL),
+        ("policy empty", "policy: {}\n"),
+        ("policy null", "policy: null\n" + TOOL),
+        ("unknown keys", POL + "x: 1\nx: 2\n5: b\n~: c\nother: [1, {a: b}]\n"),
+        ("oauth_callback_port is not read", TOOL + "    oauth_callback_port: 8080\n"),
+        ("lengths at the limit", TOOLS % ("t" * 64, "v" * 1024, "d" * 1024, "r" * 64, "c" * 1024, "u" * 1024)),
+        ("type too long", TOOLS % ("t" * 65, "v", "d", "r", "c", "u")),
+        ("value too long", TOOLS % ("t", "v" * 1025, "d", "r", "c", "u")),
+        ("optional ones too long", TOOLS % ("t", "v", "d" * 1025, "r" * 65, "c" * 1025, "u")),
+        ("characters, not bytes", TOOLS % ("\u00e9" * 64, "v", "d", "\u00e9" * 65, "c", "u")),
+        ("whitespace folded", TOOLS % ("'  a   b  '", '"x\\ty\\nz"', "'   '", "''", "c", "u")),
+        ("Unicode whitespace", TOOLS % ('"a\\u00a0b\\u3000c\\u0085d\\u2028e\\u200bf\\u001cg"', "v",
+                                        '"a\\0b"', "r", "c", "u")),
+        ("block scalars", "dependencies:\n  tools:\n  - type: |\n      multi\n      line\n"
+         "    value: >\n      folded\n      text\n"),
+        ("flow style", "{policy: {allow_implicit_invocation: false, products: [atlas]}, "
+         "dependencies: {tools: [{type: a, value: b}]}}\n"),
+    ]),
+    ("wrong types spoil the file", [
+        ("tools a map", POL + "dependencies:\n  tools:\n    type: mcp\n    value: foo\n"),
+        ("tools null", POL + "dependencies:\n  tools: null\n"),
+        ("a tool a scalar", POL + "dependencies:\n  tools: [x]\n"),
+        ("a type a list", POL + "dependencies:\n  tools:\n  - type: [x]\n    value: y\n"),
+        ("interface field a list", POL + "interface:\n  display_name: [x]\n"),
+        ("icon a map", POL + "interface:\n  icon_small: {}\n"),
+        ("interface a number", POL + "interface: 5\n"),
+        ("policy a list", TOOL + "policy: []\n"),
+        ("policy a string", TOOL + "policy: x\n"),
+        ("dependencies a string", POL + "dependencies: x\n"),
+        ("allow yes", TOOL + "policy:\n  allow_implicit_invocation: yes\n"),
+        ("allow quoted", TOOL + "policy:\n  allow_implicit_invocation: 'true'\n"),
+        ("allow 1", TOOL + "policy:\n  allow_implicit_invocation: 1\n"),
+        ("unknown product", TOOL + "policy:\n  products: [codex, bogus]\n"),
+        ("product in capitals", TOOL + "policy:\n  products: [Codex]\n"),
+        ("products a scalar", TOOL + "policy:\n  products: codex\n"),
+        ("products null", TOOL + "policy:\n  products: ~\n"),
+        ("product a map", TOOL + "policy:\n  products: [{codex: ~}]\n"),
+        ("known key twice", TOOL + POL + POL),
+        ("nested key twice", POL + "dependencies:\n  tools:\n  - type: a\n    type: b\n    value: c\n"),
+        ("a list key", POL + "? [a]\n: b\n"),
+        ("a top-level list", "- a\n"),
+        ("a top-level scalar", "foo\n"),
+    ]),
+    ("scalars as serde_yaml reads them", [
+        ("numbers and booleans are strings", "dependencies:\n  tools:\n  - type: 5\n    value: 1.5\n"
+         "    description: true\n"),
+        ("True and TRUE", TOOL + "policy:\n  allow_implicit_invocation: TRUE\n"),
+        ("tRUE", TOOL + "policy:\n  allow_implicit_invocation: tRUE\n"),
+        ("null words", TOOL + "policy:\n  allow_implicit_invocation: Null\n"),
+        ("empty is null", TOOL + "policy:\n  allow_implicit_invocation:\n"),
+        ("quoted null is a string", TOOL + "policy:\n  allow_implicit_invocation: 'null'\n"),
+        ("!!str true is a boolean", TOOL + "policy:\n  allow_implicit_invocation: !!str true\n"),
+        ("!!str null is not null", TOOL + "policy:\n  allow_implicit_invocation: !!str null\n"),
+        ("!!null null", TOOL + "policy:\n  allow_implicit_invocation: !!null null\n"),
+        ("!!null x", POL + "dependencies: !!null x\n"),
+        ("!!null empty", TOOL + "policy: !!null\n"),
+        ("a tag on a string", POL + "dependencies:\n  tools:\n  - type: !foo bar\n    value: !!int 5\n"),
+        ("an empty tagged scalar is an empty map", TOOL + "policy: !foo\n"),
+        ("an empty tagged scalar is an empty list", POL + "dependencies:\n  tools: !foo\n"),
+        ("a quoted empty string is not", TOOL + "policy: ''\n"),
+        ("an empty tool", POL + "dependencies:\n  tools:\n  -\n"),
+        ("a product as a tag", TOOL + "policy:\n  products: [!codex , !atlas ~, !chatgpt null, "
+         "!<!codex> ]\n"),
+        ("a tagged product with a value", TOOL + "policy:\n  products: [!codex x]\n"),
+        ("!!codex", TOOL + "policy:\n  products: [!!codex ]\n"),
+        ("a non-specific tag", TOOL + "policy:\n  products: [! codex]\n"),
+        ("a core tag on a product", TOOL + "policy:\n  products: [!<tag:yaml.org,2002:str> codex, "
+         "!!str atlas]\n"),
+        ("quoted products and keys", "'policy':\n  \"products\": ['codex', \"atlas\"]\n"),
+        ("a tagged map", "!foo\npolicy: !bar\n  allow_implicit_invocation: true\n"),
+    ]),
+    ("YAML documents", [
+        ("empty", ""),
+        ("comments only", "# c\n"),
+        ("a document marker only", "---\n"),
+        ("start and end markers", "---\n" + POL + "...\n"),
+        ("two documents", POL + "---\n" + POL),
+        ("%YAML 1.1", "%YAML 1.1\n---\n" + POL),
+        ("%YAML 1.3", "%YAML 1.3\n---\n" + POL),
+        ("%TAG", "%TAG !e! !\n---\npolicy:\n  products: [!e!codex ]\n"),
+        ("anchors and aliases", "t: &t {type: a, value: b}\np: &p codex\n" + POL +
+         "dependencies:\n  tools: [*t, *t]\n"),
+        ("an alias for a map", "p: &p {allow_implicit_invocation: false}\npolicy: *p\n"),
+        ("an alias for a key", "a: &k policy\n*k :\n  allow_implicit_invocation: true\n"),
+        ("an anchor defined again", "a: &x codex\npolicy:\n  products: [*x]\nb: &x atlas\n"
+         "c: &y codex\nd: &y atlas\ndependencies:\n  tools: [{type: *y, value: v}]\n"),
+        ("an alias to nothing", POL + "x: *nope\n"),
+        ("an alias inside its anchor", "a: &x [*x]\n" + POL),
+        ("a merge key is a key", "base: &b\n  allow_implicit_invocation: true\npolicy:\n  <<: *b\n" + TOOL),
+        ("a tab for indentation", "policy:\n\tallow_implicit_invocation: true\n"),
+        ("a key of 1100 characters", POL + "k" * 1100 + ": v\n"),
+        ("CRLF", POL.replace("\n", "\r\n")),
+        ("CR", POL.replace("\n", "\r")),
+        ("a byte order mark", "\ufeff" + POL),
+        ("NUL", POL + "x: a\0b\n"),
+        ("nesting at execd's bound", POL + "x: " + "[" * 63 + "a, " * 1000 + "]" * 63 + "\n"),
+        ("an alias bomb", POL + "a0: &a0 [x]\n" + "".join(
+            "a%d: &a%d [%s]\n" % (i, i, ", ".join(["*a%d" % (i - 1)] * 9)) for i in range(1, 9))),
+    ]),
+    ("what cannot be read", [
+        ("not UTF-8", POL.encode() + b"x: \xff\n"),
+        ("not UTF-8 in a comment", POL.encode() + b"# \xfe\n"),
+        ("UTF-16", ("\ufeff" + POL).encode("utf-16-le")),
+        ("1 MiB", sized(1 << 20)),
+        ("1 MiB and a byte", sized((1 << 20) + 1)),
+    ]),
+]
+
+
+def meta_case(group, items):
+    files = {}
+    for i, (_, text) in enumerate(items):
+        d = CH + "skills/m%02d/" % i
+        files[d + "SKILL.md"] = sk("m%02d" % i, "d")
+        files[d + "agents/openai.yaml"] = text
+    return "openai.yaml: " + group, files, None, {}, [v2()]
+
+
 def cases():
     """(name, files, etc, env, requests); etc None: /etc/codex absent."""
     yield "nothing installed", {}, None, {}, [v2()]
@@ -132,6 +268,31 @@ def cases():
     yield "CODEX_HOME empty", {CH + "skills/b/SKILL.md": sk("b", "y")}, None, {"CODEX_HOME": ""}, [v2()]
     yield "skill unreadable", {CH + "skills/a/SKILL.md": sk("x", "y"), CH + "skills/b/SKILL.md": sk("b", "y"),
                                "chmod000": CH + "skills/b/SKILL.md"}, None, {"@nobody": True}, [v2()]
+    for group, items in META:
+        yield meta_case(group, items)
+    yield "openai.yaml: files", {
+        CH + "skills/dir/SKILL.md": sk("dir", "d"), CH + "skills/dir/agents/openai.yaml/": "",
+        CH + "skills/link/SKILL.md": sk("link", "d"), "elsewhere/o.yaml": POL,
+        CH + "skills/link/agents/openai.yaml->elsewhere/o.yaml": "",
+        CH + "skills/dangling/SKILL.md": sk("dangling", "d"),
+        CH + "skills/dangling/agents/openai.yaml->nowhere": "",
+        CH + "skills/agentsfile/SKILL.md": sk("agentsfile", "d"),
+        CH + "skills/agentsfile/agents": "x",
+        CH + "skills/bad/SKILL.md": "x", CH + "skills/bad/agents/openai.yaml": POL,
+        AG + "ag/SKILL.md": sk("ag", "d"), AG + "ag/agents/openai.yaml": TOOL}, None, {}, [v2()]
+    yield "openai.yaml: unreadable", {
+        CH + "skills/a/SKILL.md": sk("a", "d"), CH + "skills/a/agents/openai.yaml": POL,
+        CH + "skills/b/SKILL.md": sk("b", "d"), CH + "skills/b/agents/openai.yaml": POL,
+        "chmod000": CH + "skills/a/agents/openai.yaml"}, None, {"@nobody": True}, [v2()]
+    yield "openai.yaml: unreadable directory", {
+        CH + "skills/a/SKILL.md": sk("a", "d"), CH + "skills/a/agents/openai.yaml": POL,
+        "chmod000": CH + "skills/a/agents"}, None, {"@nobody": True}, [v2()]
+    S = CH + "skills/a/"
+    yield "openai.yaml: sandbox", {S + "SKILL.md": sk("a", "d"), S + "agents/openai.yaml": POL}, None, {}, [
+        v2(sandbox=sb([ent("@R", "read")])),
+        v2(sandbox=sb([ent("@R", "read"), ent("@R/" + S + "agents", "deny")])),
+        v2(sandbox=sb([ent("@R", "read"), ent("@R/" + S + "agents/openai.yaml", "deny")])),
+        v2(sandbox=sb([ent("@R/" + S + "SKILL.md", "read")]))]
     # plugins
     P = CACHE + "mk/pl/"
     M = "/.codex-plugin/plugin.json"
@@ -147,6 +308,10 @@ def cases():
         P + "1/skills/bad/SKILL.md": "x", P + "1/.mcp.json": "{}", P + "1/.app.json": "{}"}, None, {}, [v2()]
     yield "plugin: no manifest", {P + "1/skills/q/SKILL.md": sk("q", "d")}, None, {}, [v2()]
     yield "plugin: manifest not JSON", {P + "1" + M: "{", P + "2" + M: "[]"}, None, {}, [v2()]
+    yield "plugin: a skill's openai.yaml", {P + "1" + M: '{"name":"pl"}', P + "1/skills/q/SKILL.md": sk("q", "d"),
+                                            P + "1/skills/q/agents/openai.yaml": TOOL + POL,
+                                            P + "1/skills/r/SKILL.md": sk("r", "d"),
+                                            P + "1/skills/r/agents/openai.yaml": b"\xff"}, None, {}, [v2()]
     yield "plugin: two marketplaces", {CACHE + "b/x/1" + M: "{}", CACHE + "a/y/1" + M: "{}",
                                        CACHE + "a/b/1" + M: "{}"}, None, {}, [v2()]
     # sandbox
@@ -205,69 +370,30 @@ def cases():
     yield "etc: invalid system skill", {}, {"skills/z/SKILL.md": "x"}, {}, [v2()]
 
 
+def deep_bound(execd, scratch):
+    """Not differential: a file nested deeper than execd reads (64) is
+    refused at once; the reference reads it, in time quadratic in its depth
+    (1 MiB of "[" takes it minutes; execd 0.2 s: the 60 s bound tells a
+    refusal from a hang, not a speed).  (ok, detail)"""
+    root = os.path.join(scratch, "deep")
+    d = CH + "skills/s/"
+    os.makedirs(os.path.join(root, "home", ".codex"))
+    write_tree(root, {d + "SKILL.md": sk("s", "d"), d + "agents/openai.yaml":
+                      POL + "x: " + "[" * 500000 + "]" * 500000 + "\n"})
+    e = {"PATH": "/usr/bin:/bin", "HOME": root + "/home", "CODEX_HOME": root + "/home/.codex"}
+    start = time.time()
+    got, _ = run([execd, "--stdio", "--kill-grace-ms", "0"], e, root,
+                 json.loads(json.dumps([v2()]).replace("@R", root)))
+    took = time.time() - start
+    skills = (got[0] or {}).get("skills") or [{}]
+    ok = got[0] is not None and skills[0].get("policy", 0) is None and took < 60
+    return ok, "answered in %.1f s: %s" % (took, json.dumps(got[0])[:200])
+
+
 def main():
-    ref, execd = ec.find_ref(), os.path.join(ec.BUILD, "src", "execd")
-    if ref is None or not os.access(execd, os.X_OK):
-        print("1..0 # SKIP reference codex or execd not found")
-        return 0
-    scratch = os.environ.get("ENVCONFIG_SCRATCH") or tempfile.mkdtemp(
-        prefix="discover.", dir=os.path.abspath(ec.BUILD))
-    os.chmod(scratch, 0o755)
-    etc_ok = ec.enter_namespace(scratch)
-    host_etc = os.path.exists("/etc/codex") and not etc_ok
-    only = os.environ.get("DISCOVER_ONLY")
-    all_cases = list(cases())
-    print("1..%d" % len(all_cases))
-    failed = differ = total = 0
-    for n, (name, files, etc, env, reqs) in enumerate(all_cases, 1):
-        if only and not re.search(only, name):
-            print("ok %d - %s # SKIP not selected" % (n, name))
-            continue
-        if host_etc or (etc is not None and not etc_ok):
-            print("ok %d - %s # SKIP needs /etc/codex of our own" % (n, name))
-            continue
-        root = os.path.join(scratch, "c%d" % n)
-        os.makedirs(os.path.join(root, "home", ".codex"))
-        ec.write_tree(root, files)
-        if etc_ok:
-            shutil.rmtree("/etc/codex", ignore_errors=True)
-            if etc is not None:
-                os.makedirs("/etc/codex")
-                ec.write_tree("/etc/codex", etc)
-        as_nobody = env.get("@nobody") and os.geteuid() == 0
-        if as_nobody and shutil.which("setpriv") is None:
-            print("ok %d - %s # SKIP needs setpriv(1) to run as nobody" % (n, name))
-            continue
-        env = {k: v for k, v in env.items() if k != "@nobody"}
-        pre = (["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"]
-               if as_nobody else [])
-        e = {"PATH": "/usr/bin:/bin", "HOME": root + "/home", "CODEX_HOME": root + "/home/.codex"}
-        e.update({k: (v.replace("@R", root) if v else v) for k, v in env.items()})
-        e = {k: v for k, v in e.items() if v is not None}
-        rq = json.loads(json.dumps(reqs).replace("@R", root))
-        want, _ = ec.run(pre + [ref, "exec-server", "--listen", "stdio"], e, root, rq)
-        got, sanitizer = ec.run(pre + [execd, "--stdio", "--kill-grace-ms", "0"], e, root, rq)
-        bad = [i for i in range(len(rq)) if want[i] != got[i] or want[i] is None]
-        total += len(rq)
-        for line in sanitizer[:5]:
-            print("# execd: %s" % line)
-        if sanitizer and not bad:
-            bad = [0]
-        if os.environ.get("DISCOVER_VERBOSE") or bad:
-            for i in (bad or range(len(rq))):
-                print("# request %d: %s" % (i, json.dumps(rq[i])[:300].replace(root, "@R")))
-                print("#   reference: %s" % json.dumps(want[i]).replace(root, "@R"))
-                print("#   execd:     %s" % json.dumps(got[i]).replace(root, "@R"))
-        if bad:
-            failed += 1
-            differ += len(bad)
-        print("%s %d - %s (%d requests)" % ("not ok" if bad else "ok", n, name, len(rq)))
-    if etc_ok:
-        shutil.rmtree("/etc/codex", ignore_errors=True)
-    if not os.environ.get(ec.NS_FLAG):
-        ec.remove_tree(scratch)
-    print("# %d requests in all: %d cases differ, %d requests differ" % (total, failed, differ))
-    return 1 if failed else 0
+    return run_cases(((name, files, etc, env, "@R", reqs) for name, files, etc, env, reqs in cases()),
+                     "DISCOVER",
+                     [("openai.yaml: nested deeper than execd reads (not differential)", deep_bound)])
 
 
 if __name__ == "__main__":

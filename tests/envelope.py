@@ -258,7 +258,11 @@ with tempfile.TemporaryDirectory() as d:
         if stdin == "pipe":
             p.stdin.write(open(reqs, "rb").read())
             p.stdin.flush()
-            time.sleep(0.5)
+            # EOF kills the process: close once it has written its mark (or
+            # 30 s have passed), however long a loaded machine takes to start it
+            until = time.time() + 30
+            while not os.path.exists(mark) and time.time() < until:
+                time.sleep(0.05)
             p.stdin.close()
         try:
             rc = p.wait(10)

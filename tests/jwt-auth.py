@@ -17,6 +17,7 @@ import hmac
 import json
 import os
 import re
+import select
 import shutil
 import socket
 import subprocess
@@ -27,6 +28,7 @@ import time
 TOP = os.environ.get("top_builddir", ".")
 EXECD = os.path.abspath(os.environ.get("EXECD", os.path.join(TOP, "src", "execd")))
 SECRET = b"k3y-for-the-jwt-differential-test-0123456789"
+START_WAIT = 60     # seconds a server may take to listen or to refuse its flags
 ISS, AUD = "execd-test-issuer", "execd-test-audience"
 
 
@@ -228,6 +230,28 @@ def strip_prefix(msg):
     return re.sub(r"^execd(\[\d+\])?: ", "", msg)
 
 
+def outcome(argv, env, cwd):
+    """(exit status, first stderr line) of a server refusing its flags, or
+    ("running", "") once it prints the address it listens on.  Decided by what
+    the server does, not by a time: on a loaded machine the reference alone can
+    take seconds to start."""
+    p = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, env=env, cwd=cwd)
+    try:
+        # the address, or "" at exit; a server doing neither for START_WAIT hangs
+        if not select.select([p.stdout], [], [], START_WAIT)[0]:
+            return ("neither listening nor exited after %d s" % START_WAIT, "")
+        line = p.stdout.readline()
+        if line.startswith(b"ws://"):
+            return ("running", "")
+        se = p.communicate(timeout=START_WAIT)[1]
+        return (p.returncode, strip_prefix(se.decode("utf-8", "replace")))
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.communicate()
+
+
 def run_flags(ref, env, work):
     secret = os.path.join(work, "secret")
     short = os.path.join(work, "short")
@@ -259,15 +283,7 @@ def run_flags(ref, env, work):
         out = []
         for argv in ([ref, "exec-server", "--listen", "ws://127.0.0.1:0"],
                      [EXECD, "--listen", "ws://127.0.0.1:0", "--log", "stderr"]):
-            p = subprocess.Popen(argv + args, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                                 stderr=subprocess.PIPE, env=env, cwd=work)
-            try:
-                so, se = p.communicate(timeout=2)
-                out.append((p.returncode, strip_prefix(se.decode("utf-8", "replace"))))
-            except subprocess.TimeoutExpired:
-                p.kill()
-                p.communicate()
-                out.append(("running", ""))
+            out.append(outcome(argv + args, env, work))
         results.append((" ".join(args), out[0], out[1]))
     return results
 

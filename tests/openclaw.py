@@ -13,7 +13,6 @@ Needs Node >= 24.16, openclaw and @openclaw/codex under /opt/openclaw
 (contrib/install-deps.sh --with-openclaw, or OPENCLAW_DIR) and the reference
 codex (--with-reference).  Slow (OpenClaw's start-up): plain build only."""
 import glob
-import http.server
 import json
 import os
 import re
@@ -22,10 +21,10 @@ import signal
 import socket
 import subprocess
 import tempfile
-import threading
 import time
 
 from execd_client import EXECD, skip_all, tap
+from scriptedmodel import ScriptedModel
 
 CLAW_DIR = os.environ.get("OPENCLAW_DIR", "/opt/openclaw")
 MODULES = os.path.join(CLAW_DIR, "node_modules")
@@ -142,60 +141,6 @@ def timed_out(*a):
 signal.signal(signal.SIGALRM, timed_out)
 
 
-class ScriptedModel:
-    """The Responses API with SSE: an exec_command call running cmd, then the
-    final text once the call's output comes back."""
-
-    def __init__(self):
-        model = self
-        self.cmd = None
-        self.outputs = []
-        self.requests = 0
-
-        class H(http.server.BaseHTTPRequestHandler):
-            def log_message(self, *a):
-                pass
-
-            def reply(self, ctype, body):
-                self.send_response(200)
-                self.send_header("Content-Type", ctype)
-                self.send_header("Content-Length", str(len(body)))
-                self.end_headers()
-                self.wfile.write(body)
-
-            def do_GET(self):
-                self.reply("application/json", b'{"models": [], "data": []}')
-
-            def do_POST(self):
-                req = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))) or b"{}")
-                model.requests += 1
-                outs = [i.get("output") for i in req.get("input", [])
-                        if i.get("type") == "function_call_output"]
-                model.outputs += outs
-                tools = [x.get("name") for x in req.get("tools", [])]
-                if outs or not model.cmd:
-                    item = {"type": "message", "role": "assistant", "id": "m1",
-                            "content": [{"type": "output_text", "text": FINAL_TEXT}]}
-                elif "exec_command" in tools:
-                    item = {"type": "function_call", "name": "exec_command", "call_id": "call_1",
-                            "arguments": json.dumps({"cmd": model.cmd})}
-                else:
-                    item = {"type": "function_call", "name": "shell", "call_id": "call_1",
-                            "arguments": json.dumps({"command": ["bash", "-c", model.cmd]})}
-                usage = {"input_tokens": 1, "input_tokens_details": None, "output_tokens": 1,
-                         "output_tokens_details": None, "total_tokens": 2}
-                ev = [{"type": "response.created", "response": {"id": "r1"}},
-                      {"type": "response.output_item.done", "item": item},
-                      {"type": "response.completed", "response": {"id": "r1", "usage": usage}}]
-                self.reply("text/event-stream", "".join(
-                    "event: %s\ndata: %s\n\n" % (e["type"], json.dumps(e)) for e in ev).encode())
-
-        self.srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), H)
-        self.srv.daemon_threads = True
-        self.port = self.srv.server_address[1]
-        threading.Thread(target=self.srv.serve_forever, daemon=True).start()
-
-
 def spawn(argv, log, env=None):
     p = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=log, stderr=log,
                          env=env, start_new_session=True, cwd=tmp)
@@ -284,7 +229,7 @@ try:
                    os.path.join(tmp, "token"), "--log", "stderr", "--log-level", "info",
                    "--state-dir", os.path.join(tmp, "state")], open(execd_log, "w"))
     url = "ws://127.0.0.1:%d/%s" % (port, token)
-    model = ScriptedModel()
+    model = ScriptedModel(final_text=FINAL_TEXT, shell="bash")
 
     for sandbox in ("danger-full-access", "workspace-write"):
         # a home of its own: in the same one, OpenClaw would carry on the

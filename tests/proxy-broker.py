@@ -4,7 +4,11 @@ of a credential's URL prefixes leaves with the real value where the process
 put its dummy, over plain HTTP and through HTTPS inspection; a host, port,
 scheme or path outside the prefixes gets the dummy; another registration's
 requests are untouched; the real value is in neither the audit log nor the
-proxy's log; malformed registrations are refused."""
+proxy's log; malformed registrations are refused.  A credential whose
+provider uses Basic is swapped inside the base64 of user:password; prefixes
+match as the reference's: at a segment boundary, no dot segments, *.host."""
+
+import base64
 
 from proxytest import Dnsmasq, Origin, Proxy, Tap, curl, deadline
 from tlstest import TestCA, TLSOrigin
@@ -23,7 +27,7 @@ P = Proxy("""
 listen http 127.0.0.1:0
 dns-server %s
 upstream-ca %s
-allow api.test else.test 127.0.0.1
+allow api.test else.test *.api.test 127.0.0.1
 allow-local yes
 """ % (dns.server, ca.cert))
 
@@ -80,6 +84,54 @@ else:
              "http://api.test:%d/v1/user" % T)
     t.ok(len(tls.requests) == n, "the https prefix is not applied to plain http", r)
 
+# Basic: the dummy inside the base64 of user:password (as the pair, the user or the
+# password) leaves as the real value, encoded again, when the provider uses basic
+B_DUMMY, B_REAL = "bk-maskedDummy0123456789", "bk-REALsecretREAL9876543"
+W_DUMMY, W_REAL = "wk-maskedDummy0123456789", "wk-REALsecretREAL9876543"
+b64 = lambda v: base64.b64encode(v.encode()).decode()
+more = P.register(brokered=[
+    {"dummy": B_DUMMY, "real": B_REAL, "basic": True,
+     "url_prefixes": ["http://127.0.0.1:%d/basic" % O]},
+    {"dummy": W_DUMMY, "real": W_REAL, "url_prefixes": ["http://*.api.test:%d/w/" % O]},
+    {"dummy": DUMMY, "real": REAL, "url_prefixes": ["http://127.0.0.1:%d/nobasic/" % O]}])
+
+
+def basic(c, url, pair, *extra):
+    curl("-x", c.http_url, "-H", "Authorization: Basic " + b64(pair), *(list(extra) + [url]))
+    return last_auth(origin)
+
+
+u = "http://127.0.0.1:%d/basic/x" % O
+for pair, want, why in ((B_DUMMY, B_REAL, "the whole pair"),
+                        ("user:" + B_DUMMY, "user:" + B_REAL, "the password"),
+                        (B_DUMMY + ":x-oauth-basic", B_REAL + ":x-oauth-basic", "the user"),
+                        (B_DUMMY + ":" + B_DUMMY, B_REAL + ":" + B_REAL, "user and password")):
+    t.eq(basic(more, u, pair), "Basic " + b64(want), "Basic on the prefix: %s swapped" % why)
+t.eq(basic(more, u, "user:" + B_DUMMY + "x"), "Basic " + b64("user:" + B_DUMMY + "x"),
+     "Basic: a password that only contains the dummy is left alone")
+t.eq(basic(more, "http://127.0.0.1:%d/other" % O, "user:" + B_DUMMY),
+     "Basic " + b64("user:" + B_DUMMY), "Basic off the prefix: the dummy")
+t.eq(basic(more, "http://127.0.0.1:%d/nobasic/" % O, "user:" + DUMMY),
+     "Basic " + b64("user:" + DUMMY), "Basic for a credential whose provider does not use it: "
+     "the dummy")
+# prefixes as the reference reads them: a path at a segment boundary, no dot segments,
+# *.host for the names under host
+for path, want, why in (("/basic", B_REAL, "the prefix itself"),
+                        ("/basic/a?q=1", B_REAL, "under it, with a query"),
+                        ("/basicx", B_DUMMY, "not at a segment boundary"),
+                        ("/basic/../admin", B_DUMMY, "a .. segment"),
+                        ("/basic/%2E%2e/admin", B_DUMMY, "an encoded .. segment")):
+    n = len(origin.requests)
+    r = curl("-x", more.http_url, "--path-as-is", "-H", "X-Key: " + B_DUMMY,
+             "http://127.0.0.1:%d%s" % (O, path))
+    t.eq((len(origin.requests) > n and origin.requests[-1]["path"],
+          origin.requests[-1]["headers"].get("X-Key") if origin.requests else None),
+         (path, want), "path %s: %s" % (path, why))
+for host, want in (("x.api.test", W_REAL), ("api.test", W_DUMMY)):
+    r = curl("-x", more.http_url, "-H", "X-Key: " + W_DUMMY, "http://%s:%d/w/" % (host, O))
+    t.eq(origin.requests[-1]["headers"].get("X-Key") if origin.requests else None, want,
+         "*.api.test and %s" % host)
+
 for bad, why in (([{"dummy": DUMMY, "real": REAL}], "no prefixes"),
                  ([{"dummy": DUMMY, "real": REAL, "url_prefixes": ["ftp://x/"]}], "ftp prefix"),
                  ([{"dummy": DUMMY, "real": "a\r\nX-Evil: 1", "url_prefixes": ["http://x/"]}],
@@ -93,6 +145,8 @@ for bad, why in (([{"dummy": DUMMY, "real": REAL}], "no prefixes"),
 P.stop()
 with open(P.audit_path) as f:
     audit = f.read()
-t.ok(REAL not in audit and "ghp_REAL" not in audit, "the real credential is not in the audit log")
-t.ok(REAL not in P.logtext(), "nor in the proxy's log")
+reals = (REAL, B_REAL, W_REAL, b64(B_REAL), b64("user:" + B_REAL))
+t.ok(not any(v in audit for v in reals) and "ghp_REAL" not in audit,
+     "the real credentials are not in the audit log")
+t.ok(not any(v in P.logtext() for v in reals), "nor in the proxy's log")
 t.done()

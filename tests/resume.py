@@ -118,7 +118,7 @@ L3 = Listener(["--state-dir", state3])
 pids = tempfile.mkdtemp(prefix="execd-resume-pids.")
 FLOOD = ("echo $$ > %s/pid.%d; head -c 20000000 /dev/zero | tr '\\0' x; "
          "echo one; echo two >&2; echo three; exit 7")
-QUIET = "sleep 0.1; echo one; echo two >&2; echo three; exit 7"
+QUIET = "echo $$ > %s/pid.%d; sleep 0.1; echo one; echo two >&2; echo three; exit 7"
 
 
 async def drain_once(n, flood):
@@ -128,7 +128,7 @@ async def drain_once(n, flood):
     await ws.send(json.dumps({"method": "initialized"}))
     name = "drain%d" % n
     await ws_call(ws, 2, "process/start", {"processId": name, "argv": ["sh", "-c",
-                  FLOOD % (pids, n) if flood else QUIET], "cwd": "file:///tmp", "env": {},
+                  (FLOOD if flood else QUIET) % (pids, n)], "cwd": "file:///tmp", "env": {},
                   "tty": False})
     await asyncio.sleep(0.5 if flood else 0.0)     # unread output piles up: congested
     if flood or n % 2:
@@ -139,7 +139,7 @@ async def drain_once(n, flood):
     # reaped), however long the draining takes on a loaded machine
     await asyncio.sleep(0.4)
     deadline = time.time() + 12
-    while flood and time.time() < deadline and not exited(os.path.join(pids, "pid.%d" % n)):
+    while time.time() < deadline and not exited(os.path.join(pids, "pid.%d" % n)):
         await asyncio.sleep(0.1)
     b = await websockets.connect(L3.url, ping_interval=None, max_size=None)
     r = await ws_call(b, 1, "initialize", {"clientName": "G2", "resumeSessionId": sid})

@@ -76,6 +76,14 @@ done | sort -u | while read -r lib loader; do
 	fi
 done
 
+# What execd opens itself at first use, which ldd does not name: libyaml
+# (skill metadata in capabilities/discoverV2).  libcurl and libcrypto are
+# there already, for curl and execd-proxy.
+for so in libyaml-0.so.2; do
+	lib=$(ldconfig -p | awk -v so="$so" '$1 == so && /x86-64/ { print $NF; exit }')
+	[ -n "$lib" ] && put "$lib" "$lib" 644
+done
+
 # The CA bundle, for https through http/request and curl.
 [ -f /etc/ssl/certs/ca-certificates.crt ] &&
 	put /etc/ssl/certs/ca-certificates.crt /etc/ssl/certs/ca-certificates.crt 644

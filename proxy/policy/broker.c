@@ -15,6 +15,7 @@
 
 #include <openssl/crypto.h>
 
+#include "b64.h"
 #include "buf.h"
 #include "policy/policy.h"
 
@@ -24,6 +25,7 @@
 
 struct broker_prefix {
 	int		 https;
+	int		 wildcard;	/* "*.host": names under host, not host itself */
 	char		 host[256];	/* lower case */
 	unsigned	 port;
 	char		*path;		/* starts with '/' */
@@ -34,6 +36,7 @@ struct broker_rule {
 	size_t			 dlen, rlen;
 	struct broker_prefix	*prefixes;
 	size_t			 nprefixes;
+	int			 basic;	/* swap it inside Authorization: Basic too */
 };
 
 struct broker {
@@ -57,13 +60,17 @@ prefix_parse(const char *s, struct broker_prefix *p)
 		a = s + 7;
 	else
 		return -1;
+	if (a[0] == '*' && a[1] == '.') {
+		p->wildcard = 1;
+		a += 2;
+	}
 	slash = strchr(a, '/');
 	if (slash == NULL)
 		slash = a + strlen(a);
 	colon = memchr(a, ':', (size_t)(slash - a));
 	hlen = (size_t)((colon ? colon : slash) - a);
 	if (hlen == 0 || hlen >= sizeof(p->host) || memchr(a, '@', (size_t)(slash - a)) ||
-	    memchr(a, '[', hlen) || memchr(a, '?', (size_t)(slash - a)))
+	    memchr(a, '[', hlen) || memchr(a, '*', hlen) || memchr(a, '?', (size_t)(slash - a)))
 		return -1;
 	for (i = 0; i < hlen; i++)
 		p->host[i] = (char)tolower((unsigned char)a[i]);
@@ -88,6 +95,7 @@ rule_parse(json_t *o, struct broker_rule *r, char *err, size_t errlen)
 	dummy = json_string_value(json_object_get(o, "dummy"));
 	real = json_string_value(json_object_get(o, "real"));
 	pre = json_object_get(o, "url_prefixes");
+	r->basic = json_is_true(json_object_get(o, "basic"));
 	if (dummy == NULL || real == NULL || !json_is_array(pre) || json_array_size(pre) == 0 ||
 	    json_array_size(pre) > BROKER_PREFIXES_MAX) {
 		snprintf(err, errlen, "a brokered credential needs dummy, real and url_prefixes");
@@ -170,14 +178,70 @@ broker_free(struct broker *b)
 }
 
 static int
+host_matches(const struct broker_prefix *p, const char *host)
+{
+	size_t	hl = strlen(host), pl = strlen(p->host);
+
+	if (!p->wildcard)
+		return strcasecmp(p->host, host) == 0;
+	return hl > pl + 1 && host[hl - pl - 1] == '.' && strcasecmp(host + hl - pl, p->host) == 0;
+}
+
+/* a "." or ".." segment, plain or percent-encoded: the origin may resolve it off the prefix */
+static int
+dot_segment(const char *path, size_t len)
+{
+	size_t	i, dots;
+
+	for (i = 0; i < len; ) {
+		while (i < len && path[i] == '/')
+			i++;
+		for (dots = 0; i < len && path[i] != '/'; dots++) {
+			if (path[i] == '.')
+				i++;
+			else if (len - i >= 3 && path[i] == '%' && path[i + 1] == '2' &&
+			    (path[i + 2] == 'e' || path[i + 2] == 'E'))
+				i += 3;
+			else
+				break;
+		}
+		if (dots > 0 && (i == len || path[i] == '/'))
+			return 1;
+		while (i < len && path[i] != '/')
+			i++;
+	}
+	return 0;
+}
+
+/*
+ * The reference's prefix rule: "/" takes every path; otherwise the path is
+ * the prefix, or goes on from it at a segment boundary.  The query is not
+ * part of the path.
+ */
+static int
+path_matches(const struct broker_prefix *p, const char *path, size_t plen)
+{
+	size_t	n = strlen(p->path), i;
+
+	for (i = 0; i < plen && path[i] != '?' && path[i] != '#'; i++)
+		;
+	plen = i;
+	if (dot_segment(path, plen))
+		return 0;
+	if (strcmp(p->path, "/") == 0)
+		return 1;
+	if (plen < n || memcmp(path, p->path, n) != 0)
+		return 0;
+	return plen == n || p->path[n - 1] == '/' || path[n] == '/';
+}
+
+static int
 prefix_matches(const struct broker_prefix *p, int https, const char *host, unsigned port,
     const char *path, size_t plen)
 {
-	size_t	n = strlen(p->path);
-
-	if (p->https != https || p->port != port || strcasecmp(p->host, host) != 0)
+	if (p->https != https || p->port != port || !host_matches(p, host))
 		return 0;
-	return path == NULL || (plen >= n && memcmp(path, p->path, n) == 0);
+	return path == NULL || path_matches(p, path, plen);
 }
 
 static int
@@ -233,11 +297,106 @@ append_replaced(struct buf *out, const char *line, size_t len, const struct brok
 	return 0;
 }
 
+/* a copy of len bytes wiped before it is freed */
+static void
+wipe_free(void *p, size_t len)
+{
+	if (p != NULL)
+		OPENSSL_cleanse(p, len);
+	free(p);
+}
+
+/*
+ * user:password decoded from Basic with the dummy, where it is the whole
+ * pair, the user or the password, replaced by the real value (as the
+ * reference translates Basic).  NULL when the dummy is not there.
+ */
+static char *
+basic_swap(const struct broker_rule *r, const unsigned char *dec, size_t dlen, size_t *outlen)
+{
+	const unsigned char	*sep;
+	size_t			 ulen, plen;
+	int			 u, pw;
+	char			*out;
+
+	if (dlen == r->dlen && memcmp(dec, r->dummy, dlen) == 0) {
+		*outlen = r->rlen;
+		return strndup(r->real, r->rlen);
+	}
+	if ((sep = memchr(dec, ':', dlen)) == NULL)
+		return NULL;
+	ulen = (size_t)(sep - dec);
+	plen = dlen - ulen - 1;
+	u = ulen == r->dlen && memcmp(dec, r->dummy, ulen) == 0;
+	pw = plen == r->dlen && memcmp(sep + 1, r->dummy, plen) == 0;
+	if (!u && !pw)
+		return NULL;
+	*outlen = (u ? r->rlen : ulen) + 1 + (pw ? r->rlen : plen);
+	if ((out = malloc(*outlen + 1)) == NULL)
+		return NULL;
+	memcpy(out, u ? r->real : (const char *)dec, u ? r->rlen : ulen);
+	out[u ? r->rlen : ulen] = ':';
+	memcpy(out + (u ? r->rlen : ulen) + 1, pw ? r->real : (const char *)sep + 1,
+	    pw ? r->rlen : plen);
+	out[*outlen] = '\0';
+	return out;
+}
+
+/* "Authorization: Basic <b64>": where the base64 starts and its length, or 0 */
+static int
+basic_value(const char *line, size_t len, size_t *start, size_t *blen)
+{
+	size_t	i = 14;
+
+	if (len < 14 || strncasecmp(line, "authorization:", 14) != 0)
+		return 0;
+	while (i < len && (line[i] == ' ' || line[i] == '\t'))
+		i++;
+	if (len - i < 6 || strncasecmp(line + i, "basic ", 6) != 0)
+		return 0;
+	for (i += 6; i < len && (line[i] == ' ' || line[i] == '\t'); i++)
+		;
+	*start = i;
+	for (*blen = len - i; *blen > 0 && (line[i + *blen - 1] == ' ' ||
+	    line[i + *blen - 1] == '\t'); (*blen)--)
+		;
+	return *blen > 0;
+}
+
+/* The Basic line with the dummy swapped (and CRLF) into out: 1; 0 not there; -1 no memory. */
+static int
+append_basic(struct buf *out, const char *line, size_t len, const struct broker_rule *r)
+{
+	unsigned char	*dec;
+	char		*swapped, *enc, err[64];
+	size_t		 start, blen, dlen, slen = 0, elen = 0;
+	int		 rc;
+
+	if (!basic_value(line, len, &start, &blen) ||
+	    (dec = b64_decode(line + start, blen, &dlen, err, sizeof(err))) == NULL)
+		return 0;
+	swapped = basic_swap(r, dec, dlen, &slen);
+	wipe_free(dec, dlen);
+	if (swapped == NULL)
+		return 0;
+	enc = b64_encode(swapped, slen, &elen);
+	wipe_free(swapped, slen);
+	if (enc == NULL)
+		return -1;
+	rc = buf_append(out, line, start) == -1 || buf_append(out, enc, elen) == -1 ||
+	    buf_append(out, "\r\n", 2) == -1 ? -1 : 1;
+	wipe_free(enc, elen);
+	return rc;
+}
+
 /*
  * One header line of a request to scheme://host:port/path: if a credential
  * for that URL has its dummy in the line's value, append the line with the
  * real value (and CRLF) to out and return 1; 0: the caller keeps the line.
- * A dummy in the header's name is left alone.
+ * A dummy in the header's name is left alone.  A credential whose
+ * provider authenticates with Basic is also found inside the base64 of
+ * "Authorization: Basic" (as the pair, the user or the password) and the
+ * pair is encoded again with the real value.
  */
 int
 broker_rewrite_line(const struct broker *b, int https, const char *host, unsigned port,
@@ -246,16 +405,19 @@ broker_rewrite_line(const struct broker *b, int https, const char *host, unsigne
 	const struct broker_rule	*r;
 	const char			*colon;
 	size_t				 i, vlen;
+	int				 rc;
 
 	if (b == NULL || (colon = memchr(line, ':', len)) == NULL)
 		return 0;
 	vlen = len - (size_t)(colon + 1 - line);
 	for (i = 0; i < b->nrules; i++) {
 		r = &b->rules[i];
-		if (memmem(colon + 1, vlen, r->dummy, r->dlen) == NULL ||
-		    !rule_matches(r, https, host, port, path, plen))
+		if (!rule_matches(r, https, host, port, path, plen))
 			continue;
-		return append_replaced(out, line, len, r) == -1 ? -1 : 1;
+		if (memmem(colon + 1, vlen, r->dummy, r->dlen) != NULL)
+			return append_replaced(out, line, len, r) == -1 ? -1 : 1;
+		if (r->basic && (rc = append_basic(out, line, len, r)) != 0)
+			return rc;
 	}
 	return 0;
 }

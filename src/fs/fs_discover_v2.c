@@ -17,6 +17,7 @@
 #include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <pwd.h>
 #include <stdio.h>
@@ -28,9 +29,11 @@
 #include "fs/fs_int.h"
 #include "fs/fs_param.h"
 #include "policy/fs_policy.h"
+#include "rpc/rpc_scan.h"
 #include "rpc/rpc_serde.h"
 #include "util/uri.h"
 
+#define META_FILE_MAX	(1U << 20)	/* bytes of an openai.yaml the reference reads */
 #define DISCOVER_WARNING "some capability metadata could not be loaded; discovery may be incomplete"
 
 struct discovery {
@@ -50,6 +53,72 @@ is_dir(const char *path)
 	struct stat	st;
 
 	return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+/* Up to max bytes of path into buf: their count, or -1. */
+static ssize_t
+read_upto(const char *path, char *buf, size_t max)
+{
+	ssize_t	r = 0;
+	size_t	got = 0;
+	int	fd;
+
+	if ((fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC)) == -1)
+		return -1;
+	while (got < max) {
+		if ((r = read(fd, buf + got, max - got)) == -1 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			break;
+		got += (size_t)r;
+	}
+	close(fd);
+	return r == -1 ? -1 : (ssize_t)got;
+}
+
+/*
+ * The dependencies and policy of the skill whose SKILL.md is path, from
+ * agents/openai.yaml beside it, into s.  A file that is not there (or not
+ * a file) is no metadata; one that cannot be read as text of at most 1 MiB
+ * is a warning.  1: warn.
+ */
+static int
+skill_meta(const struct fs_policy *pol, const char *path, json_t *s)
+{
+	char		 meta[PATH_MAX], *buf;
+	const char	*slash = strrchr(path, '/');
+	json_t		*deps = json_null(), *policy = json_null();
+	struct stat	 st;
+	ssize_t		 n;
+	int		 err, bad = 0;
+
+	if (slash == NULL || fs_pathf(meta, sizeof(meta), "%.*s/agents/openai.yaml",
+	    (int)(slash - path), path) != 0)
+		goto out;
+	if (stat(meta, &st) == -1) {
+		bad = errno != ENOENT && errno != ENOTDIR;	/* e.g. agents/ unreadable */
+		goto out;
+	}
+	if (!S_ISREG(st.st_mode))
+		goto out;
+	if ((err = fs_allowed(pol, meta, 1, FS_WANT_READ)) != 0) {
+		bad = err != ENOENT;
+		goto out;
+	}
+	if ((buf = malloc(META_FILE_MAX + 1)) == NULL) {
+		log_warnx("capabilities/discoverV2: out of memory");
+		goto out;
+	}
+	n = read_upto(meta, buf, META_FILE_MAX + 1);
+	if (n < 0 || (size_t)n > META_FILE_MAX || !utf8_valid((uint8_t *)buf, (size_t)n))
+		bad = 1;
+	else
+		fs_skill_meta_parse(buf, (size_t)n, &deps, &policy);
+	free(buf);
+out:
+	json_object_set_new(s, "dependencies", deps);
+	json_object_set_new(s, "policy", policy);
+	return bad;
 }
 
 /* One skill, or NULL: *bad says whether the reference would warn of it. */
@@ -84,7 +153,23 @@ skill(const struct fs_policy *pol, const char *path, const char *prefix, int *ba
 	if ((uri = path_to_uri(path)) != NULL)
 		json_object_set_new(s, "path", json_string(uri));
 	free(uri);
+	*bad |= skill_meta(pol, path, s);
 	return s;
+}
+
+/* Move keys a and b to the end of o, in the reference's order of fields. */
+static void
+last_keys(json_t *o, const char *a, const char *b)
+{
+	const char	*k[] = { a, b };
+	json_t		*v;
+	size_t		 i;
+
+	for (i = 0; i < 2; i++)
+		if ((v = json_incref(json_object_get(o, k[i]))) != NULL) {
+			json_object_del(o, k[i]);
+			json_object_set_new(o, k[i], v);
+		}
 }
 
 /* The skills below dir into out; with root_id, each names its root. */
@@ -107,8 +192,7 @@ skills_below(struct discovery *d, const char *dir, const char *root_id, const ch
 		if (root_id != NULL)
 			json_object_set_new(s, "discoveryRoot", json_pack("{s:s,s:s?}",
 			    "id", root_id, "path", uri));
-		json_object_set_new(s, "dependencies", json_null());
-		json_object_set_new(s, "policy", json_null());
+		last_keys(s, "dependencies", "policy");
 		json_array_append_new(out, s);
 	}
 	free(uri);

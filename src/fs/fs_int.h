@@ -131,6 +131,12 @@ json_t	*fs_discover_file_entry(const char *path);
  * reference would call it invalid.  dirname names a skill without one.
  */
 json_t	*fs_skill_parse(const char *text, size_t len, const char *dirname);
+/*
+ * The dependencies and policy of a skill's agents/openai.yaml text (valid
+ * UTF-8), each null when absent or when the reference finds the file
+ * worthless (fs_skill_meta.c); -1 (both null) when libyaml cannot be loaded.
+ */
+int	 fs_skill_meta_parse(const char *text, size_t len, json_t **deps, json_t **policy);
 void	fs_m_open(struct rpc_req *, json_t *);		/* fs_handle.c */
 void	fs_m_read_block(struct rpc_req *, json_t *);
 void	fs_m_write_block(struct rpc_req *, json_t *);

@@ -26,6 +26,7 @@ static const struct {
 	SYM(global_cleanup, curl_global_cleanup),
 	SYM(easy_init, curl_easy_init),
 	SYM(easy_cleanup, curl_easy_cleanup),
+	SYM(easy_reset, curl_easy_reset),
 	SYM(easy_setopt, curl_easy_setopt),
 	SYM(easy_getinfo, curl_easy_getinfo),
 	SYM(easy_pause, curl_easy_pause),

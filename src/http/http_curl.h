@@ -21,6 +21,7 @@ struct http_curl_fn {
 	__typeof__(curl_global_cleanup)		*global_cleanup;
 	__typeof__(curl_easy_init)		*easy_init;
 	__typeof__(curl_easy_cleanup)		*easy_cleanup;
+	__typeof__(curl_easy_reset)		*easy_reset;
 	__typeof__(curl_easy_setopt)		*easy_setopt;
 	__typeof__(curl_easy_getinfo)		*easy_getinfo;
 	__typeof__(curl_easy_pause)		*easy_pause;
@@ -49,6 +50,7 @@ int	http_curl_load(void);
 #define curl_global_cleanup	http_curl.global_cleanup
 #define curl_easy_init		http_curl.easy_init
 #define curl_easy_cleanup	http_curl.easy_cleanup
+#define curl_easy_reset		http_curl.easy_reset
 #define curl_easy_setopt	http_curl.easy_setopt
 #define curl_easy_getinfo	http_curl.easy_getinfo
 #define curl_easy_pause		http_curl.easy_pause

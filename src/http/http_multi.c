@@ -18,6 +18,7 @@ TAILQ_HEAD(sock_list, sock);
 
 static struct {
 	CURLM		*multi;
+	CURL		*spare;		/* a finished transfer's handle, reset */
 	struct ev_timer	 timer;		/* libcurl's one timeout */
 	struct ev_timer	 reap;		/* frees sockets after the io batch */
 	struct sock_list graveyard;
@@ -107,6 +108,41 @@ curl_timer_cb(CURLM *m, long timeout_ms, void *userp)
 	return 0;
 }
 
+/*
+ * A handle for the next transfer: the last one's, reset, when there is one.
+ * Requests mostly come one after another, and a fresh handle costs its
+ * allocation and buffers every time.
+ */
+CURL *
+http_multi_easy(void)
+{
+	CURL	*e;
+
+	if ((e = hm.spare) != NULL) {
+		hm.spare = NULL;
+		return e;
+	}
+	return curl_easy_init();
+}
+
+/*
+ * Out of the multi; kept as the spare, options reset, or freed.  Only a
+ * handle that never paused is kept: libcurl may hold a paused transfer's
+ * unread data past a reset (multi_done skips freeing it while an HTTP/2
+ * connection still carries other streams).
+ */
+void
+http_multi_release(CURL *e, int never_paused)
+{
+	curl_multi_remove_handle(hm.multi, e);
+	if (hm.spare != NULL || !never_paused) {
+		curl_easy_cleanup(e);
+		return;
+	}
+	curl_easy_reset(e);
+	hm.spare = e;
+}
+
 int
 http_multi_add(CURL *e)
 {
@@ -117,12 +153,6 @@ http_multi_add(CURL *e)
 		return -1;
 	}
 	return 0;
-}
-
-void
-http_multi_remove(CURL *e)
-{
-	curl_multi_remove_handle(hm.multi, e);
 }
 
 struct xfer *
@@ -199,6 +229,9 @@ http_multi_shutdown(void)
 {
 	if (hm.multi == NULL)
 		return;
+	if (hm.spare != NULL)
+		curl_easy_cleanup(hm.spare);
+	hm.spare = NULL;
 	/* closing the connection cache may still call the socket callback */
 	curl_multi_cleanup(hm.multi);
 	hm.multi = NULL;

@@ -56,27 +56,64 @@ http_resp_fail(struct xfer *x, int code, const char *fmt, ...)
 	rpc_fail(req, code, "%s", msg);
 }
 
+#define RESULT_BODY	",\"bodyBase64\":\""
+#define RESULT_TAIL	"\"}"
+
+/*
+ * {"status":N,"headers":[...],"bodyBase64":"..."} written here, the
+ * envelope's room in front: only the headers go through jansson.  The
+ * base64 needs no escaping; through jansson a body was copied and scanned
+ * twice more, and a small answer paid for building and dumping two trees.
+ */
+static char *
+result_json(struct xfer *x, const void *body, size_t len, size_t *outlen)
+{
+	json_t	*headers;
+	char	*hs, *b = NULL, status[48];
+	size_t	 hl, sl, o;
+	int	 n;
+
+	if ((headers = headers_json(x->resp_headers)) == NULL)
+		return NULL;
+	hs = jx_dump(headers, &hl);
+	json_decref(headers);
+	n = snprintf(status, sizeof(status), "{\"status\":%d,\"headers\":", (int)x->status);
+	if (hs == NULL || n < 0 || (size_t)n >= sizeof(status) ||
+	    (b = malloc(RPC_REPLY_ROOM + (sl = (size_t)n) + hl + sizeof(RESULT_BODY) - 1 +
+	    B64_ENCLEN(len) + sizeof(RESULT_TAIL))) == NULL) {
+		free(hs);
+		return NULL;
+	}
+	o = RPC_REPLY_ROOM;
+	memcpy(b + o, status, sl);
+	o += sl;
+	memcpy(b + o, hs, hl);
+	o += hl;
+	memcpy(b + o, RESULT_BODY, sizeof(RESULT_BODY) - 1);
+	o += sizeof(RESULT_BODY) - 1;
+	o += b64_encode_to(b + o, body, len);
+	memcpy(b + o, RESULT_TAIL, sizeof(RESULT_TAIL));	/* and a byte after it */
+	o += sizeof(RESULT_TAIL) - 1;
+	free(hs);
+	*outlen = o - RPC_REPLY_ROOM;
+	return b;
+}
+
 void
 http_resp_result(struct xfer *x, const void *body, size_t len)
 {
 	struct rpc_req	*req = x->req;
-	json_t		*res;
-	char		*b64;
+	char		*b;
 	size_t		 n;
 
 	x->req = NULL;
-	if ((b64 = b64_encode(body, len, &n)) == NULL ||
-	    (res = json_pack("{s:i,s:o,s:o}", "status", (int)x->status,
-	    "headers", headers_json(x->resp_headers),
-	    "bodyBase64", json_stringn_nocheck(b64, n))) == NULL) {
-		free(b64);
+	if ((b = result_json(x, body, len, &n)) == NULL) {
 		log_warnx("http/request %s: out of memory for the answer", x->hop.href);
 		x->dead = 1;
 		rpc_fail(req, RPC_INTERNAL_ERROR, "http/request failed: out of memory");
 		return;
 	}
-	free(b64);
-	rpc_reply(req, res);
+	rpc_reply_json(req, b, RPC_REPLY_ROOM, n);
 }
 
 void

@@ -91,7 +91,13 @@ hop_options(struct xfer *x, CURL *e)
 	if (hx.proxy != NULL && hx.proxy_ca != NULL)
 		SET(CURLOPT_CAINFO, hx.proxy_ca);
 	SET(CURLOPT_SUPPRESS_CONNECT_HEADERS, 1L);
-	SET(CURLOPT_BUFFERSIZE, (long)RECV_BUFSIZE);
+	/*
+	 * Large reads for streams; a buffered answer keeps libcurl's default, so
+	 * the reused handle keeps its buffer rather than trading it for 256 KiB
+	 * (freed and taken again) on every small request.
+	 */
+	if (x->spec->stream)
+		SET(CURLOPT_BUFFERSIZE, (long)RECV_BUFSIZE);
 	SET(CURLOPT_HEADERFUNCTION, http_resp_header);
 	SET(CURLOPT_HEADERDATA, x);
 	SET(CURLOPT_WRITEFUNCTION, http_resp_body);
@@ -118,12 +124,12 @@ hop_start(struct xfer *x)
 	x->discarded = 0;
 	x->errbuf[0] = '\0';
 	if (http_multi_ready() == -1 || headers_to_slist(x) == -1 ||
-	    (e = curl_easy_init()) == NULL) {
+	    (e = http_multi_easy()) == NULL) {
 		log_warnx("http/request %s: cannot set up the transfer", x->hop.href);
 		return -1;
 	}
 	if (hop_options(x, e) == -1 || http_multi_add(e) == -1) {
-		curl_easy_cleanup(e);
+		http_multi_release(e, 1);
 		return -1;
 	}
 	x->easy = e;
@@ -134,8 +140,8 @@ static void
 hop_release(struct xfer *x)
 {
 	if (x->easy != NULL) {
-		http_multi_remove(x->easy);
-		curl_easy_cleanup(x->easy);
+		/* only a stream pauses (stream_body) */
+		http_multi_release(x->easy, !x->spec->stream);
 		x->easy = NULL;
 	}
 	if (x->slist != NULL)	/* libcurl may not be loaded */

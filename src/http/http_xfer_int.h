@@ -62,8 +62,9 @@ void	http_resp_flush(struct xfer *x);
 int	 http_multi_init(void (*after)(void));
 int	 http_multi_ready(void);	/* loads libcurl at the first transfer */
 void	 http_multi_shutdown(void);
+CURL	*http_multi_easy(void);	/* a handle with default options */
+void	 http_multi_release(CURL *e, int never_paused);
 int	 http_multi_add(CURL *e);
-void	 http_multi_remove(CURL *e);
 /* the next finished transfer, NULL when there is none */
 struct xfer *http_multi_done(CURLcode *rc);
 void	 http_multi_resume(CURL *e);

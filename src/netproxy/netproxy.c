@@ -423,7 +423,8 @@ netproxy_register_env(const char *process_id, json_t *start_params, json_t *env,
 	}
 	json_decref(reply);
 	/* a proxy that does not inspect TLS cannot put the real values back: no dummies */
-	if (r->masked != NULL && r->ca_bundle == NULL) {
+	if (r->masked != NULL && r->ca_bundle == NULL &&
+	    netproxy_mask_needs_tls(json_object_get(r->req, "brokered"))) {
 		log_info("process %s: execd-proxy does not inspect TLS; credentials unmasked",
 		    r->process_id);
 		json_decref(r->masked);

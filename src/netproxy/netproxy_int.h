@@ -61,6 +61,8 @@ int		 netproxy_cred_check(json_t *proxy, int *masking, char *err, size_t errlen)
 int		 netproxy_mask_plan(json_t *params, json_t *env, json_t **brokered,
 		    json_t **masked);
 int		 netproxy_mask_env(json_t *masked, json_t *env);
+/* Does a brokered credential go to an https:// prefix (inspection needed)? */
+int		 netproxy_mask_needs_tls(json_t *brokered);
 
 /* The proxy named its CA key (auth or register reply); NULL is fine. */
 void		 np_key_seen(const char *path);

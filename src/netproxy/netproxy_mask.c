@@ -13,7 +13,6 @@
 #include <sys/random.h>
 
 #include <ctype.h>
-#include <regex.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,6 +21,7 @@
 #include "jsonx.h"
 #include "netproxy/netproxy.h"
 #include "netproxy/netproxy_int.h"
+#include "netproxy/netproxy_mask.h"
 
 #define DUMMY_MAX	4096
 
@@ -109,30 +109,6 @@ builtin_dummy(const struct builtin *bi, const char *real)
 	return d;
 }
 
-/* Does s match one of the provider's patterns (whole string, POSIX ERE)? */
-static int
-fits_patterns(json_t *patterns, const char *s)
-{
-	json_t	*p;
-	size_t	 i;
-	regex_t	 re;
-	char	 anchored[1024];
-	int	 ok = 0;
-
-	json_array_foreach(patterns, i, p) {
-		if (!json_is_string(p) || snprintf(anchored, sizeof(anchored), "^(%s)$",
-		    json_string_value(p)) >= (int)sizeof(anchored))
-			continue;
-		if (regcomp(&re, anchored, REG_EXTENDED | REG_NOSUB) != 0)
-			continue;
-		ok = regexec(&re, s, 0, NULL, 0) == 0;
-		regfree(&re);
-		if (ok)
-			break;
-	}
-	return ok;
-}
-
 /*
  * A dummy of real's shape: its first keep bytes as they are, then each
  * letter or digit replaced by a random one of its class.
@@ -167,15 +143,15 @@ shaped_dummy(const char *real, size_t keep)
  * NULL when none fits: the variable then runs unmasked.
  */
 static char *
-fitting_dummy(json_t *patterns, const char *real)
+fitting_dummy(const struct mask_provider *p, const char *real)
 {
 	size_t	 keep = 0, len = strlen(real);
 	char	*d;
 
-	if (!fits_patterns(patterns, real))
+	if (!mask_provider_fits(p, real))
 		return NULL;
 	for (;;) {
-		if ((d = shaped_dummy(real, keep)) != NULL && fits_patterns(patterns, d))
+		if ((d = shaped_dummy(real, keep)) != NULL && mask_provider_fits(p, d))
 			return d;
 		free(d);
 		while (++keep < len && strchr("-_.:", real[keep - 1]) == NULL)
@@ -200,14 +176,14 @@ env_key(json_t *env, const char *name)
 
 static int
 add(json_t *brokered, json_t *masked, const char *key, const char *real, char *dummy,
-    json_t *prefixes)
+    json_t *prefixes, int basic)
 {
 	int	rc;
 
 	if (dummy == NULL)
 		return -1;
-	rc = json_array_append_new(brokered, json_pack("{s:s, s:s, s:O}", "dummy", dummy,
-	    "real", real, "url_prefixes", prefixes)) == -1 ||
+	rc = json_array_append_new(brokered, json_pack("{s:s, s:s, s:O, s:b}", "dummy", dummy,
+	    "real", real, "url_prefixes", prefixes, "basic", basic)) == -1 ||
 	    json_object_set_new(masked, key, json_string(dummy)) == -1 ? -1 : 0;
 	free(dummy);
 	return rc;
@@ -231,38 +207,55 @@ plan_builtins(json_t *env, json_t *brokered, json_t *masked)
 			if ((key = env_key(env, bi->env[j])) == NULL ||
 			    json_object_get(masked, key) != NULL)
 				continue;
+			/* the reference swaps a built-in's dummy inside Basic too */
 			add(brokered, masked, key, json_string_value(json_object_get(env, key)),
-			    builtin_dummy(bi, json_string_value(json_object_get(env, key))), pre);
+			    builtin_dummy(bi, json_string_value(json_object_get(env, key))), pre, 1);
 		}
 		json_decref(pre);
 	}
 }
 
+/* One provider's variables: exactly as spelled (the reference's on Unix). */
 static void
-plan_custom(json_t *providers, json_t *env, json_t *brokered, json_t *masked)
+plan_provider(const struct mask_provider *p, json_t *env, int allow_local, json_t *brokered,
+    json_t *masked)
 {
-	const char	*name, *key, *real;
-	json_t		*conf, *names, *pats, *pre, *n;
+	const char	*key, *real;
+	json_t		*names, *pre = NULL, *n, *v;
 	char		*dummy;
 	size_t		 i;
 
-	json_object_foreach(providers, name, conf) {
-		names = json_object_get(conf, "env");
-		pats = json_object_get(conf, "patterns");
-		pre = json_object_get(conf, "url_prefixes");
-		if (name[0] == '\0' || json_array_size(pats) == 0 || json_array_size(pre) == 0)
-			continue;	/* the reference ignores such a provider too */
-		json_array_foreach(names, i, n) {
-			if (!json_is_string(n) ||
-			    (key = env_key(env, json_string_value(n))) == NULL ||
-			    json_object_get(masked, key) != NULL)
-				continue;
-			real = json_string_value(json_object_get(env, key));
-			if ((dummy = fitting_dummy(pats, real)) == NULL)
-				continue;	/* runs unmasked, as the reference's does */
-			add(brokered, masked, key, real, dummy, pre);
+	names = json_object_get(p->conf, "env");
+	json_array_foreach(names, i, n) {
+		key = json_string_value(n);
+		v = json_object_get(env, key);
+		if (!json_is_string(v) || json_string_length(v) == 0 ||
+		    json_object_get(masked, key) != NULL)
+			continue;
+		real = json_string_value(v);
+		if ((dummy = fitting_dummy(p, real)) == NULL)
+			continue;	/* runs unmasked, as the reference's does */
+		if (pre == NULL && (pre = mask_provider_prefixes(p, env, allow_local)) == NULL) {
+			free(dummy);
+			return;		/* nowhere to send it: unmasked, as in the reference */
 		}
+		add(brokered, masked, key, real, dummy, pre, p->basic);
 	}
+	json_decref(pre);
+}
+
+static void
+plan_custom(json_t *providers, json_t *env, int allow_local, json_t *brokered,
+    json_t *masked)
+{
+	struct mask_provider	*ps;
+	size_t			 i, n;
+
+	if ((ps = mask_providers_compile(providers, &n)) == NULL)
+		return;
+	for (i = 0; i < n; i++)
+		plan_provider(&ps[i], env, allow_local, brokered, masked);
+	mask_providers_free(ps, n);
 }
 
 /*
@@ -287,13 +280,27 @@ netproxy_mask_plan(json_t *params, json_t *env, json_t **brokered, json_t **mask
 	}
 	plan_builtins(env, *brokered, *masked);
 	if (json_is_object(json_object_get(proxy, "credentialProviders")))
-		plan_custom(json_object_get(proxy, "credentialProviders"), env, *brokered,
-		    *masked);
+		plan_custom(json_object_get(proxy, "credentialProviders"), env,
+		    json_is_true(json_object_get(proxy, "allowLocalBinding")), *brokered, *masked);
 	if (json_array_size(*brokered) == 0) {
 		json_decref(*brokered);
 		json_decref(*masked);
 		*brokered = *masked = NULL;
 	}
+	return 0;
+}
+
+int
+netproxy_mask_needs_tls(json_t *brokered)
+{
+	json_t	*b, *u;
+	size_t	 i, j;
+
+	json_array_foreach(brokered, i, b)
+		json_array_foreach(json_object_get(b, "url_prefixes"), j, u)
+			if (strncmp(json_string_value(u) ? json_string_value(u) : "", "https://",
+			    8) == 0)
+				return 1;
 	return 0;
 }
 

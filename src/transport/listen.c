@@ -1,7 +1,7 @@
 #include "config.h"
 
 #include <sys/prctl.h>
-#include <poll.h>
+#include <sys/epoll.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 
@@ -21,7 +21,6 @@
 #include "log.h"
 #include "execd.h"
 #include "transport/listen.h"
-#include "util/crypto.h"
 #include "util/children.h"
 
 #define LISTEN_MAX	16
@@ -261,33 +260,48 @@ listen_stop(int signo, void *arg)
 	ev_break();
 }
 
-/* Accept on whichever listening socket is ready; -1 when none is (or at EOF on s). */
+/*
+ * Accept on whichever listening socket is ready; -1 when none is (or at
+ * EOF on s).  The spares wait on the listening sockets together; with
+ * EPOLLEXCLUSIVE a connection wakes one of them, not each, to lose the
+ * race for it.
+ */
 static int
 spare_accept(int s, const int *lfds, int n)
 {
-	struct pollfd	pfd[LISTEN_MAX + 1];
-	int		i, fd;
+	struct epoll_event	ev[LISTEN_MAX + 1];
+	int			ep, i, k, fd = -1;
 
-	for (;;) {
-		for (i = 0; i < n; i++)
-			pfd[i] = (struct pollfd){ .fd = lfds[i], .events = POLLIN };
-		pfd[n] = (struct pollfd){ .fd = s, .events = POLLIN };
-		if (poll(pfd, (nfds_t)n + 1, -1) == -1) {
-			if (errno == EINTR)
-				continue;
-			return -1;
-		}
-		if (pfd[n].revents != 0)
-			return -1;	/* the listener is stopping, or gone */
-		for (i = 0; i < n; i++) {
-			if (pfd[i].revents == 0)
-				continue;
-			if ((fd = accept4(lfds[i], NULL, NULL, SOCK_CLOEXEC)) != -1)
-				return fd;
-			if (errno != EAGAIN && errno != EINTR && errno != ECONNABORTED)
-				log_warn("accept");
+	if ((ep = epoll_create1(EPOLL_CLOEXEC)) == -1) {
+		log_warn("spare instance: epoll_create1");
+		return -1;
+	}
+	for (i = 0; i <= n; i++) {
+		ev[0] = (struct epoll_event){ .events = i < n ? EPOLLIN | EPOLLEXCLUSIVE : EPOLLIN,
+		    .data.fd = i < n ? lfds[i] : s };
+		if (epoll_ctl(ep, EPOLL_CTL_ADD, ev[0].data.fd, &ev[0]) == -1) {
+			log_warn("spare instance: epoll_ctl");
+			goto done;
 		}
 	}
+	while (fd == -1) {
+		if ((k = epoll_wait(ep, ev, n + 1, -1)) == -1) {
+			if (errno == EINTR)
+				continue;
+			log_warn("spare instance: epoll_wait");
+			goto done;
+		}
+		for (i = 0; i < k; i++)
+			if (ev[i].data.fd == s)
+				goto done;	/* the listener is stopping, or gone */
+		for (i = 0; i < k && fd == -1; i++)
+			if ((fd = accept4(ev[i].data.fd, NULL, NULL, SOCK_CLOEXEC)) == -1 &&
+			    errno != EAGAIN && errno != EINTR && errno != ECONNABORTED)
+				log_warn("accept");
+	}
+done:
+	close(ep);
+	return fd;
 }
 
 /*
@@ -394,21 +408,6 @@ instance_fork(void)
 }
 
 static void	spares_fill(void);
-
-/*
- * libcrypto sets itself up (configuration file, providers, the algorithm
- * tables) at its first digest.  Done here once, before any fork, every
- * instance inherits it ready instead of repeating it for its WebSocket
- * handshake and its session's socket name.
- */
-static void
-crypto_warm(void)
-{
-	unsigned char	md[SHA256_LEN];
-
-	if (crypto_sha1("", 0, md) == -1 || crypto_sha256("", 0, md) == -1)
-		log_warnx("libcrypto: instances will set it up themselves");
-}
 
 /* A spare took a connection (a byte), or is gone (EOF): the next one. */
 static void
@@ -521,8 +520,9 @@ listen_serve(const int *fds, int nfds, const struct listen_ops *o)
 	}
 	if (nlio == 0)
 		return 1;
-	/* before any fork: every instance's handshake shares these pages */
-	crypto_warm();
+	/* before any fork: the instances share what it sets up */
+	if (ops->warm != NULL)
+		ops->warm();
 	for (i = 0; i < SPARE_MAX; i++)
 		spares[i] = (struct spare){ .pid = -1, .sock = -1 };
 	spares_fill();

@@ -10,6 +10,11 @@
 int	listen_open(const char *url, int allow_remote, char *client_url, size_t urllen);
 /* What a forked instance runs, and what the listener does when one ends. */
 struct listen_ops {
+	/*
+	 * Once, in the listener before its first fork: what every instance
+	 * would otherwise do the same way itself (NULL: nothing).
+	 */
+	void	(*warm)(void);
 	int	(*prepare)(void);		/* -1: the instance cannot serve */
 	int	(*run)(int in_fd, int out_fd);	/* the client; the exit status */
 	void	(*gone)(pid_t pid);

@@ -291,6 +291,42 @@ a.b.c = { d = [ {}, { e = 1 } ], f = true }
     put(t, "errors.toml", "a = 1\n[t]\nb = [1,\n2\n[t]\n")
 
 
+def gen_skill_meta():
+    t = "skill_meta"
+    put(t, "full.yaml", """interface:
+  display_name: "Docs"
+  short_description: Look things up
+  icon_small: ./assets/small.svg
+  brand_color: "#10A37F"
+dependencies:
+  tools:
+    - type: mcp
+      value: docs
+      description: |
+        The docs
+        server
+      transport: streamable_http
+      url: https://example.com/mcp
+    - {type: env_var, value: TOKEN}
+policy:
+  allow_implicit_invocation: True
+  products: [codex, !chatgpt , !<!atlas> ~]
+""")
+    put(t, "aliases.yaml", """%YAML 1.1
+%TAG !e! !
+---
+t: &t {type: a, value: "b\\u00a0c"}
+p: &p codex
+policy: !x
+  products: [*p, !e!atlas ]
+dependencies:
+  tools: [*t, *t, -]
+...
+""")
+    put(t, "spoiled.yaml", "policy:\n  allow_implicit_invocation: 'true'\n  products: ~\n"
+        "dependencies:\n  tools: {type: a}\n? [k]\n: v\n")
+
+
 NONE = 0xFFFFFFFF
 
 
@@ -337,5 +373,5 @@ def gen_spawn_wire():
 
 
 for g in (gen_rpc, gen_http_upgrade, gen_jsonl, gen_ws, gen_proxy_http, gen_proxy_socks5,
-          gen_policy, gen_spawn_wire, gen_toml):
+          gen_policy, gen_spawn_wire, gen_toml, gen_skill_meta):
     g()

@@ -1,0 +1,61 @@
+/* Shared by the credential-masking files (netproxy_mask*.c). */
+#ifndef EXECD_NETPROXY_MASK_H
+#define EXECD_NETPROXY_MASK_H
+
+#include <regex.h>
+#include <stddef.h>
+
+/*
+ * netproxy_mask_re.c: a provider pattern, written in Rust regex syntax as
+ * the reference reads it, compiled to a POSIX ERE that matches whole
+ * values.  -1 with why (a text naming the syntax, never a value) when the
+ * pattern uses syntax execd does not translate, is not a valid pattern, or
+ * would match an empty value.
+ */
+#define MASK_PATTERN_MAX	2048
+int	mask_re_compile(const char *pattern, regex_t *re, char *why, size_t whylen);
+
+/* netproxy_mask_dest.c: one destination of a provider, as the reference parses it */
+struct mask_dest {
+	int		 https;
+	int		 wildcard;	/* "*.host": any name under host */
+	char		 host[256];	/* lower case, no trailing dot */
+	unsigned	 port;
+	char		 path[1024];	/* starts with '/' */
+};
+
+/* 0, or -1 when the reference would call the provider's destination invalid */
+int	mask_dest_parse(const char *s, struct mask_dest *d);
+/* Would a child with allowLocalBinding reach it past the proxy (NO_PROXY)? */
+int	mask_dest_bypasses(const struct mask_dest *d);
+/* "https://host:port/path" for execd-proxy; -1 if it cannot say it */
+int	mask_dest_url(const struct mask_dest *d, char *out, size_t outlen);
+
+/*
+ * netproxy_mask_prov.c: the custom providers the reference would use,
+ * checked as it checks them (a provider it ignores is ignored here too,
+ * with the reason logged).
+ */
+#include <jansson.h>
+
+struct mask_provider {
+	const char	*name;		/* borrowed from the params */
+	json_t		*conf;		/* borrowed */
+	regex_t		*re;
+	size_t		 nre;
+	int		 basic;		/* `auth` has basic: swap inside Basic too */
+};
+
+/* Sorted by name, a provider sharing a variable with an earlier one dropped; NULL: none. */
+struct mask_provider *mask_providers_compile(json_t *providers, size_t *n);
+void	mask_providers_free(struct mask_provider *, size_t n);
+/* Does value match one of the provider's patterns, whole? */
+int	mask_provider_fits(const struct mask_provider *, const char *value);
+/*
+ * The provider's destinations for a child with env, as execd-proxy's URL
+ * prefixes; NULL (logged) when it has none, or when one would be reached
+ * past the proxy (allowLocalBinding and a NO_PROXY host).
+ */
+json_t	*mask_provider_prefixes(const struct mask_provider *, json_t *env, int allow_local);
+
+#endif
