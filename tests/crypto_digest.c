@@ -70,12 +70,18 @@ main(int argc, char *argv[])
 		other = slurp_path(argv[2], &olen);
 		r = crypto_hmac_sha256(other, olen, in, len, md);
 		mdlen = SHA256_LEN;
+		free(other);
 	} else if (strcmp(argv[1], "equal") == 0 && argc == 3) {
 		other = slurp_path(argv[2], &olen);
 		printf("%d\n", olen == len && crypto_equal(in, other, len));
+		free(other);
+		free(in);
 		return 0;
-	} else
+	} else {
+		free(in);
 		return 2;
+	}
+	free(in);
 	if (r != 0)
 		return 1;
 	for (i = 0; i < mdlen; i++)
