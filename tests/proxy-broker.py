@@ -6,10 +6,15 @@ scheme or path outside the prefixes gets the dummy; another registration's
 requests are untouched; the real value is in neither the audit log nor the
 proxy's log; malformed registrations are refused.  A credential whose
 provider uses Basic is swapped inside the base64 of user:password; prefixes
-match as the reference's: at a segment boundary, no dot segments, *.host."""
+match as the reference's: at a segment boundary, no dot segments, *.host;
+an IPv6 literal prefix ([0::1] is ::1) matches the connection's address."""
 
 import base64
+import http.server
+import socket
+import threading
 
+import proxytest
 from proxytest import Dnsmasq, Origin, Proxy, Tap, curl, deadline
 from tlstest import TestCA, TLSOrigin
 
@@ -17,6 +22,22 @@ deadline(90)
 t = Tap()
 DUMMY = "ghp_maskedAbCdEfGhIjKlMnOpQrStUvWxYz0123"
 REAL = "ghp_REALsecretREALsecretREALsecret012345"
+
+
+class V6Server(http.server.ThreadingHTTPServer):
+    address_family = socket.AF_INET6
+
+
+def v6_origin():
+    """an Origin on [::1]"""
+    o = Origin.__new__(Origin)
+    o.srv = V6Server(("::1", 0), proxytest._Handler)
+    o.srv.daemon_threads = True
+    o.srv.requests = []
+    o.port = o.srv.server_address[1]
+    threading.Thread(target=o.srv.serve_forever, daemon=True).start()
+    return o
+
 
 origin = Origin()
 other = Origin()
@@ -27,7 +48,7 @@ P = Proxy("""
 listen http 127.0.0.1:0
 dns-server %s
 upstream-ca %s
-allow api.test else.test *.api.test 127.0.0.1
+allow api.test else.test *.api.test 127.0.0.1 [::1]
 allow-local yes
 """ % (dns.server, ca.cert))
 
@@ -131,6 +152,15 @@ for host, want in (("x.api.test", W_REAL), ("api.test", W_DUMMY)):
     r = curl("-x", more.http_url, "-H", "X-Key: " + W_DUMMY, "http://%s:%d/w/" % (host, O))
     t.eq(origin.requests[-1]["headers"].get("X-Key") if origin.requests else None, want,
          "*.api.test and %s" % host)
+
+# an IPv6 literal prefix, written in a longer form than the proxy names the address in
+v6 = v6_origin()
+six = P.register(brokered=[{"dummy": W_DUMMY, "real": W_REAL,
+                            "url_prefixes": ["http://[0:0::1]:%d/v6/" % v6.port]}])
+for path, want in (("/v6/x", W_REAL), ("/v7/x", W_DUMMY)):
+    r = curl("-x", six.http_url, "-H", "X-Key: " + W_DUMMY, "http://[::1]:%d%s" % (v6.port, path))
+    t.eq((r.code, v6.requests[-1]["headers"].get("X-Key") if v6.requests else None), (200, want),
+         "IPv6 literal prefix [0:0::1], a request to [::1]%s" % path)
 
 for bad, why in (([{"dummy": DUMMY, "real": REAL}], "no prefixes"),
                  ([{"dummy": DUMMY, "real": REAL, "url_prefixes": ["ftp://x/"]}], "ftp prefix"),
