@@ -416,6 +416,14 @@ MASK_CASES = [
     ("prefix without header", {"prefix": "Key "}, {}, True, "real"),
     ("a bad header name", {"auth": ["header"], "header": "bad header"}, {}, True, "real"),
     ("auth basic", {"auth": ["basic"]}, {}, True, "masked"),
+    # a start file the shell reads first (BASH_ENV, or ENV), whatever its value: unmasked
+    ("BASH_ENV set", {}, {"BASH_ENV": "/nonexistent/start"}, True, "real"),
+    ("BASH_ENV empty", {}, {"BASH_ENV": ""}, True, "real"),
+    ("ENV set", {}, {"ENV": "/nonexistent/start"}, True, "real"),
+    ("bash_env in another case", {}, {"bash_env": "/nonexistent/start"}, True, "masked"),
+    ("other shell variables (SHELLOPTS, BASHOPTS, ZDOTDIR)", {}, {
+        "SHELLOPTS": "braceexpand", "BASHOPTS": "extglob", "ZDOTDIR": "/nonexistent"}, True,
+     "masked"),
     # (d) patterns: Rust syntax
     ("a pattern matching the empty value", {"patterns": ["mk-[a-z0-9]{11}|x*"]}, {}, True, "real"),
     ("an invalid pattern", {"patterns": ["mk-[a-z"]}, {}, True, "real"),

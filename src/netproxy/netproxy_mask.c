@@ -47,6 +47,17 @@ static const struct builtin builtins[] = {
 };
 
 /* Only a sandboxed `bash -c`: the reference leaves every other form unmasked. */
+/*
+ * A start file the shell would read first (BASH_ENV for bash -c, ENV for
+ * sh; named exactly, whatever its value, even empty): the reference does
+ * not mask such a start, since that file could put a real value back.
+ */
+static int
+names_start_file(json_t *env)
+{
+	return json_object_get(env, "BASH_ENV") != NULL || json_object_get(env, "ENV") != NULL;
+}
+
 static int
 eligible(json_t *params)
 {
@@ -271,7 +282,7 @@ netproxy_mask_plan(json_t *params, json_t *env, json_t **brokered, json_t **mask
 	*brokered = *masked = NULL;
 	proxy = json_object_get(json_object_get(params, "networkProxy"), "proxy");
 	if (env == NULL || !json_is_true(json_object_get(proxy, "credentialMasking")) ||
-	    !eligible(params))
+	    !eligible(params) || names_start_file(env))
 		return 0;
 	if ((*brokered = json_array()) == NULL || (*masked = json_object()) == NULL) {
 		json_decref(*brokered);
