@@ -465,6 +465,46 @@ def mask_case(srv, i, case, workdir):
     return "real" if val[0] == env["MY_KEY"] else "masked"
 
 
+# dummies drawn at random from the pattern the real value fits, as the reference draws
+# them: any branch, any count, either case; never the real value's shape every time
+DRAW = "(?:mk|xk)-[[:alnum:]]{8,20}"
+DRAW_REALS = ["mk-r3alsecret%d" % i for i in range(6)]
+
+
+def shape(v):
+    return "".join("a" if c.islower() else "A" if c.isupper() else "9" if c.isdigit() else c
+                   for c in v)
+
+
+def draws(srv, workdir, tag):
+    out = []
+    for i, real in enumerate(DRAW_REALS):
+        env = {"PATH": "/usr/bin:/bin", "MY_KEY": real}
+        np = network_proxy({"api.example.com": "allow"})
+        np["proxy"].update({"credentialMasking": True, "credentialProviders": {
+            "mine": dict(BASE, patterns=[DRAW])}})
+        sb = json.loads(json.dumps(SB).replace("file://" + work, "file://" + workdir))
+        pid = "%s%d" % (tag, i)
+        r = srv.call("process/start", {"processId": pid, "argv": ["/bin/bash", "-c",
+                     "echo \"MY_KEY=$MY_KEY\""], "cwd": "file://" + workdir, "env": env,
+                     "tty": False, "networkProxy": np, "sandbox": sb})
+        o, _, _ = srv.collect(pid, timeout=60) if "result" in r else ({}, 0, 0)
+        val = [l[7:] for l in o.get("stdout", b"").decode().splitlines() if l.startswith("MY_KEY=")]
+        out.append((real, val[0] if val else None))
+    return out
+
+
+def drawn_from_pattern(pairs):
+    import re as rx
+    fit = all(d and rx.fullmatch("(?:mk|xk)-[0-9A-Za-z]{8,20}", d) and real not in d and
+              d not in real for real, d in pairs)
+    return fit and any(shape(d) != shape(real) for real, d in pairs)
+
+
+c2 = Execd([])
+t.ok(drawn_from_pattern(draws(c2, work, "d")),
+     "a custom provider's dummies are drawn from its pattern, not the real value's shape")
+c2.close()
 c2 = Execd([])
 mine_got = {}
 for i, case in enumerate(MASK_CASES):
@@ -490,6 +530,8 @@ else:
             diffs.append((desc, got[desc], r))
     t.eq(diffs, [], "the reference answers every case as execd does")
     rwork = tempfile.mkdtemp(prefix="credmask-work-", dir=home)
+    ref_draws = draws(ref, rwork, "d")
+    t.ok(drawn_from_pattern(ref_draws), "so are the reference's", ref_draws)
     ref_got = {}
     for i, case in enumerate(MASK_CASES):
         ref_got[case[0]] = mask_case(ref, i, case, rwork)
