@@ -14,11 +14,15 @@ pattern syntax); a provider named by url_prefix_from_env with basic gets
 the real value inside Authorization: Basic at the origin it names."""
 import base64
 import glob
+import http.server
 import json
 import os
 import shutil
+import socket
 import tempfile
+import threading
 
+import proxytest
 from proxytest import Dnsmasq, Origin, Proxy, Tap, deadline, free_port, tmpdir
 from execd_client import Execd, network_proxy, unb64
 from tlstest import TestCA, TLSOrigin
@@ -174,6 +178,21 @@ SCRIPT = ("env; curl -sS -m 10 --noproxy '' -o /dev/null -w 'tls=%%{http_code}\\
           "http://127.0.0.1:%d/v1/x" % (tls.port, origin.port))
 
 
+class V6Server(http.server.ThreadingHTTPServer):
+    address_family = socket.AF_INET6
+
+
+def v6_origin():
+    """an Origin on [::1]"""
+    o = Origin.__new__(Origin)
+    o.srv = V6Server(("::1", 0), proxytest._Handler)
+    o.srv.daemon_threads = True
+    o.srv.requests = []
+    o.port = o.srv.server_address[1]
+    threading.Thread(target=o.srv.serve_forever, daemon=True).start()
+    return o
+
+
 def run2(pid, argv, sandbox=SB):
     extra = {"sandbox": sandbox} if sandbox else {}
     r = c2.call("process/start", {"processId": pid, "argv": argv, "cwd": "file://" + work,
@@ -260,6 +279,20 @@ t.ok(REAL_MINE not in text and env.get("MY_KEY", REAL_MINE) != REAL_MINE and "em
      hdrs.get("Authorization") == "Bearer " + REAL_MINE,
      "execd's own proxy: the child holds a dummy, the origin gets the real value",
      (env.get("MY_KEY"), hdrs, text[-300:]))
+# the same to an IPv6 literal: the prefix [::1] is brokered as the reference does
+v6 = v6_origin()
+NP = network_proxy({"::1": "allow"}, allow_local=False)
+NP["proxy"].update({"credentialMasking": True, "credentialProviders": {"mine": {
+    "env": ["MY_KEY"], "patterns": ["mk-[a-z0-9]{11}"],
+    "url_prefixes": ["http://[::1]:%d/v1/" % v6.port]}}})
+r, env, text = run2("e2", ["/bin/bash", "-c", "env; curl -sS -m 10 -o /dev/null "
+                          "-w 'v6=%%{http_code}\\n' -H \"Authorization: Bearer $MY_KEY\" "
+                          "http://[::1]:%d/v1/e" % v6.port])
+hdrs = v6.requests[-1]["headers"] if v6.requests else {}
+t.ok(REAL_MINE not in text and env.get("MY_KEY", REAL_MINE) != REAL_MINE and "v6=200" in text and
+     hdrs.get("Authorization") == "Bearer " + REAL_MINE,
+     "an IPv6 literal prefix: the child holds a dummy, the origin at [::1] gets the real value",
+     (env.get("MY_KEY"), hdrs, text[-300:]))
 c2.close()
 c2 = Execd(["--proxy-control", P2.ctl_path])
 NP = network_proxy({"api.test": "allow", "127.0.0.1": "allow"})
@@ -315,6 +348,23 @@ MASK_CASES = [
      {}, False, "masked"),
     ("10.1.2.3 without allowLocalBinding", {"url_prefixes": ["https://10.1.2.3/"]}, {}, False,
      "masked"),
+    # IPv6 literals: brokered like any address; only ::1 is in NO_PROXY
+    ("[::1] without allowLocalBinding", {"url_prefixes": ["https://[::1]:8443/"]}, {}, False,
+     "masked"),
+    ("http [::1] without allowLocalBinding", {"url_prefixes": ["http://[::1]:8080/"]}, {}, False,
+     "masked"),
+    ("[0:0:0:0:0:0:0:1] is ::1", {"url_prefixes": ["https://[0:0:0:0:0:0:0:1]/"]}, {}, True,
+     "real"),
+    ("[2001:db8::1]", {"url_prefixes": ["https://[2001:DB8::1]/v1/"]}, {}, True, "masked"),
+    ("[::1]:8443 without a scheme", {"url_prefixes": ["[::1]:8443/x"]}, {}, False, "masked"),
+    ("[::ffff:127.0.0.1] (not in NO_PROXY)", {"url_prefixes": ["https://[::ffff:127.0.0.1]/"]},
+     {}, True, "masked"),
+    ("[fd00::1] (not in NO_PROXY)", {"url_prefixes": ["https://[fd00::1]/"]}, {}, True, "masked"),
+    ("http to a public IPv6 address", {"url_prefixes": ["http://[2001:db8::1]/"]}, {}, True,
+     "real"),
+    ("an IPv6 zone", {"url_prefixes": ["https://[fe80::1%25eth0]/"]}, {}, True, "real"),
+    ("*. before an IPv6 literal", {"url_prefixes": ["https://*.[::1]/"]}, {}, False, "real"),
+    ("an unbracketed IPv6 literal", {"url_prefixes": ["https://::1/"]}, {}, False, "real"),
     # destinations as the reference parses them
     ("http to a public host", {"url_prefixes": ["http://api.example.com/v1/"]}, {}, True, "real"),
     ("http to a private address", {"url_prefixes": ["http://10.1.2.3/"]}, {}, False, "real"),
@@ -349,6 +399,10 @@ MASK_CASES = [
      {"MY_URL": "https://127.0.0.1/v1/"}, True, "real"),
     ("from env, loopback without allowLocalBinding", {"url_prefix_from_env": "MY_URL"},
      {"MY_URL": "https://127.0.0.1/v1/"}, False, "masked"),
+    ("from env, IPv6", {"url_prefixes": [], "url_prefix_from_env": "MY_URL"},
+     {"MY_URL": "https://[2001:db8::1]:444/v2/"}, True, "masked"),
+    ("from env, [::1] without allowLocalBinding", {"url_prefixes": [],
+     "url_prefix_from_env": "MY_URL"}, {"MY_URL": "https://[::1]/"}, False, "masked"),
     ("from env, an invalid key", {"url_prefix_from_env": "1BAD"}, {}, True, "real"),
     ("from env, the credential's own key", {"url_prefix_from_env": "MY_KEY"}, {}, True, "real"),
     ("from env, set in another case", {"url_prefixes": [], "url_prefix_from_env": "MY_URL"},
@@ -362,6 +416,14 @@ MASK_CASES = [
     ("prefix without header", {"prefix": "Key "}, {}, True, "real"),
     ("a bad header name", {"auth": ["header"], "header": "bad header"}, {}, True, "real"),
     ("auth basic", {"auth": ["basic"]}, {}, True, "masked"),
+    # a start file the shell reads first (BASH_ENV, or ENV), whatever its value: unmasked
+    ("BASH_ENV set", {}, {"BASH_ENV": "/nonexistent/start"}, True, "real"),
+    ("BASH_ENV empty", {}, {"BASH_ENV": ""}, True, "real"),
+    ("ENV set", {}, {"ENV": "/nonexistent/start"}, True, "real"),
+    ("bash_env in another case", {}, {"bash_env": "/nonexistent/start"}, True, "masked"),
+    ("other shell variables (SHELLOPTS, BASHOPTS, ZDOTDIR)", {}, {
+        "SHELLOPTS": "braceexpand", "BASHOPTS": "extglob", "ZDOTDIR": "/nonexistent"}, True,
+     "masked"),
     # (d) patterns: Rust syntax
     ("a pattern matching the empty value", {"patterns": ["mk-[a-z0-9]{11}|x*"]}, {}, True, "real"),
     ("an invalid pattern", {"patterns": ["mk-[a-z"]}, {}, True, "real"),
@@ -403,6 +465,46 @@ def mask_case(srv, i, case, workdir):
     return "real" if val[0] == env["MY_KEY"] else "masked"
 
 
+# dummies drawn at random from the pattern the real value fits, as the reference draws
+# them: any branch, any count, either case; never the real value's shape every time
+DRAW = "(?:mk|xk)-[[:alnum:]]{8,20}"
+DRAW_REALS = ["mk-r3alsecret%d" % i for i in range(6)]
+
+
+def shape(v):
+    return "".join("a" if c.islower() else "A" if c.isupper() else "9" if c.isdigit() else c
+                   for c in v)
+
+
+def draws(srv, workdir, tag):
+    out = []
+    for i, real in enumerate(DRAW_REALS):
+        env = {"PATH": "/usr/bin:/bin", "MY_KEY": real}
+        np = network_proxy({"api.example.com": "allow"})
+        np["proxy"].update({"credentialMasking": True, "credentialProviders": {
+            "mine": dict(BASE, patterns=[DRAW])}})
+        sb = json.loads(json.dumps(SB).replace("file://" + work, "file://" + workdir))
+        pid = "%s%d" % (tag, i)
+        r = srv.call("process/start", {"processId": pid, "argv": ["/bin/bash", "-c",
+                     "echo \"MY_KEY=$MY_KEY\""], "cwd": "file://" + workdir, "env": env,
+                     "tty": False, "networkProxy": np, "sandbox": sb})
+        o, _, _ = srv.collect(pid, timeout=60) if "result" in r else ({}, 0, 0)
+        val = [l[7:] for l in o.get("stdout", b"").decode().splitlines() if l.startswith("MY_KEY=")]
+        out.append((real, val[0] if val else None))
+    return out
+
+
+def drawn_from_pattern(pairs):
+    import re as rx
+    fit = all(d and rx.fullmatch("(?:mk|xk)-[0-9A-Za-z]{8,20}", d) and real not in d and
+              d not in real for real, d in pairs)
+    return fit and any(shape(d) != shape(real) for real, d in pairs)
+
+
+c2 = Execd([])
+t.ok(drawn_from_pattern(draws(c2, work, "d")),
+     "a custom provider's dummies are drawn from its pattern, not the real value's shape")
+c2.close()
 c2 = Execd([])
 mine_got = {}
 for i, case in enumerate(MASK_CASES):
@@ -428,6 +530,8 @@ else:
             diffs.append((desc, got[desc], r))
     t.eq(diffs, [], "the reference answers every case as execd does")
     rwork = tempfile.mkdtemp(prefix="credmask-work-", dir=home)
+    ref_draws = draws(ref, rwork, "d")
+    t.ok(drawn_from_pattern(ref_draws), "so are the reference's", ref_draws)
     ref_got = {}
     for i, case in enumerate(MASK_CASES):
         ref_got[case[0]] = mask_case(ref, i, case, rwork)

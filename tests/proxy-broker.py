@@ -6,10 +6,16 @@ scheme or path outside the prefixes gets the dummy; another registration's
 requests are untouched; the real value is in neither the audit log nor the
 proxy's log; malformed registrations are refused.  A credential whose
 provider uses Basic is swapped inside the base64 of user:password; prefixes
-match as the reference's: at a segment boundary, no dot segments, *.host."""
+match as the reference's: at a segment boundary, no dot segments, *.host;
+an IPv6 literal prefix ([0::1] is ::1) matches the connection's address."""
 
 import base64
+import http.server
+import socket
+import ssl
+import threading
 
+import proxytest
 from proxytest import Dnsmasq, Origin, Proxy, Tap, curl, deadline
 from tlstest import TestCA, TLSOrigin
 
@@ -17,6 +23,26 @@ deadline(90)
 t = Tap()
 DUMMY = "ghp_maskedAbCdEfGhIjKlMnOpQrStUvWxYz0123"
 REAL = "ghp_REALsecretREALsecretREALsecret012345"
+
+
+class V6Server(http.server.ThreadingHTTPServer):
+    address_family = socket.AF_INET6
+
+
+def v6_origin(tls=None):
+    """an Origin on [::1]; over TLS with tls's (cert, key)"""
+    o = Origin.__new__(Origin)
+    o.srv = V6Server(("::1", 0), proxytest._Handler)
+    o.srv.daemon_threads = True
+    o.srv.requests = []
+    if tls:
+        ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        ctx.load_cert_chain(*tls)
+        o.srv.socket = ctx.wrap_socket(o.srv.socket, server_side=True)
+    o.port = o.srv.server_address[1]
+    threading.Thread(target=o.srv.serve_forever, daemon=True).start()
+    return o
+
 
 origin = Origin()
 other = Origin()
@@ -27,7 +53,7 @@ P = Proxy("""
 listen http 127.0.0.1:0
 dns-server %s
 upstream-ca %s
-allow api.test else.test *.api.test 127.0.0.1
+allow api.test else.test *.api.test 127.0.0.1 [::1]
 allow-local yes
 """ % (dns.server, ca.cert))
 
@@ -131,6 +157,27 @@ for host, want in (("x.api.test", W_REAL), ("api.test", W_DUMMY)):
     r = curl("-x", more.http_url, "-H", "X-Key: " + W_DUMMY, "http://%s:%d/w/" % (host, O))
     t.eq(origin.requests[-1]["headers"].get("X-Key") if origin.requests else None, want,
          "*.api.test and %s" % host)
+
+# an IPv6 literal prefix, written in a longer form than the proxy names the address in
+v6 = v6_origin()
+six = P.register(brokered=[{"dummy": W_DUMMY, "real": W_REAL,
+                            "url_prefixes": ["http://[0:0::1]:%d/v6/" % v6.port]}])
+for path, want in (("/v6/x", W_REAL), ("/v7/x", W_DUMMY)):
+    r = curl("-x", six.http_url, "-H", "X-Key: " + W_DUMMY, "http://[::1]:%d%s" % (v6.port, path))
+    t.eq((r.code, v6.requests[-1]["headers"].get("X-Key") if v6.requests else None), (200, want),
+         "IPv6 literal prefix [0:0::1], a request to [::1]%s" % path)
+if bundle is None:
+    t.skip("HTTPS to an IPv6 literal through inspection", "the proxy has no inspection CA")
+else:
+    # and over HTTPS: the inspecting stage serves [::1] (an IP name in its certificate)
+    v6tls = v6_origin(ca.server_cert("v6", ["IP:::1"]))
+    six_tls = P.register(brokered=[{"dummy": W_DUMMY, "real": W_REAL,
+                                    "url_prefixes": ["https://[::1]:%d/v6/" % v6tls.port]}])
+    r = curl("-x", six_tls.http_url, "--cacert", six_tls.reply.get("ca_bundle"), "-H",
+             "X-Key: " + W_DUMMY, "https://[::1]:%d/v6/x" % v6tls.port)
+    got = (r.code, v6tls.requests[-1]["headers"].get("X-Key") if v6tls.requests else None)
+    t.ok(got == (200, W_REAL), "HTTPS to [::1] on an IPv6 literal prefix: inspected, the "
+         "real value", (got, r.stderr[-300:]))
 
 for bad, why in (([{"dummy": DUMMY, "real": REAL}], "no prefixes"),
                  ([{"dummy": DUMMY, "real": REAL, "url_prefixes": ["ftp://x/"]}], "ftp prefix"),

@@ -8,6 +8,8 @@
  */
 #include "config.h"
 
+#include <arpa/inet.h>
+
 #include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -44,6 +46,26 @@ struct broker {
 	size_t			 nrules;
 };
 
+/*
+ * An IPv6 literal's text (between the brackets) into host as the proxy
+ * names a connection's address (inet_ntop), so "[0::1]" matches "::1".
+ */
+static int
+v6_host(const char *s, size_t len, char *host, size_t hostlen)
+{
+	struct in6_addr	a6;
+	char		v6[INET6_ADDRSTRLEN];
+
+	if (len == 0 || len >= sizeof(v6))
+		return -1;
+	memcpy(v6, s, len);
+	v6[len] = '\0';
+	if (inet_pton(AF_INET6, v6, &a6) != 1 ||
+	    inet_ntop(AF_INET6, &a6, host, (socklen_t)hostlen) == NULL)
+		return -1;
+	return 0;
+}
+
 static int
 prefix_parse(const char *s, struct broker_prefix *p)
 {
@@ -67,13 +89,24 @@ prefix_parse(const char *s, struct broker_prefix *p)
 	slash = strchr(a, '/');
 	if (slash == NULL)
 		slash = a + strlen(a);
-	colon = memchr(a, ':', (size_t)(slash - a));
-	hlen = (size_t)((colon ? colon : slash) - a);
-	if (hlen == 0 || hlen >= sizeof(p->host) || memchr(a, '@', (size_t)(slash - a)) ||
-	    memchr(a, '[', hlen) || memchr(a, '*', hlen) || memchr(a, '?', (size_t)(slash - a)))
-		return -1;
-	for (i = 0; i < hlen; i++)
-		p->host[i] = (char)tolower((unsigned char)a[i]);
+	if (a[0] == '[') {
+		if (p->wildcard || (colon = memchr(a, ']', (size_t)(slash - a))) == NULL ||
+		    v6_host(a + 1, (size_t)(colon - a - 1), p->host, sizeof(p->host)) == -1)
+			return -1;
+		if (++colon == slash)
+			colon = NULL;
+		else if (*colon != ':')
+			return -1;
+	} else {
+		colon = memchr(a, ':', (size_t)(slash - a));
+		hlen = (size_t)((colon ? colon : slash) - a);
+		if (hlen == 0 || hlen >= sizeof(p->host) || memchr(a, '@', (size_t)(slash - a)) ||
+		    memchr(a, '[', hlen) || memchr(a, '*', hlen) ||
+		    memchr(a, '?', (size_t)(slash - a)))
+			return -1;
+		for (i = 0; i < hlen; i++)
+			p->host[i] = (char)tolower((unsigned char)a[i]);
+	}
 	p->port = p->https ? 443 : 80;
 	if (colon != NULL) {
 		port = strtoul(colon + 1, &end, 10);

@@ -24,6 +24,8 @@
 #include "netproxy/netproxy_mask.h"
 
 #define DUMMY_MAX	4096
+#define DUMMY_MIN	8	/* execd-proxy refuses a shorter dummy */
+#define SAMPLE_TRIES	32
 
 static const char alnum[] =
     "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
@@ -47,6 +49,17 @@ static const struct builtin builtins[] = {
 };
 
 /* Only a sandboxed `bash -c`: the reference leaves every other form unmasked. */
+/*
+ * A start file the shell would read first (BASH_ENV for bash -c, ENV for
+ * sh; named exactly, whatever its value, even empty): the reference does
+ * not mask such a start, since that file could put a real value back.
+ */
+static int
+names_start_file(json_t *env)
+{
+	return json_object_get(env, "BASH_ENV") != NULL || json_object_get(env, "ENV") != NULL;
+}
+
 static int
 eligible(json_t *params)
 {
@@ -138,18 +151,30 @@ shaped_dummy(const char *real, size_t keep)
 }
 
 /*
- * A dummy that fits the provider's patterns as real does: all of real
- * reshaped, else with its literal head kept up to a separator (mk-, sk_).
- * NULL when none fits: the variable then runs unmasked.
+ * A dummy drawn at random from the pattern real fits, as the reference
+ * draws it: it owes nothing to real, and is neither real nor inside it nor
+ * holding it, and at least DUMMY_MIN long.  A pattern that gives none in
+ * SAMPLE_TRIES draws (\b where a draw cannot honour it, short values) gets
+ * one of real's shape: all of real reshaped, else with its literal head
+ * kept up to a separator (mk-, sk_).  NULL when none fits: the variable
+ * then runs unmasked.
  */
 static char *
 fitting_dummy(const struct mask_provider *p, const char *real)
 {
 	size_t	 keep = 0, len = strlen(real);
 	char	*d;
+	int	 i, tries;
 
-	if (!mask_provider_fits(p, real))
+	if ((i = mask_provider_which(p, real)) == -1)
 		return NULL;
+	for (tries = 0; tries < SAMPLE_TRIES; tries++) {
+		d = mask_re_sample(p->ere[i], p->icase[i], DUMMY_MAX);
+		if (d != NULL && strlen(d) >= DUMMY_MIN && mask_provider_fits(p, d) &&
+		    strstr(d, real) == NULL && strstr(real, d) == NULL)
+			return d;
+		free(d);
+	}
 	for (;;) {
 		if ((d = shaped_dummy(real, keep)) != NULL && mask_provider_fits(p, d))
 			return d;
@@ -271,7 +296,7 @@ netproxy_mask_plan(json_t *params, json_t *env, json_t **brokered, json_t **mask
 	*brokered = *masked = NULL;
 	proxy = json_object_get(json_object_get(params, "networkProxy"), "proxy");
 	if (env == NULL || !json_is_true(json_object_get(proxy, "credentialMasking")) ||
-	    !eligible(params))
+	    !eligible(params) || names_start_file(env))
 		return 0;
 	if ((*brokered = json_array()) == NULL || (*masked = json_object()) == NULL) {
 		json_decref(*brokered);

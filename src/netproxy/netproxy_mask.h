@@ -13,7 +13,14 @@
  * would match an empty value.
  */
 #define MASK_PATTERN_MAX	2048
-int	mask_re_compile(const char *pattern, regex_t *re, char *why, size_t whylen);
+/* *ere (malloc'd, when ere is not NULL) and *icase: the ERE, for mask_re_sample */
+int	mask_re_translate(const char *pattern, regex_t *re, char **ere, int *icase, char *why,
+	    size_t whylen);
+/*
+ * netproxy_mask_gen.c: a random value (printable ASCII, at most max bytes)
+ * drawn from such an ERE; NULL when none came (the caller checks it fits).
+ */
+char	*mask_re_sample(const char *ere, int icase, size_t max);
 
 /* netproxy_mask_dest.c: one destination of a provider, as the reference parses it */
 struct mask_dest {
@@ -42,6 +49,8 @@ struct mask_provider {
 	const char	*name;		/* borrowed from the params */
 	json_t		*conf;		/* borrowed */
 	regex_t		*re;
+	char		**ere;		/* re's text, to draw dummies from */
+	int		*icase;
 	size_t		 nre;
 	int		 basic;		/* `auth` has basic: swap inside Basic too */
 };
@@ -49,8 +58,9 @@ struct mask_provider {
 /* Sorted by name, a provider sharing a variable with an earlier one dropped; NULL: none. */
 struct mask_provider *mask_providers_compile(json_t *providers, size_t *n);
 void	mask_providers_free(struct mask_provider *, size_t n);
-/* Does value match one of the provider's patterns, whole? */
+/* Does value match one of the provider's patterns, whole? The first one's index, or -1 */
 int	mask_provider_fits(const struct mask_provider *, const char *value);
+int	mask_provider_which(const struct mask_provider *, const char *value);
 /*
  * The provider's destinations for a child with env, as execd-proxy's URL
  * prefixes; NULL (logged) when it has none, or when one would be reached

@@ -32,11 +32,10 @@ set_host(struct mask_dest *d, const char *host, size_t len)
 			return -1;
 		memcpy(v6, host + 1, len - 2);
 		v6[len - 2] = '\0';
-		if (inet_pton(AF_INET6, v6, &a6) != 1)
+		/* the form execd-proxy names the connection's address in */
+		if (d->wildcard || inet_pton(AF_INET6, v6, &a6) != 1 ||
+		    inet_ntop(AF_INET6, &a6, d->host, sizeof(d->host)) == NULL)
 			return -1;
-		snprintf(d->host, sizeof(d->host), "%s", v6);
-		for (i = 0; d->host[i]; i++)
-			d->host[i] = (char)tolower((unsigned char)d->host[i]);
 		return 0;
 	}
 	while (len > 0 && host[len - 1] == '.')
@@ -181,11 +180,9 @@ mask_dest_bypasses(const struct mask_dest *d)
 int
 mask_dest_url(const struct mask_dest *d, char *out, size_t outlen)
 {
-	int	n;
+	int	n, v6 = strchr(d->host, ':') != NULL;	/* bracketed in a URL */
 
-	if (strchr(d->host, ':') != NULL)
-		return -1;	/* execd-proxy names no IPv6 literal in a prefix */
-	n = snprintf(out, outlen, "%s://%s%s:%u%s", d->https ? "https" : "http",
-	    d->wildcard ? "*." : "", d->host, d->port, d->path);
+	n = snprintf(out, outlen, "%s://%s%s%s%s:%u%s", d->https ? "https" : "http",
+	    d->wildcard ? "*." : "", v6 ? "[" : "", d->host, v6 ? "]" : "", d->port, d->path);
 	return n < 0 || (size_t)n >= outlen ? -1 : 0;
 }

@@ -125,11 +125,13 @@ compile_patterns(struct mask_provider *p, char *why, size_t whylen)
 	size_t	 i;
 	char	 reason[128];
 
-	if ((p->re = calloc(json_array_size(pats), sizeof(*p->re))) == NULL)
+	if ((p->re = calloc(json_array_size(pats), sizeof(*p->re))) == NULL ||
+	    (p->ere = calloc(json_array_size(pats), sizeof(*p->ere))) == NULL ||
+	    (p->icase = calloc(json_array_size(pats), sizeof(*p->icase))) == NULL)
 		return "out of memory";
 	json_array_foreach(pats, i, v) {
-		if (mask_re_compile(json_string_value(v), &p->re[i], reason,
-		    sizeof(reason)) == -1) {
+		if (mask_re_translate(json_string_value(v), &p->re[i], &p->ere[i], &p->icase[i],
+		    reason, sizeof(reason)) == -1) {
 			snprintf(why, whylen, "has an unusable pattern (#%zu: %s)", i + 1, reason);
 			return why;
 		}
@@ -185,10 +187,16 @@ provider_clear(struct mask_provider *p)
 {
 	size_t	i;
 
-	for (i = 0; i < p->nre; i++)
+	for (i = 0; i < p->nre; i++) {
 		regfree(&p->re[i]);
+		free(p->ere[i]);
+	}
 	free(p->re);
+	free(p->ere);
+	free(p->icase);
 	p->re = NULL;
+	p->ere = NULL;
+	p->icase = NULL;
 	p->nre = 0;
 }
 
@@ -245,14 +253,20 @@ mask_providers_free(struct mask_provider *ps, size_t n)
 }
 
 int
-mask_provider_fits(const struct mask_provider *p, const char *value)
+mask_provider_which(const struct mask_provider *p, const char *value)
 {
 	size_t	i;
 
 	for (i = 0; i < p->nre; i++)
 		if (regexec(&p->re[i], value, 0, NULL, 0) == 0)
-			return 1;
-	return 0;
+			return (int)i;
+	return -1;
+}
+
+int
+mask_provider_fits(const struct mask_provider *p, const char *value)
+{
+	return mask_provider_which(p, value) != -1;
 }
 
 /* one destination into out (not twice); -1: it cannot be brokered */

@@ -569,7 +569,8 @@ atom(struct rx *x)
 }
 
 int
-mask_re_compile(const char *pattern, regex_t *re, char *why, size_t whylen)
+mask_re_translate(const char *pattern, regex_t *re, char **ere, int *icase, char *why,
+    size_t whylen)
 {
 	struct rx	x;
 	int		rc;
@@ -591,9 +592,20 @@ mask_re_compile(const char *pattern, regex_t *re, char *why, size_t whylen)
 		x.why = "not a valid pattern";
 		rc = -1;
 	}
+	if (rc == 0 && ere != NULL && (*ere = strdup((char *)x.out.data)) == NULL) {
+		regfree(re);
+		x.why = "out of memory";
+		rc = -1;
+	}
+	if (icase != NULL)
+		*icase = x.icase;
 	buf_free(&x.out);
 	if (rc == 0 && regexec(re, "", 0, NULL, 0) == 0) {
 		regfree(re);
+		if (ere != NULL) {
+			free(*ere);
+			*ere = NULL;
+		}
 		x.why = "the pattern matches an empty value";
 		rc = -1;
 	}
