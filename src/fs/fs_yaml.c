@@ -14,7 +14,6 @@
  */
 #include "config.h"
 
-#include <dlfcn.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,7 +21,7 @@
 #include <jansson.h>
 #include <yaml.h>
 
-#include "log.h"
+#include "dlsyms.h"
 #include "fs/fs_yaml.h"
 
 #define YAML_EVENTS_MAX	(8U << 20)	/* events of one document */
@@ -43,10 +42,7 @@ static struct {
 	__typeof__(&yaml_parser_delete)			parser_delete;
 } fn;
 
-static const struct {
-	const char	*name;
-	size_t		 off;
-} symbols[] = {
+static const struct dl_sym symbols[] = {
 	{ "yaml_parser_initialize", offsetof(__typeof__(fn), init) },
 	{ "yaml_parser_set_input_string", offsetof(__typeof__(fn), input) },
 	{ "yaml_parser_parse", offsetof(__typeof__(fn), parse) },
@@ -59,26 +55,12 @@ static int	loaded;		/* 1: loaded, -1: cannot be (said once) */
 static int
 yaml_lib_load(void)
 {
-	void	*lib, *sym;
-	size_t	 i;
-
 	if (loaded != 0)
 		return loaded == 1 ? 0 : -1;
 	loaded = -1;
-	if ((lib = dlopen(YAML_SONAME, RTLD_NOW | RTLD_LOCAL)) == NULL) {
-		log_warnx("cannot load %s (skill metadata is not read): %s", YAML_SONAME,
-		    dlerror());
+	if (dl_load(YAML_SONAME, symbols, sizeof(symbols) / sizeof(symbols[0]), &fn,
+	    "skill metadata is not read") == -1)
 		return -1;
-	}
-	for (i = 0; i < sizeof(symbols) / sizeof(symbols[0]); i++) {
-		if ((sym = dlsym(lib, symbols[i].name)) == NULL) {
-			log_warnx("%s has no %s", YAML_SONAME, symbols[i].name);
-			dlclose(lib);
-			return -1;
-		}
-		/* POSIX: a function's address fits a void * */
-		*(void **)((char *)&fn + symbols[i].off) = sym;
-	}
 	loaded = 1;
 	return 0;
 }

@@ -9,18 +9,14 @@
  */
 #include "config.h"
 
-#include <dlfcn.h>
 #include <stddef.h>
 
-#include "log.h"
+#include "dlsyms.h"
 #include "http/http_curl.h"
 
 struct http_curl_fn	http_curl;
 
-static const struct {
-	const char	*name;
-	size_t		 off;
-} symbols[] = {
+static const struct dl_sym symbols[] = {
 #define SYM(field, name)	{ #name, offsetof(struct http_curl_fn, field) }
 	SYM(global_init, curl_global_init),
 	SYM(global_cleanup, curl_global_cleanup),
@@ -50,24 +46,11 @@ static int	loaded;
 int
 http_curl_load(void)
 {
-	void	*lib, *fn;
-	size_t	 i;
-
 	if (loaded)
 		return 0;
-	if ((lib = dlopen(HTTP_CURL_SONAME, RTLD_NOW | RTLD_LOCAL)) == NULL) {
-		log_warnx("http/request: cannot load %s: %s", HTTP_CURL_SONAME, dlerror());
+	if (dl_load(HTTP_CURL_SONAME, symbols, sizeof(symbols) / sizeof(symbols[0]), &http_curl,
+	    "http/request") == -1)
 		return -1;
-	}
-	for (i = 0; i < sizeof(symbols) / sizeof(symbols[0]); i++) {
-		if ((fn = dlsym(lib, symbols[i].name)) == NULL) {
-			log_warnx("http/request: %s has no %s", HTTP_CURL_SONAME, symbols[i].name);
-			dlclose(lib);
-			return -1;
-		}
-		/* POSIX: a function's address fits a void * */
-		*(void **)((char *)&http_curl + symbols[i].off) = fn;
-	}
 	loaded = 1;
 	return 0;
 }

@@ -29,7 +29,6 @@
 
 #define OPENSSL_SUPPRESS_DEPRECATED
 
-#include <dlfcn.h>
 #include <limits.h>
 #include <stddef.h>
 
@@ -38,6 +37,7 @@
 #include <openssl/hmac.h>
 #include <openssl/sha.h>
 
+#include "dlsyms.h"
 #include "log.h"
 #include "util/crypto.h"
 
@@ -57,10 +57,7 @@ static struct {
 
 #define SYM(name, field)	{ name, offsetof(__typeof__(fn), field) }
 
-static const struct {
-	const char	*name;
-	size_t		 off;
-} symbols[] = {
+static const struct dl_sym symbols[] = {
 	SYM("SHA1_Init", sha1_init),
 	SYM("SHA1_Update", sha1_update),
 	SYM("SHA1_Final", sha1_final),
@@ -77,24 +74,11 @@ static int	loaded;
 int
 crypto_load(void)
 {
-	void	*lib, *sym;
-	size_t	 i;
-
 	if (loaded)
 		return 0;
-	if ((lib = dlopen(CRYPTO_SONAME, RTLD_NOW | RTLD_LOCAL)) == NULL) {
-		log_warnx("cannot load %s: %s", CRYPTO_SONAME, dlerror());
+	if (dl_load(CRYPTO_SONAME, symbols, sizeof(symbols) / sizeof(symbols[0]), &fn,
+	    "hashing") == -1)
 		return -1;
-	}
-	for (i = 0; i < sizeof(symbols) / sizeof(symbols[0]); i++) {
-		if ((sym = dlsym(lib, symbols[i].name)) == NULL) {
-			log_warnx("%s has no %s", CRYPTO_SONAME, symbols[i].name);
-			dlclose(lib);
-			return -1;
-		}
-		/* POSIX: a function's address fits a void * */
-		*(void **)((char *)&fn + symbols[i].off) = sym;
-	}
 	loaded = 1;
 	return 0;
 }
