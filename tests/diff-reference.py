@@ -401,7 +401,9 @@ def norm_resp(method, o, notes, loose_read):
 
 def coalesce_deltas(notes):
     """http/request/bodyDelta: one per requestId, the body joined (where a
-    body is cut into deltas is each HTTP stack's own), seq numbering checked"""
+    body is cut into deltas is each HTTP stack's own), seq numbering checked;
+    the joined streams last, by requestId (concurrent requests' deltas
+    interleave as each server's scheduling has them)"""
     out, streams = [], {}
     for o in notes:
         prm = o.get("params") or {}
@@ -412,15 +414,16 @@ def coalesce_deltas(notes):
         if rid not in streams:
             streams[rid] = {"requestId": rid, "body": b"", "seqs_ok": True, "n": 0,
                             "done": None, "error": None}
-            out.append({"method": "http/request/bodyDelta (joined)", "params": streams[rid]})
         st = streams[rid]
         st["n"] += 1
         st["seqs_ok"] = st["seqs_ok"] and prm.get("seq") == st["n"]
         st["body"] += base64.b64decode(prm.get("deltaBase64") or "")
         st["done"], st["error"] = prm.get("done"), prm.get("error")
-    for st in streams.values():
+    for rid in sorted(streams, key=lambda r: json.dumps(r)):
+        st = streams[rid]
         st["body"] = "%d bytes, sha1 %s" % (len(st["body"]), hashlib.sha1(st["body"]).hexdigest())
         del st["n"]
+        out.append({"method": "http/request/bodyDelta (joined)", "params": st})
     return out
 
 
