@@ -502,8 +502,13 @@ def drawn_from_pattern(pairs):
 
 
 c2 = Execd([])
-t.ok(drawn_from_pattern(draws(c2, work, "d")),
+mine_draws = draws(c2, work, "d")
+t.ok(drawn_from_pattern(mine_draws),
      "a custom provider's dummies are drawn from its pattern, not the real value's shape")
+# the reference keeps a real value's dummy for its life under the same settings: a dummy a
+# command saved (a credential store) is swapped again for a later command
+t.eq(draws(c2, work, "e"), mine_draws,
+     "a later start with the same settings gets the same dummies")
 c2.close()
 c2 = Execd([])
 mine_got = {}
@@ -532,6 +537,7 @@ else:
     rwork = tempfile.mkdtemp(prefix="credmask-work-", dir=home)
     ref_draws = draws(ref, rwork, "d")
     t.ok(drawn_from_pattern(ref_draws), "so are the reference's", ref_draws)
+    t.eq(draws(ref, rwork, "e"), ref_draws, "and the reference keeps them too")
     ref_got = {}
     for i, case in enumerate(MASK_CASES):
         ref_got[case[0]] = mask_case(ref, i, case, rwork)

@@ -215,10 +215,11 @@ add(json_t *brokered, json_t *masked, const char *key, const char *real, char *d
 }
 
 static void
-plan_builtins(json_t *env, json_t *brokered, json_t *masked)
+plan_builtins(const char *settings, json_t *env, json_t *brokered, json_t *masked)
 {
 	const struct builtin	*bi;
-	const char		*key;
+	const char		*key, *real;
+	char			*dummy;
 	json_t			*pre;
 	size_t			 i, j;
 
@@ -233,8 +234,11 @@ plan_builtins(json_t *env, json_t *brokered, json_t *masked)
 			    json_object_get(masked, key) != NULL)
 				continue;
 			/* the reference swaps a built-in's dummy inside Basic too */
-			add(brokered, masked, key, json_string_value(json_object_get(env, key)),
-			    builtin_dummy(bi, json_string_value(json_object_get(env, key))), pre, 1);
+			real = json_string_value(json_object_get(env, key));
+			if ((dummy = mask_memo_get(settings, key, real)) == NULL &&
+			    (dummy = builtin_dummy(bi, real)) != NULL)
+				mask_memo_put(settings, key, real, dummy);
+			add(brokered, masked, key, real, dummy, pre, 1);
 		}
 		json_decref(pre);
 	}
@@ -242,8 +246,8 @@ plan_builtins(json_t *env, json_t *brokered, json_t *masked)
 
 /* One provider's variables: exactly as spelled (the reference's on Unix). */
 static void
-plan_provider(const struct mask_provider *p, json_t *env, int allow_local, json_t *brokered,
-    json_t *masked)
+plan_provider(const char *settings, const struct mask_provider *p, json_t *env, int allow_local,
+    json_t *brokered, json_t *masked)
 {
 	const char	*key, *real;
 	json_t		*names, *pre = NULL, *n, *v;
@@ -258,8 +262,11 @@ plan_provider(const struct mask_provider *p, json_t *env, int allow_local, json_
 		    json_object_get(masked, key) != NULL)
 			continue;
 		real = json_string_value(v);
-		if ((dummy = fitting_dummy(p, real)) == NULL)
-			continue;	/* runs unmasked, as the reference's does */
+		if ((dummy = mask_memo_get(settings, key, real)) == NULL) {
+			if ((dummy = fitting_dummy(p, real)) == NULL)
+				continue;	/* runs unmasked, as the reference's does */
+			mask_memo_put(settings, key, real, dummy);
+		}
 		if (pre == NULL && (pre = mask_provider_prefixes(p, env, allow_local)) == NULL) {
 			free(dummy);
 			return;		/* nowhere to send it: unmasked, as in the reference */
@@ -270,8 +277,8 @@ plan_provider(const struct mask_provider *p, json_t *env, int allow_local, json_
 }
 
 static void
-plan_custom(json_t *providers, json_t *env, int allow_local, json_t *brokered,
-    json_t *masked)
+plan_custom(const char *settings, json_t *providers, json_t *env, int allow_local,
+    json_t *brokered, json_t *masked)
 {
 	struct mask_provider	*ps;
 	size_t			 i, n;
@@ -279,7 +286,7 @@ plan_custom(json_t *providers, json_t *env, int allow_local, json_t *brokered,
 	if ((ps = mask_providers_compile(providers, &n)) == NULL)
 		return;
 	for (i = 0; i < n; i++)
-		plan_provider(&ps[i], env, allow_local, brokered, masked);
+		plan_provider(settings, &ps[i], env, allow_local, brokered, masked);
 	mask_providers_free(ps, n);
 }
 
@@ -292,21 +299,27 @@ int
 netproxy_mask_plan(json_t *params, json_t *env, json_t **brokered, json_t **masked)
 {
 	json_t	*proxy;
+	char	*settings;
 
 	*brokered = *masked = NULL;
 	proxy = json_object_get(json_object_get(params, "networkProxy"), "proxy");
 	if (env == NULL || !json_is_true(json_object_get(proxy, "credentialMasking")) ||
 	    !eligible(params) || names_start_file(env))
 		return 0;
+	/* the settings a dummy is kept for (netproxy_mask_memo.c) */
+	if ((settings = json_dumps(proxy, JSON_COMPACT | JSON_SORT_KEYS)) == NULL)
+		return -1;
 	if ((*brokered = json_array()) == NULL || (*masked = json_object()) == NULL) {
 		json_decref(*brokered);
 		*brokered = NULL;
+		free(settings);
 		return -1;
 	}
-	plan_builtins(env, *brokered, *masked);
+	plan_builtins(settings, env, *brokered, *masked);
 	if (json_is_object(json_object_get(proxy, "credentialProviders")))
-		plan_custom(json_object_get(proxy, "credentialProviders"), env,
+		plan_custom(settings, json_object_get(proxy, "credentialProviders"), env,
 		    json_is_true(json_object_get(proxy, "allowLocalBinding")), *brokered, *masked);
+	free(settings);
 	if (json_array_size(*brokered) == 0) {
 		json_decref(*brokered);
 		json_decref(*masked);

@@ -22,6 +22,15 @@ int	mask_re_translate(const char *pattern, regex_t *re, char **ere, int *icase, 
  */
 char	*mask_re_sample(const char *ere, int icase, size_t max);
 
+/*
+ * netproxy_mask_memo.c: the dummy this instance gave real (in variable key,
+ * under the proxy settings settings, serialised) before: a malloc'd copy,
+ * or NULL; and remembering one.
+ */
+char	*mask_memo_get(const char *settings, const char *key, const char *real);
+void	 mask_memo_put(const char *settings, const char *key, const char *real,
+	    const char *dummy);
+
 /* netproxy_mask_dest.c: one destination of a provider, as the reference parses it */
 struct mask_dest {
 	int		 https;
