@@ -11,6 +11,7 @@ import signal
 import subprocess
 import sys
 import time
+import traceback
 
 TOP_BUILDDIR = os.environ.get("top_builddir", ".")
 F_SETPIPE_SZ = getattr(fcntl, "F_SETPIPE_SZ", 1031)
@@ -76,6 +77,15 @@ class Tap:
         self.failed = 0
         signal.signal(signal.SIGALRM, self._timeout)
         signal.alarm(timeout)
+        sys.excepthook = self._crash
+
+    def _crash(self, kind, value, tb):
+        """an exception the test did not catch: its traceback in the TAP log
+        (the harness keeps stdout only), then a bail-out"""
+        for line in "".join(traceback.format_exception(kind, value, tb)).splitlines():
+            print("# " + line)
+        print("Bail out! %s: %s" % (kind.__name__, value))
+        sys.stdout.flush()
 
     def _timeout(self, *a):
         print("Bail out! test timed out")
