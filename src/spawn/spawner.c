@@ -108,14 +108,15 @@ static struct {
 } closer = { -1, -1 };
 
 static void __attribute__((noreturn))
-closer_main(int s)
+closer_main(int s, pid_t helper)
 {
 	int	fds[FDPASS_MAX];
 	size_t	nfds;
 	ssize_t	n;
 	char	one;
 
-	if (prctl(PR_SET_PDEATHSIG, SIGKILL) == -1)
+	/* a helper gone before the death signal was set sends none */
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL) == -1 || getppid() != helper)
 		_exit(1);
 	/* never before a spawn, even if execd is real-time */
 	(void)sched_setscheduler(0, SCHED_OTHER, &(struct sched_param){ 0 });
@@ -138,9 +139,11 @@ hand_to_closer(const int *fds, size_t nfds)
 	struct iovec	iov;
 	char		one = 1;
 	int		sv[2];
+	pid_t		helper = getpid();
 
 	if (closer.pid == -1) {
-		if (socketpair(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0, sv) == -1)
+		/* SEQPACKET, not DGRAM: the closer reads an end of file when the helper goes */
+		if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) == -1)
 			return 0;
 		if ((closer.pid = fork()) == -1) {
 			close(sv[0]);
@@ -148,7 +151,7 @@ hand_to_closer(const int *fds, size_t nfds)
 			return 0;
 		}
 		if (closer.pid == 0)
-			closer_main(sv[1]);
+			closer_main(sv[1], helper);
 		close(sv[1]);
 		closer.sock = sv[0];
 	}
