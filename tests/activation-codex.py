@@ -22,21 +22,14 @@ import tempfile
 import threading
 import time
 
-from execd_client import EXECD, skip_all, tap
+from execd_client import EXECD, find_ref, skip_all, tap
 from scriptedmodel import ScriptedModel
 
 TOP_SRCDIR = os.environ.get("top_srcdir", ".")
 ADDR = "127.0.0.66"
 
 
-def find_codex():
-    if os.environ.get("CODEX_REF"):
-        return os.environ["CODEX_REF"]
-    found = sorted(glob.glob("/opt/codex-ref/node_modules/@openai/codex-linux-x64/vendor/*/bin/codex"))
-    return found[0] if found else None
-
-
-codex = find_codex()
+codex = find_ref()
 if not codex or not os.access(codex, os.X_OK):
     skip_all("the reference Codex is not installed (contrib/install-deps.sh --with-reference)")
 if not shutil.which("systemd-socket-activate"):

@@ -19,7 +19,6 @@ Each row is the median over repeated runs.  To add a row, write a function
 """
 
 import binascii
-import glob
 import json
 import os
 import shutil
@@ -29,16 +28,11 @@ import sys
 import tempfile
 import time
 
+from execd_client import find_ref
+
 
 # --------------------------------------------------------------------------
 # servers
-
-def find_ref():
-    ref = os.environ.get("CODEX_REF")
-    if ref:
-        return ref if os.access(ref, os.X_OK) else None
-    c = sorted(glob.glob("/opt/codex-ref/node_modules/@openai/codex-linux-x64/vendor/*/bin/codex"))
-    return c[0] if c else None
 
 
 def find_execd():

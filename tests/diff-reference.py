@@ -22,7 +22,6 @@ seq numbering invariants are checked on each side separately.
 
 import base64
 import concurrent.futures
-import glob
 import hashlib
 import http.server
 import json
@@ -35,6 +34,8 @@ import sys
 import tempfile
 import threading
 import time
+
+from execd_client import find_ref
 
 # Bounds against a hang, not expectations: every wait ends when its event comes.
 # On a quiet machine the run takes about 45 s; on a busy one (two cores, a
@@ -53,14 +54,6 @@ def left():
 
 # --------------------------------------------------------------------------
 # locating binaries
-
-def find_ref():
-    ref = os.environ.get("CODEX_REF")
-    if ref:
-        return ref if os.access(ref, os.X_OK) else None
-    cands = sorted(glob.glob(
-        "/opt/codex-ref/node_modules/@openai/codex-linux-x64/vendor/*/bin/codex"))
-    return cands[0] if cands else None
 
 
 def find_execd():

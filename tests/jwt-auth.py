@@ -11,7 +11,6 @@ Environment: EXECD (default $top_builddir/src/execd), CODEX_REF (default the
 installed reference).  Skipped (TAP SKIP) when the reference is missing.
 """
 import base64
-import glob
 import hashlib
 import hmac
 import json
@@ -25,20 +24,13 @@ import sys
 import tempfile
 import time
 
+from execd_client import find_ref
+
 TOP = os.environ.get("top_builddir", ".")
 EXECD = os.path.abspath(os.environ.get("EXECD", os.path.join(TOP, "src", "execd")))
 SECRET = b"k3y-for-the-jwt-differential-test-0123456789"
 START_WAIT = 60     # seconds a server may take to listen or to refuse its flags
 ISS, AUD = "execd-test-issuer", "execd-test-audience"
-
-
-def find_ref():
-    ref = os.environ.get("CODEX_REF")
-    if ref:
-        return ref
-    hits = sorted(glob.glob(
-        "/opt/codex-ref/node_modules/@openai/codex-linux-x64/vendor/*/bin/codex"))
-    return hits[0] if hits else None
 
 
 def b64(x):

@@ -23,7 +23,7 @@ import subprocess
 import tempfile
 import time
 
-from execd_client import EXECD, skip_all, tap
+from execd_client import EXECD, find_ref, skip_all, tap
 from scriptedmodel import ScriptedModel
 
 CLAW_DIR = os.environ.get("OPENCLAW_DIR", "/opt/openclaw")
@@ -33,13 +33,6 @@ OPENCLAW = os.path.join(MODULES, "openclaw", "openclaw.mjs")
 TEMPLATE = os.path.join(CLAW_DIR, "home")
 TURN_SECONDS = 240
 FINAL_TEXT = "the command ran; all done"
-
-
-def find_codex():
-    if os.environ.get("CODEX_REF"):
-        return os.environ["CODEX_REF"]
-    found = sorted(glob.glob("/opt/codex-ref/node_modules/@openai/codex-linux-x64/vendor/*/bin/codex"))
-    return found[0] if found else None
 
 
 def node_version():
@@ -62,7 +55,7 @@ def sanitized():
 
 if sanitized():
     skip_all("sanitizer build: the OpenClaw test runs in the plain build only")
-codex = find_codex()
+codex = find_ref()
 if not codex or not os.access(codex, os.X_OK):
     skip_all("the reference Codex is not installed (contrib/install-deps.sh --with-reference)")
 if (node_version() or (0, 0)) < (24, 16):

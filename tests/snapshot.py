@@ -12,7 +12,6 @@ change it.  Output is TAP.
              differential points are skipped
 """
 import base64
-import glob
 import json
 import os
 import queue
@@ -22,6 +21,8 @@ import sys
 import tempfile
 import threading
 import time
+
+from execd_client import find_ref
 
 BUILD = os.path.abspath(os.environ.get("top_builddir", "."))
 PROFILE = "export PROFILE_VAR=from_profile\nexport PROFILE_API_KEY=pk\n"
@@ -33,14 +34,6 @@ BASHRC = ("snapfn() { : %s; echo \"snapfn called $1\"; }\nalias snapal='echo ali
           "if [ -n \"${SNAP_PROBE-}\" ]; then echo x 2>/dev/null > \"$SNAP_PROBE\"; fi\n"
           # a missing .git stays read-only for the capture too
           "if [ -n \"${SNAP_GIT-}\" ]; then mkdir -p \"$SNAP_GIT/hooks\" 2>/dev/null; fi\n")
-
-
-def find_ref():
-    ref = os.environ.get("CODEX_REF")
-    if ref:
-        return ref if os.access(ref, os.X_OK) else None
-    c = sorted(glob.glob("/opt/codex-ref/node_modules/@openai/codex-linux-x64/vendor/*/bin/codex"))
-    return c[0] if c else None
 
 
 class Server:

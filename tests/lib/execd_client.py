@@ -4,6 +4,7 @@ Used by the test scripts under tests/ (run with Debian's /usr/bin/python3).
 """
 import base64
 import fcntl
+import glob
 import json
 import os
 import select
@@ -67,6 +68,19 @@ def child_pids(pid, helper=False):
     except OSError:
         return []
     return [k for k in kids if comm(k) != SPARE and (helper or comm(k) != SPAWN_HELPER)]
+
+
+REF_GLOB = "/opt/codex-ref/node_modules/@openai/codex-linux-x64/vendor/*/bin/codex"
+
+
+def find_ref():
+    """The reference codex binary: $CODEX_REF (when executable), else the one
+    install-deps put under /opt/codex-ref; None when there is none."""
+    ref = os.environ.get("CODEX_REF")
+    if ref:
+        return ref if os.access(ref, os.X_OK) else None
+    found = sorted(glob.glob(REF_GLOB))
+    return found[0] if found else None
 
 
 class Tap:

@@ -13,7 +13,6 @@ host has an /etc/codex of its own).
   EXECD      execd binary (default $top_builddir/src/execd)
   CODEX_REF  reference binary (default: the installed codex)
 """
-import glob
 import json
 import os
 import re
@@ -24,18 +23,12 @@ import sys
 import tempfile
 import time
 
+from execd_client import find_ref
+
 BUILD = os.path.abspath(os.environ.get("top_builddir", "."))
 NS_FLAG = "EXECD_REFDIFF_NS"
 SCRATCH = "EXECD_REFDIFF_SCRATCH"
 ANSWER_TIMEOUT = 60     # seconds for all the answers of one server
-
-
-def find_ref():
-    ref = os.environ.get("CODEX_REF")
-    if ref:
-        return ref if os.access(ref, os.X_OK) else None
-    c = sorted(glob.glob("/opt/codex-ref/node_modules/@openai/codex-linux-x64/vendor/*/bin/codex"))
-    return c[0] if c else None
 
 
 def enter_namespace(scratch):
