@@ -34,6 +34,7 @@ static struct {
 	sigset_t	  sigs;
 	struct ev_sig	  sigtab[NSIG];
 	int		  dispatching;
+	struct ev_defer	 *defer_head, **defer_tail;
 } ev = { .epfd = -1, .sigfd = -1 };
 
 uint64_t
@@ -68,6 +69,7 @@ ev_free(void)
 	free(ev.heap);
 	memset(&ev, 0, sizeof(ev));
 	ev.epfd = ev.sigfd = -1;
+	ev.defer_tail = NULL;
 }
 
 void
@@ -280,11 +282,82 @@ ev_run_timers(void)
 	}
 }
 
+void
+ev_defer_init(struct ev_defer *d, ev_defer_cb *cb, void *arg)
+{
+	d->cb = cb;
+	d->arg = arg;
+	d->next = NULL;
+	d->armed = 0;
+}
+
+void
+ev_defer_arm(struct ev_defer *d)
+{
+	if (d->armed)
+		return;
+	d->armed = 1;
+	d->next = NULL;
+	if (ev.defer_head == NULL)
+		ev.defer_head = d;
+	else
+		*ev.defer_tail = d;
+	ev.defer_tail = &d->next;
+}
+
+void
+ev_defer_cancel(struct ev_defer *d)
+{
+	struct ev_defer	**pp;
+
+	if (!d->armed)
+		return;
+	for (pp = &ev.defer_head; *pp != NULL; pp = &(*pp)->next)
+		if (*pp == d) {
+			*pp = d->next;
+			break;
+		}
+	/* the tail again: the list is a handful long */
+	ev.defer_tail = NULL;
+	for (pp = &ev.defer_head; *pp != NULL; pp = &(*pp)->next)
+		ev.defer_tail = &(*pp)->next;
+	d->armed = 0;
+	d->next = NULL;
+}
+
+/* What is armed now runs; what those arm runs in the next pass. */
+static void
+ev_run_defers(void)
+{
+	struct ev_defer	*d, *list = ev.defer_head;
+
+	ev.defer_head = NULL;
+	ev.defer_tail = NULL;
+	while ((d = list) != NULL && !ev.stop) {
+		list = d->next;
+		d->next = NULL;
+		d->armed = 0;
+		d->cb(d, d->arg);
+	}
+	/* stopped half-way: the rest stays armed, in order, before what was armed meanwhile */
+	if (list != NULL) {
+		struct ev_defer *last = list;
+		while (last->next != NULL)
+			last = last->next;
+		last->next = ev.defer_head;
+		if (ev.defer_head == NULL)
+			ev.defer_tail = &last->next;
+		ev.defer_head = list;
+	}
+}
+
 static int
 ev_timeout(void)
 {
 	uint64_t	now, when;
 
+	if (ev.defer_head != NULL)
+		return 0;
 	if (ev.nheap == 0)
 		return -1;
 	now = ev_now();
@@ -353,7 +426,7 @@ ev_run(void)
 	int			 n, i;
 
 	ev.stop = 0;
-	while (!ev.stop && (ev.nio > 0 || ev.nheap > 0)) {
+	while (!ev.stop && (ev.nio > 0 || ev.nheap > 0 || ev.defer_head != NULL)) {
 		n = epoll_wait(ev.epfd, evs, EV_BATCH, ev_timeout());
 		if (n == -1) {
 			if (errno == EINTR)
@@ -372,7 +445,9 @@ ev_run(void)
 		}
 		ev.dispatching = 0;
 		ev.ndead = 0;
+		ev_run_defers();
 		ev_run_timers();
+		ev_run_defers();
 	}
 	return 0;
 }

@@ -16,6 +16,8 @@ struct ev_timer;
 typedef void	ev_io_cb(struct ev_io *io, uint32_t events, void *arg);
 typedef void	ev_timer_cb(struct ev_timer *t, void *arg);
 typedef void	ev_signal_cb(int signo, void *arg);
+struct ev_defer;
+typedef void	ev_defer_cb(struct ev_defer *d, void *arg);
 
 /* Embedded in its owner; the loop never allocates or frees it. */
 struct ev_io {
@@ -39,6 +41,20 @@ struct ev_timer {
 	void		*arg;
 };
 
+/*
+ * Work for the end of the current round: run once, in the order armed,
+ * after the callbacks of the events epoll gave (and again after the
+ * timers), before the loop waits again.  For what must follow everything
+ * those callbacks queued: one write of all their output, then the slower
+ * clean-up they left (a timer of 0 ms runs after the first pass).
+ */
+struct ev_defer {
+	ev_defer_cb	*cb;
+	void		*arg;
+	struct ev_defer	*next;
+	int		 armed;
+};
+
 int	 ev_init(void);
 void	 ev_free(void);
 int	 ev_run(void);			/* until ev_break() or nothing is left */
@@ -57,6 +73,10 @@ void	 ev_timer_init(struct ev_timer *t, ev_timer_cb *cb, void *arg);
 void	 ev_timer_start(struct ev_timer *t, uint64_t after_ms);
 void	 ev_timer_stop(struct ev_timer *t);
 int	 ev_timer_armed(const struct ev_timer *t);
+
+void	 ev_defer_init(struct ev_defer *d, ev_defer_cb *cb, void *arg);
+void	 ev_defer_arm(struct ev_defer *d);	/* no-op if armed */
+void	 ev_defer_cancel(struct ev_defer *d);
 
 /* Keep ev_run() going while something not on a descriptor is pending (a child). */
 void	 ev_hold(int delta);

@@ -17,6 +17,7 @@
 #include "transport/conn.h"
 
 static void	conn_io(struct ev_io *, uint32_t, void *);
+static void	conn_flush(struct ev_defer *, void *);
 
 static void
 conn_describe(struct conn *c)
@@ -103,6 +104,7 @@ conn_open(struct conn *c, int in_fd, int out_fd)
 	c->in_plain = is_regular(in_fd);
 	c->out_plain = is_regular(out_fd);
 	ev_timer_init(&c->plain_timer, conn_plain_ready, c);
+	ev_defer_init(&c->flush, conn_flush, c);
 	if (nonblock(in_fd) == -1 || (out_fd != in_fd && nonblock(out_fd) == -1))
 		return -1;
 	conn_describe(c);
@@ -123,6 +125,37 @@ conn_set_handlers(struct conn *c, conn_cb *on_read, conn_cb *on_write, void *arg
 	c->arg = arg;
 }
 
+/* EPOLLIN and EPOLLOUT as wanted (EPOLLOUT only once a direct write fell short). */
+static void
+conn_interest(struct conn *c)
+{
+	int	out = c->want_write && c->write_poll;
+
+	if (c->in_fd == c->out_fd)
+		ev_io_set(&c->rio, (c->want_read ? EPOLLIN : 0) | (out ? EPOLLOUT : 0));
+	else {
+		ev_io_set(&c->rio, c->want_read ? EPOLLIN : 0);
+		ev_io_set(&c->wio, out ? EPOLLOUT : 0);
+	}
+}
+
+/*
+ * The round's output in one write, before the loop waits: a reply or a
+ * notification leaves without a turn through epoll_wait for EPOLLOUT.
+ */
+static void
+conn_flush(struct ev_defer *d, void *arg)
+{
+	struct conn	*c = arg;
+
+	(void)d;
+	if (c->closed || !c->want_write || c->on_write == NULL)
+		return;
+	/* what this write cannot take waits for EPOLLOUT (conn_want from on_write) */
+	c->write_poll = 1;
+	c->on_write(c);
+}
+
 void
 conn_want(struct conn *c, int rd, int wr)
 {
@@ -130,12 +163,11 @@ conn_want(struct conn *c, int rd, int wr)
 		return;
 	c->want_read = rd && !c->in_eof;
 	c->want_write = wr;
-	if (c->in_fd == c->out_fd)
-		ev_io_set(&c->rio, (c->want_read ? EPOLLIN : 0) | (c->want_write ? EPOLLOUT : 0));
-	else {
-		ev_io_set(&c->rio, c->want_read ? EPOLLIN : 0);
-		ev_io_set(&c->wio, c->want_write ? EPOLLOUT : 0);
-	}
+	if (!wr)
+		c->write_poll = 0;
+	else if (!c->write_poll && !c->out_plain)
+		ev_defer_arm(&c->flush);
+	conn_interest(c);
 	/*
 	 * Bytes already buffered will never make the descriptor readable: they
 	 * are served from the loop too, never from here, as the caller may be
@@ -193,6 +225,7 @@ conn_close(struct conn *c)
 		return;
 	c->closed = 1;
 	ev_timer_stop(&c->plain_timer);
+	ev_defer_cancel(&c->flush);
 	ev_io_del(&c->rio);
 	if (c->out_fd != c->in_fd) {
 		ev_io_del(&c->wio);

@@ -24,6 +24,13 @@ struct conn {
 	/* regular files (stdin < file, stdout > file) are never polled: always ready */
 	int		 in_plain, out_plain;
 	struct ev_timer	 plain_timer;
+	/*
+	 * Output is written once the round's callbacks have queued theirs
+	 * (flush), straight away; EPOLLOUT is asked for only when that write
+	 * could not take it all (write_poll).
+	 */
+	struct ev_defer	 flush;
+	int		 write_poll;
 };
 
 int	conn_open(struct conn *c, int in_fd, int out_fd);
