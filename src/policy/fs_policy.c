@@ -2,6 +2,9 @@
 #include "config.h"
 
 #include <sys/stat.h>
+#include <sys/syscall.h>
+
+#include <linux/openat2.h>
 
 #include <errno.h>
 #include <fcntl.h>
@@ -67,6 +70,46 @@ fs_path_depth(const char *p)
  * answer exactly (no /proc, a deleted file) goes to realpath(3) itself; a
  * pipe or socket behind a /dev/fd link has no path, for either.
  */
+/* Absolute, and no empty, "." or ".." segment, no trailing slash: a name realpath(3) could give. */
+static int
+lexically_canonical(const char *path)
+{
+	const char	*seg;
+	size_t		 len;
+
+	if (path[0] != '/')
+		return 0;
+	if (path[1] == '\0')
+		return 1;
+	for (seg = path + 1;; seg += len + 1) {
+		len = strcspn(seg, "/");
+		if (len == 0 || (len == 1 && seg[0] == '.') ||
+		    (len == 2 && seg[0] == '.' && seg[1] == '.'))
+			return 0;
+		if (seg[len] == '\0')
+			return 1;
+	}
+}
+
+/*
+ * Does path exist with no symlink on the way?  Then, written canonically,
+ * it is its own real path: one lookup answers what open, readlink and
+ * lstat did.  0 when it does not or cannot tell (no openat2).
+ */
+static int
+already_real(const char *path)
+{
+	struct open_how	how = { .flags = O_PATH | O_CLOEXEC, .resolve = RESOLVE_NO_SYMLINKS };
+	int		fd;
+
+	if (!lexically_canonical(path) || strlen(path) >= PATH_MAX)
+		return 0;
+	if ((fd = (int)syscall(SYS_openat2, AT_FDCWD, path, &how, sizeof(how))) == -1)
+		return 0;
+	close(fd);
+	return 1;
+}
+
 char *
 fs_realpath(const char *path, char *out)
 {
@@ -75,6 +118,8 @@ fs_realpath(const char *path, char *out)
 	ssize_t			n;
 	int			fd;
 
+	if (already_real(path))
+		return strcpy(out, path);
 	if ((fd = open(path, O_PATH | O_CLOEXEC)) == -1)
 		return NULL;
 	(void)snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
@@ -130,6 +175,7 @@ effective_path(const char *path, int *exists)
 #define R_IMPLICIT	0x2
 #define R_KEEP_MISSING	0x4
 #define R_LITERAL	0x8	/* the path as written, a symlink staying one */
+#define R_REAL		0x10	/* with R_LITERAL: known to exist, its own real path */
 
 static int
 add_rule(struct fs_policy *p, const char *path, enum fs_access a, int flags)
@@ -142,7 +188,8 @@ add_rule(struct fs_policy *p, const char *path, enum fs_access a, int flags)
 	if (flags & R_GLOB)
 		eff = strdup(path);
 	else if (flags & R_LITERAL) {
-		if (lstat(path, &st) == -1 && a != FS_ACCESS_DENY && !(flags & R_KEEP_MISSING))
+		if (!(flags & R_REAL) && lstat(path, &st) == -1 && a != FS_ACCESS_DENY &&
+		    !(flags & R_KEEP_MISSING))
 			return 0;
 		eff = strdup(path);
 	}
@@ -311,6 +358,22 @@ unrestricted(const struct fsp_ctx *c)
 	return 1;
 }
 
+/*
+ * A platform path, resolved and as written: where it is a symlink (merged
+ * /usr), the link is shown too.  Without one on the way, the two are the
+ * same rule, made once.
+ */
+static int
+add_platform(struct fs_policy *p, const char *path, enum fs_access a)
+{
+	if (already_real(path))
+		return add_rule(p, path, a, R_IMPLICIT | R_LITERAL | R_REAL);
+	if (add_rule(p, path, a, R_IMPLICIT) == -1 ||
+	    add_rule(p, path, a, R_IMPLICIT | R_LITERAL) == -1)
+		return -1;
+	return 0;
+}
+
 static int
 build(struct fs_policy *p, const struct fsp_ctx *c)
 {
@@ -318,15 +381,11 @@ build(struct fs_policy *p, const struct fsp_ctx *c)
 	char			 buf[PATH_MAX];
 	size_t			 i, j, n;
 
-	/* where these are symlinks (merged /usr), the links are shown too */
 	for (i = 0; platform_roots[i] != NULL; i++)
-		if (add_rule(p, platform_roots[i], FS_ACCESS_READ, R_IMPLICIT) == -1 ||
-		    add_rule(p, platform_roots[i], FS_ACCESS_READ, R_IMPLICIT | R_LITERAL) == -1)
+		if (add_platform(p, platform_roots[i], FS_ACCESS_READ) == -1)
 			return -1;
 	for (i = 0; platform_devices[i] != NULL; i++)
-		if (add_rule(p, platform_devices[i], FS_ACCESS_WRITE, R_IMPLICIT) == -1 ||
-		    add_rule(p, platform_devices[i], FS_ACCESS_WRITE,
-		    R_IMPLICIT | R_LITERAL) == -1)
+		if (add_platform(p, platform_devices[i], FS_ACCESS_WRITE) == -1)
 			return -1;
 	for (i = 0; i < c->nentries; i++) {
 		en = &c->entries[i];
