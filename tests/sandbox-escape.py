@@ -790,7 +790,7 @@ time.sleep(8)
 if not os.access(PROXY_BIN, os.X_OK) or not CURL:
     skip("the instance's own execd-proxy", "execd-proxy not built or no curl")
 else:
-    from execd_client import child_pids, network_proxy
+    from execd_client import child_pids, comm, network_proxy
     from proxytest import Origin
     origin2 = Origin()
     c = execd()
@@ -818,7 +818,7 @@ print("comms", sorted(comms), "unix", unix, "code", code, flush=True)
     out, _, _ = c.collect(pid, 30) if "result" in r else ({}, None, None)
     said = (out.get("stdout", b"") + out.get("stderr", b"")).decode(errors="replace")
     outside = [p for p in child_pids(c.p.pid)
-               if open("/proc/%d/comm" % p).read().strip() == "execd-proxy"]
+               if comm(p) == "execd-proxy"]   # None once gone
     tap("own-proxy-hidden", "code 200" in said and outside and "execd-proxy" not in said and
         "'execd'" not in said and "unix []" in said,
         "a sandboxed command reaches the instance's own execd-proxy only as a proxy: "
