@@ -31,6 +31,10 @@ from execd_client import EXECD, Execd, b64
 # The checks that fail today, by key.  To fix one: make execd refuse the
 # attack, then delete its line here; the check turns into a plain one.
 EXPECTED_TO_FAIL = {
+    # fs_realpath falls back to realpath(3) for a " (deleted)" name, which
+    # resolves that text as a path: the platform's /dev/stderr rule then
+    # grants write to whatever a twin of that name leads to
+    "stdio-deleted-twin": "a deleted stdio file's /proc name is resolved as a path",
 }
 
 # ---------------------------------------------------------------- TAP, bounded, cleaned up
@@ -727,6 +731,42 @@ else:
         said)
     c.call("process/terminate", {"processId": lpid})
     c2.kill()
+c.kill()
+
+# ---------------------------------------------------------------- 10b. execd's own stdio in the plan
+
+# The platform's /dev/stdin, /dev/stdout and /dev/stderr are writable rules,
+# resolved through execd's own /proc/self/fd.  A pipe's name there is
+# "pipe:[N]", no path: taken as one, it would be relative to execd's cwd.
+HOME10 = os.path.join(tmp, "execd-cwd")
+os.makedirs(HOME10)
+c = execd(prefix=("env", "-C", HOME10))
+twins = [os.path.join(HOME10, "pipe:[%d]" % os.fstat(f.fileno()).st_ino)
+         for f in (c.p.stdin, c.p.stdout)]
+for d in twins:
+    os.mkdir(d)
+r, out, code = run(c, ["sh", "-c", 'for d in "$@"; do echo x > "$d/f"; echo rc=$?; done', "sh"] + twins,
+                   SB)
+tap(None, out is not None and "rc=0" not in out and
+    not any(os.path.exists(os.path.join(d, "f")) for d in twins),
+    "a directory named as execd's stdin pipe in execd's cwd: the start runs, nothing written there",
+    (r, out))
+c.kill()
+# A deleted file's name there ends in " (deleted)": resolved as a path, it
+# leads to whatever now has that name (here a symlink to a file outside).
+log = os.path.join(tmp, "execd-deleted.log")
+c = execd(stderr_path=log)
+os.unlink(log)
+twin_target = os.path.join(O, "twin-target")
+with open(twin_target, "w") as f:
+    f.write("before\n")
+os.symlink(twin_target, log + " (deleted)")
+r, out, code = run(c, ["sh", "-c", 'echo x >> "$1"; echo rc=$?', "sh", twin_target], SB)
+with open(twin_target) as f:
+    text = f.read()
+tap("stdio-deleted-twin", out is not None and text == "before\n",
+    "execd's stderr a deleted file: a symlink named '<it> (deleted)' opens no file outside the roots",
+    (r, out, text))
 c.kill()
 
 # ---------------------------------------------------------------- 2. execd-proxy's control socket
