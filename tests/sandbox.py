@@ -472,6 +472,33 @@ else:
          "managed network without a proxy: no network at all", out)
     r, out = probe(c, sb, "socket:unix", "socket:inet", enforceManagedNetwork=True)
     t.eq(out, ["EPERM", "OK"], "managed network: AF_UNIX socket() refused, AF_INET allowed")
+    # The spawn helper makes each managed start's namespaces ahead (a spare);
+    # a spare is used once: three commands alive at once, three networks.
+    ids = []
+    for i in range(3):
+        counter[0] += 1
+        pid = "ns%d" % counter[0]
+        r = c.call("process/start", {
+            "processId": pid, "argv": ["sh", "-c", "readlink /proc/self/ns/net /proc/self/ns/user;"
+                                       " exec sleep 30"], "cwd": "file://" + W,
+            "env": {"PATH": "/usr/bin:/bin"}, "tty": False, "sandbox": sb,
+            "enforceManagedNetwork": True})
+        said = b""
+        try:
+            while "result" in r and said.count(b"\n") < 2:
+                said += __import__("base64").b64decode(c.wait_notification(
+                    "process/output", lambda p: p.get("processId") == pid)["chunk"])
+        except TimeoutError:
+            pass
+        ids.append((pid, tuple(said.decode().split())))
+    for pid, _ in ids:
+        c.call("process/terminate", {"processId": pid})
+        c.collect(pid)
+    nets = [i[1][0] if i[1] else None for i in ids]
+    users = [i[1][1] if len(i[1]) > 1 else None for i in ids]
+    t.ok(None not in nets + users and len(set(nets)) == 3 and len(set(users)) == 3,
+         "managed network: three commands alive at once have three network and user "
+         "namespaces (a spare is used once)", ids)
 t.eq(c.close(), 0, "execd exits cleanly")
 
 # ---------------------------------------------------------------- with the execd-proxy sidecar
