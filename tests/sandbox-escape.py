@@ -31,9 +31,11 @@ from execd_client import EXECD, Execd, b64
 # The checks that fail today, by key.  To fix one: make execd refuse the
 # attack, then delete its line here; the check turns into a plain one.
 EXPECTED_TO_FAIL = {
-    # fs_realpath falls back to realpath(3) for a " (deleted)" name, which
-    # resolves that text as a path: the platform's /dev/stderr rule then
-    # grants write to whatever a twin of that name leads to
+    # execd's stderr a deleted file: /proc/self/fd/2 reads "<path> (deleted)",
+    # which fs_realpath keeps (or hands to realpath(3), which follows a
+    # symlink of that name): the platform's /dev/stderr rule then grants
+    # write to a file of that name or where such a symlink leads.  Treating
+    # such a name as no path (ENOENT, as "pipe:[N]") makes this pass.
     "stdio-deleted-twin": "a deleted stdio file's /proc name is resolved as a path",
 }
 
@@ -753,21 +755,25 @@ tap(None, out is not None and "rc=0" not in out and
     (r, out))
 c.kill()
 # A deleted file's name there ends in " (deleted)": resolved as a path, it
-# leads to whatever now has that name (here a symlink to a file outside).
-log = os.path.join(tmp, "execd-deleted.log")
-c = execd(stderr_path=log)
-os.unlink(log)
-twin_target = os.path.join(O, "twin-target")
-with open(twin_target, "w") as f:
-    f.write("before\n")
-os.symlink(twin_target, log + " (deleted)")
-r, out, code = run(c, ["sh", "-c", 'echo x >> "$1"; echo rc=$?', "sh", twin_target], SB)
-with open(twin_target) as f:
-    text = f.read()
-tap("stdio-deleted-twin", out is not None and text == "before\n",
-    "execd's stderr a deleted file: a symlink named '<it> (deleted)' opens no file outside the roots",
-    (r, out, text))
-c.kill()
+# leads to whatever now has that name: a file of that name, or a symlink
+# of that name to a file outside.
+twin_texts = []
+for kind in ("file", "symlink"):
+    log = os.path.join(tmp, "execd-deleted-%s.log" % kind)
+    c = execd(stderr_path=log)
+    os.unlink(log)
+    target = log + " (deleted)" if kind == "file" else os.path.join(O, "twin-target")
+    with open(target, "w") as f:
+        f.write("before\n")
+    if kind == "symlink":
+        os.symlink(target, log + " (deleted)")
+    r, out, code = run(c, ["sh", "-c", 'echo x >> "$1"; echo rc=$?', "sh", target], SB)
+    with open(target) as f:
+        twin_texts.append((kind, out, f.read()))
+    c.kill()
+tap("stdio-deleted-twin", all(o is not None and x == "before\n" for _, o, x in twin_texts),
+    "execd's stderr a deleted file: a file, or a symlink's target, named as its /proc name "
+    "('<it> (deleted)') cannot be written", twin_texts)
 
 # ---------------------------------------------------------------- 2. execd-proxy's control socket
 
