@@ -390,10 +390,35 @@ def deep_bound(execd, scratch):
     return ok, "answered in %.1f s: %s" % (took, json.dumps(got[0])[:200])
 
 
+def alias_bound(execd, scratch):
+    """Not differential: aliases that make the reading visit a map of 40000
+    keys for each of 100000 tools (4e9 node visits, minutes) are refused
+    once the reading has cost 4 Mi visits; the file is then worthless, as
+    a syntax error makes it.  A 20 s bound tells a refusal from a hang.
+    (ok, detail)"""
+    root = os.path.join(scratch, "aliases")
+    d = CH + "skills/s/"
+    os.makedirs(os.path.join(root, "home", ".codex"))
+    big = "t: &t {%s}\n" % ", ".join("k%d: 0" % i for i in range(40000))
+    tools = "dependencies:\n  tools: [%s]\n" % ", ".join(["*t"] * 100000)
+    text = POL + big + tools
+    write_tree(root, {d + "SKILL.md": sk("s", "d"), d + "agents/openai.yaml": text})
+    e = {"PATH": "/usr/bin:/bin", "HOME": root + "/home", "CODEX_HOME": root + "/home/.codex"}
+    start = time.time()
+    got, _ = run([execd, "--stdio", "--kill-grace-ms", "0"], e, root,
+                 json.loads(json.dumps([v2()]).replace("@R", root)), timeout=20)
+    took = time.time() - start
+    skills = (got[0] or {}).get("skills") or [{}]
+    ok = len(text) <= 1 << 20 and got[0] is not None and skills[0].get("policy", 0) is None
+    return ok, "%d bytes, answered in %.1f s: %s" % (len(text), took, json.dumps(got[0])[:200])
+
+
 def main():
     return run_cases(((name, files, etc, env, "@R", reqs) for name, files, etc, env, reqs in cases()),
                      "DISCOVER",
-                     [("openai.yaml: nested deeper than execd reads (not differential)", deep_bound)])
+                     [("openai.yaml: nested deeper than execd reads (not differential)", deep_bound),
+                      ("openai.yaml: aliases past execd's reading bound (not differential)",
+                       alias_bound)])
 
 
 if __name__ == "__main__":

@@ -1,7 +1,8 @@
 #!/usr/bin/python3
 """execd-proxy relays: bulk data both ways, byte for byte, through CONNECT and
 SOCKS5, with splice(2) and with the read/write fallback (splice no); an HTTP
-Upgrade forwarded from an absolute-URI request; early client data."""
+Upgrade forwarded from an absolute-URI request; early client data; the
+size of a tunnel's pipes (default until data queues, then 1 MiB)."""
 
 import hashlib
 import os
@@ -107,6 +108,98 @@ for mode in ("yes", "no"):
     t.ok(ev and ev["bytes_up"] == SIZE and ev["bytes_down"] >= SIZE + 64,
          "splice %s: audit counts the bulk bytes" % mode, ev)
     t.eq(P.stop(), 0, "splice %s: proxy exits 0" % mode)
+
+
+# Pipe sizes: a tunnel's pipes stay at the kernel's default until a
+# direction once has a whole pipe's worth waiting (1 MiB pipes for every
+# relay would use up the per-user pipe allowance after a few dozen).  The
+# proxy's pipes are looked at from outside, reopened through /proc.
+def pipe_sizes(pid):
+    import fcntl
+    sizes = []
+    d = "/proc/%d/fd" % pid
+    for n in os.listdir(d):
+        try:
+            if not os.readlink(os.path.join(d, n)).startswith("pipe:"):
+                continue
+            fd = os.open(os.path.join(d, n), os.O_RDONLY | os.O_NONBLOCK)
+        except OSError:
+            continue
+        try:
+            sizes.append(fcntl.fcntl(fd, 1032))     # F_GETPIPE_SZ
+        finally:
+            os.close(fd)
+    return sizes
+
+
+def echo_server():
+    ls = socket.socket()
+    ls.bind(("127.0.0.1", 0))
+    ls.listen(4)
+
+    def serve():
+        c, _ = ls.accept()
+        while True:
+            d = c.recv(1 << 20)
+            if not d:
+                break
+            c.sendall(d)
+        c.close()
+    threading.Thread(target=serve, daemon=True).start()
+    return ls.getsockname()[1]
+
+
+def exchange_small(s, n):
+    for i in range(n):
+        msg = b"line %d\n" % i
+        s.sendall(msg)
+        got = b""
+        while len(got) < len(msg):
+            got += s.recv(4096)
+
+
+P = Proxy("listen http 127.0.0.1:0\nallow 127.0.0.1\nsplice yes\n")
+c = P.register()
+before = pipe_sizes(P.proc.pid)
+s, status, _ = connect_via_http(P.http, "127.0.0.1:%d" % echo_server(), c, timeout=30)
+exchange_small(s, 50)
+small = pipe_sizes(P.proc.pid)
+t.ok(status == "HTTP/1.1 200 OK" and len(small) >= len(before) + 4 and
+     max(small) <= 64 << 10, "splice: a tunnel of small exchanges keeps default-size pipes",
+     (status, before, small))
+# then bulk on the same tunnel: sent without reading the echo, so that
+# data queues at the proxy's sources
+sent = 0
+s.settimeout(2)
+try:
+    while sent < 8 << 20:
+        sent += s.send(blob[:1 << 20])
+except socket.timeout:
+    pass
+bulk = pipe_sizes(P.proc.pid)
+
+
+def big_pipes_allowed():
+    """the proxy's growth is best effort: past the user's pipe allowance it keeps its pipe"""
+    import fcntl
+    r, w = os.pipe()
+    try:
+        return fcntl.fcntl(r, 1031, 1 << 20) >= 1 << 20      # F_SETPIPE_SZ
+    except OSError:
+        return False
+    finally:
+        os.close(r)
+        os.close(w)
+
+
+if max(bulk) < 1 << 20 and not big_pipes_allowed():
+    t.skip("splice: the same tunnel gets a 1 MiB pipe once data queues",
+           "1 MiB pipes refused to this user now (fs.pipe-user-pages-soft)")
+else:
+    t.ok(max(bulk) >= 1 << 20, "splice: the same tunnel gets a 1 MiB pipe once data queues "
+         "(%d KiB sent unread)" % (sent >> 10), bulk)
+s.close()
+t.eq(P.stop(), 0, "splice: proxy exits 0 (pipe sizes)")
 
 # HTTP Upgrade (plain ws://) forwarded from an absolute-URI request
 ls = socket.socket()

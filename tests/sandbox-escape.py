@@ -31,6 +31,12 @@ from execd_client import EXECD, Execd, b64
 # The checks that fail today, by key.  To fix one: make execd refuse the
 # attack, then delete its line here; the check turns into a plain one.
 EXPECTED_TO_FAIL = {
+    # execd's stderr a deleted file: /proc/self/fd/2 reads "<path> (deleted)",
+    # which fs_realpath keeps (or hands to realpath(3), which follows a
+    # symlink of that name): the platform's /dev/stderr rule then grants
+    # write to a file of that name or where such a symlink leads.  Treating
+    # such a name as no path (ENOENT, as "pipe:[N]") makes this pass.
+    "stdio-deleted-twin": "a deleted stdio file's /proc name is resolved as a path",
 }
 
 # ---------------------------------------------------------------- TAP, bounded, cleaned up
@@ -729,6 +735,46 @@ else:
     c2.kill()
 c.kill()
 
+# ---------------------------------------------------------------- 10b. execd's own stdio in the plan
+
+# The platform's /dev/stdin, /dev/stdout and /dev/stderr are writable rules,
+# resolved through execd's own /proc/self/fd.  A pipe's name there is
+# "pipe:[N]", no path: taken as one, it would be relative to execd's cwd.
+HOME10 = os.path.join(tmp, "execd-cwd")
+os.makedirs(HOME10)
+c = execd(prefix=("env", "-C", HOME10))
+twins = [os.path.join(HOME10, "pipe:[%d]" % os.fstat(f.fileno()).st_ino)
+         for f in (c.p.stdin, c.p.stdout)]
+for d in twins:
+    os.mkdir(d)
+r, out, code = run(c, ["sh", "-c", 'for d in "$@"; do echo x > "$d/f"; echo rc=$?; done', "sh"] + twins,
+                   SB)
+tap(None, out is not None and "rc=0" not in out and
+    not any(os.path.exists(os.path.join(d, "f")) for d in twins),
+    "a directory named as execd's stdin pipe in execd's cwd: the start runs, nothing written there",
+    (r, out))
+c.kill()
+# A deleted file's name there ends in " (deleted)": resolved as a path, it
+# leads to whatever now has that name: a file of that name, or a symlink
+# of that name to a file outside.
+twin_texts = []
+for kind in ("file", "symlink"):
+    log = os.path.join(tmp, "execd-deleted-%s.log" % kind)
+    c = execd(stderr_path=log)
+    os.unlink(log)
+    target = log + " (deleted)" if kind == "file" else os.path.join(O, "twin-target")
+    with open(target, "w") as f:
+        f.write("before\n")
+    if kind == "symlink":
+        os.symlink(target, log + " (deleted)")
+    r, out, code = run(c, ["sh", "-c", 'echo x >> "$1"; echo rc=$?', "sh", target], SB)
+    with open(target) as f:
+        twin_texts.append((kind, out, f.read()))
+    c.kill()
+tap("stdio-deleted-twin", all(o is not None and x == "before\n" for _, o, x in twin_texts),
+    "execd's stderr a deleted file: a file, or a symlink's target, named as its /proc name "
+    "('<it> (deleted)') cannot be written", twin_texts)
+
 # ---------------------------------------------------------------- 2. execd-proxy's control socket
 
 PROXY_BIN = os.path.join(os.environ.get("top_builddir", "."), "proxy", "execd-proxy")
@@ -790,7 +836,7 @@ time.sleep(8)
 if not os.access(PROXY_BIN, os.X_OK) or not CURL:
     skip("the instance's own execd-proxy", "execd-proxy not built or no curl")
 else:
-    from execd_client import child_pids, network_proxy
+    from execd_client import child_pids, comm, network_proxy
     from proxytest import Origin
     origin2 = Origin()
     c = execd()
@@ -818,7 +864,7 @@ print("comms", sorted(comms), "unix", unix, "code", code, flush=True)
     out, _, _ = c.collect(pid, 30) if "result" in r else ({}, None, None)
     said = (out.get("stdout", b"") + out.get("stderr", b"")).decode(errors="replace")
     outside = [p for p in child_pids(c.p.pid)
-               if open("/proc/%d/comm" % p).read().strip() == "execd-proxy"]
+               if comm(p) == "execd-proxy"]   # None once gone
     tap("own-proxy-hidden", "code 200" in said and outside and "execd-proxy" not in said and
         "'execd'" not in said and "unix []" in said,
         "a sandboxed command reaches the instance's own execd-proxy only as a proxy: "

@@ -472,6 +472,33 @@ else:
          "managed network without a proxy: no network at all", out)
     r, out = probe(c, sb, "socket:unix", "socket:inet", enforceManagedNetwork=True)
     t.eq(out, ["EPERM", "OK"], "managed network: AF_UNIX socket() refused, AF_INET allowed")
+    # The spawn helper makes each managed start's namespaces ahead (a spare);
+    # a spare is used once: three commands alive at once, three networks.
+    ids = []
+    for i in range(3):
+        counter[0] += 1
+        pid = "ns%d" % counter[0]
+        r = c.call("process/start", {
+            "processId": pid, "argv": ["sh", "-c", "readlink /proc/self/ns/net /proc/self/ns/user;"
+                                       " exec sleep 30"], "cwd": "file://" + W,
+            "env": {"PATH": "/usr/bin:/bin"}, "tty": False, "sandbox": sb,
+            "enforceManagedNetwork": True})
+        said = b""
+        try:
+            while "result" in r and said.count(b"\n") < 2:
+                said += __import__("base64").b64decode(c.wait_notification(
+                    "process/output", lambda p: p.get("processId") == pid)["chunk"])
+        except TimeoutError:
+            pass
+        ids.append((pid, tuple(said.decode().split())))
+    for pid, _ in ids:
+        c.call("process/terminate", {"processId": pid})
+        c.collect(pid)
+    nets = [i[1][0] if i[1] else None for i in ids]
+    users = [i[1][1] if len(i[1]) > 1 else None for i in ids]
+    t.ok(None not in nets + users and len(set(nets)) == 3 and len(set(users)) == 3,
+         "managed network: three commands alive at once have three network and user "
+         "namespaces (a spare is used once)", ids)
 t.eq(c.close(), 0, "execd exits cleanly")
 
 # ---------------------------------------------------------------- with the execd-proxy sidecar
@@ -528,6 +555,51 @@ else:
         c.close()
     t.eq(counts, [12, 12], "placeholder lock files: 4 per root in use, the unused swept by the "
          "next instance")
+    # An instance keeps a used path's lock file open (unlocked) for its next
+    # start; another instance's sweep may unlink it meanwhile.  Back at the
+    # path, the first must lock the file now at that name, not its old one:
+    # else the two lock different files and the other, done first, removes
+    # the placeholder from under the first's running command.
+    SD2 = os.path.join(tmp, "rejoin-state")
+    WR = os.path.join(tmp, "rejoin")
+    os.makedirs(WR)
+    gr = os.path.join(WR, ".git")
+    sbr = restricted([root_read, path_entry(WR, "write")])
+    ca = Execd(argv=[EXECD, "--stdio", "--state-dir", SD2])
+    run(ca, ["true"], sbr)                  # ca keeps the lock files, idle
+    cb = Execd(argv=[EXECD, "--stdio", "--state-dir", SD2])
+    sleeps = []
+    for cc, pid in ((cb, "rejoin-b"), (ca, "rejoin-a")):    # cb sweeps first
+        r = cc.call("process/start", {"processId": pid, "argv": ["sleep", "30"],
+                                      "cwd": "file://" + WR, "env": {"PATH": "/usr/bin:/bin"},
+                                      "tty": False, "sandbox": sbr})
+        sleeps.append("result" in r)
+    cb.call("process/terminate", {"processId": "rejoin-b"})
+    cb.collect("rejoin-b")
+    kept = os.path.isdir(gr)
+    ca.call("process/terminate", {"processId": "rejoin-a"})
+    ca.collect("rejoin-a")
+    t.ok(all(sleeps) and kept and not os.path.exists(gr),
+         "a lock file swept while its instance kept it idle: that instance joins the new one, "
+         "and the placeholder stays until the last process is closed",
+         (sleeps, kept, os.path.exists(gr)))
+    # two commands of one instance share it too: the instance counts them
+    sleeps = []
+    for pid in ("same-1", "same-2"):
+        r = ca.call("process/start", {"processId": pid, "argv": ["sleep", "30"],
+                                      "cwd": "file://" + WR, "env": {"PATH": "/usr/bin:/bin"},
+                                      "tty": False, "sandbox": sbr})
+        sleeps.append("result" in r)
+    ca.call("process/terminate", {"processId": "same-1"})
+    ca.collect("same-1")
+    kept = os.path.isdir(gr)
+    ca.call("process/terminate", {"processId": "same-2"})
+    ca.collect("same-2")
+    t.ok(all(sleeps) and kept and not os.path.exists(gr),
+         "a placeholder two commands of one instance use stays until the second is closed",
+         (sleeps, kept, os.path.exists(gr)))
+    ca.close()
+    cb.close()
 
 # ---------------------------------------------------------------- root without user namespaces
 

@@ -4,7 +4,9 @@ allow-list filter, the spawn helper and the commands do not inherit that
 filter (only the floor), the helper's loss is a clean error, and nothing
 of it outlives execd."""
 import os
+import shutil
 import signal
+import tempfile
 import time
 
 from execd_client import Execd, comm, pid_alive, spawn_helper_of, tap
@@ -103,6 +105,69 @@ for _ in range(100):
         break
     time.sleep(0.02)
 t.ok(helper is not None and not pid_alive(helper), "an instance killed takes its helper along")
+
+# ---- the helper's closer (its child, forked at the first removed placeholder) goes with it
+def settled(pid):
+    """past its start-up (which alone may see the helper gone): niced to 19"""
+    try:
+        with open("/proc/%d/stat" % pid) as f:
+            return int(f.read().rsplit(")", 1)[1].split()[16]) == 19
+    except (OSError, ValueError, IndexError):
+        return False
+
+
+def closer_of(helper, timeout=5):
+    """the helper's child named as it is (the closer), settled, or None"""
+    deadline = time.time() + timeout
+    while True:
+        try:
+            with open("/proc/%d/task/%d/children" % (helper, helper)) as f:
+                kids = [int(x) for x in f.read().split()]
+        except OSError:
+            kids = []
+        found = next((k for k in kids if comm(k) == "execd-spawn" and settled(k)), None)
+        if found is not None or time.time() >= deadline:
+            return found
+        time.sleep(0.02)
+
+
+def gone(pid, timeout=5):
+    deadline = time.time() + timeout
+    while pid_alive(pid) and time.time() < deadline:
+        time.sleep(0.02)
+    return not pid_alive(pid)
+
+
+tmp = tempfile.mkdtemp(prefix="execd-narrow.")
+os.chmod(tmp, 0o755)
+root = os.path.join(tmp, "ws")          # no .git: its placeholders are made and removed
+os.makedirs(root)
+sandbox = {"permissions": {"type": "managed", "network": "restricted", "file_system": {
+    "type": "restricted", "entries": [
+        {"path": {"type": "special", "value": {"kind": "root"}}, "access": "read"},
+        {"path": {"type": "path", "path": "file://" + root}, "access": "write"}]}},
+    "windowsSandboxLevel": "disabled", "cwd": "file://" + root}
+# (the instance killed: no subreaper adopts the closer, it must end by itself)
+for how in ("EOF", "the instance killed"):
+    c = Execd(["--state-dir", os.path.join(tmp, "state")])
+    helper = spawn_helper_of(c.pid)
+    r = c.start("ph", ["true"], cwd="file://" + root, sandbox=sandbox)
+    if "error" in r:
+        t.skip("the closer goes with its helper (%s)" % how, "no sandboxed start here: %r" % r)
+        c.kill()
+        continue
+    c.collect("ph")
+    closer = closer_of(helper) if helper else None
+    if how == "EOF":
+        c.close()
+    else:
+        c.kill()
+    t.ok(closer is not None and gone(closer) and gone(helper),
+         "the closer goes with its helper (%s)" % how, (helper, closer))
+    c.kill()
+    if closer is not None and pid_alive(closer):
+        os.kill(closer, signal.SIGKILL)
+shutil.rmtree(tmp, ignore_errors=True)
 
 # ---- --allow-setuid: commands are free of the floor, the instance is not
 c = Execd(["--allow-setuid"])

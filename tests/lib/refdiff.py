@@ -74,9 +74,9 @@ def read_lines(fd, deadline):
         buf += chunk
 
 
-def run(cmd, env, cwd, requests, method="environmentConfig/read"):
+def run(cmd, env, cwd, requests, method="environmentConfig/read", timeout=ANSWER_TIMEOUT):
     """The answers (result or error) to requests, in order (a request's
-    "__method" overrides method)."""
+    "__method" overrides method), those not given within timeout seconds None."""
     lines = [{"id": 0, "method": "initialize", "params": {"clientName": "envconfig"}},
              {"method": "initialized"}]
     for i, r in enumerate(requests):
@@ -94,7 +94,7 @@ def run(cmd, env, cwd, requests, method="environmentConfig/read"):
     p.stdin.write(data)
     p.stdin.flush()
     answers = {}
-    lines = read_lines(p.stdout.fileno(), time.time() + ANSWER_TIMEOUT)
+    lines = read_lines(p.stdout.fileno(), time.time() + timeout)
     try:
         while len(answers) < len(requests) + 1:
             line = next(lines, None)
