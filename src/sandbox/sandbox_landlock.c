@@ -137,6 +137,33 @@ added_before(const struct fs_policy *pol, size_t i, int platform)
 	return 0;
 }
 
+static int
+access_rank(enum fs_access a)
+{
+	return a == FS_ACCESS_WRITE ? 2 : a == FS_ACCESS_READ ? 1 : 0;
+}
+
+/*
+ * What the rule on / grants, if there is one: a domain's access to a file
+ * is what the rules of all its directories above add up to, so a rule
+ * beneath / granting no more is one open, fstat and add_rule for nothing
+ * (with / readable, every read-only platform path).  Deny is not
+ * Landlock's (the mount view masks it).
+ */
+static int
+root_access(const struct fs_policy *pol, int platform)
+{
+	const struct fs_rule	*r;
+	size_t			 i;
+	int			 best = 0;
+
+	for (i = 0; pol != NULL && (r = fs_policy_rule(pol, i)) != NULL; i++)
+		if (!r->is_glob && r->access != FS_ACCESS_DENY && sbx_rule_used(r, platform) &&
+		    strcmp(r->path, "/") == 0 && access_rank(r->access) > best)
+			best = access_rank(r->access);
+	return best;
+}
+
 int
 sbx_landlock_ruleset(const struct fs_policy *pol, int platform, int abi, enum sbx_net net,
     uint64_t *handled, char *why, size_t whylen)
@@ -145,7 +172,7 @@ sbx_landlock_ruleset(const struct fs_policy *pol, int platform, int abi, enum sb
 	size_t				 size;
 	const struct fs_rule		*r;
 	size_t				 i;
-	int				 rfd;
+	int				 rfd, root;
 
 	memset(&attr, 0, sizeof(attr));
 	if (pol != NULL)
@@ -176,9 +203,11 @@ sbx_landlock_ruleset(const struct fs_policy *pol, int platform, int abi, enum sb
 		close(rfd);
 		return -1;
 	}
+	root = root_access(pol, platform);
 	for (i = 0; pol != NULL && (r = fs_policy_rule(pol, i)) != NULL; i++) {
 		if (r->is_glob || r->access == FS_ACCESS_DENY || !sbx_rule_used(r, platform) ||
-		    added_before(pol, i, platform))
+		    added_before(pol, i, platform) ||
+		    (strcmp(r->path, "/") != 0 && access_rank(r->access) <= root))
 			continue;
 		if (add_path(rfd, r->path, r->access == FS_ACCESS_WRITE ? ~0ULL : LL_READ,
 		    attr.handled_access_fs, why, whylen) == -1) {
