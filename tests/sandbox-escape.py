@@ -31,12 +31,6 @@ from execd_client import EXECD, Execd, b64
 # The checks that fail today, by key.  To fix one: make execd refuse the
 # attack, then delete its line here; the check turns into a plain one.
 EXPECTED_TO_FAIL = {
-    # execd's stderr a deleted file: /proc/self/fd/2 reads "<path> (deleted)",
-    # which fs_realpath keeps (or hands to realpath(3), which follows a
-    # symlink of that name): the platform's /dev/stderr rule then grants
-    # write to a file of that name or where such a symlink leads.  Treating
-    # such a name as no path (ENOENT, as "pipe:[N]") makes this pass.
-    "stdio-deleted-twin": "a deleted stdio file's /proc name is resolved as a path",
 }
 
 # ---------------------------------------------------------------- TAP, bounded, cleaned up

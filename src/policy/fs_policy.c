@@ -63,13 +63,6 @@ fs_path_depth(const char *p)
 	return n;
 }
 
-/*
- * realpath(3) in three system calls instead of a readlink and a stat per
- * component of every prefix: the kernel resolves the whole path once
- * (O_PATH), and /proc gives back the name it reached.  What that cannot
- * answer exactly (no /proc, a deleted file) goes to realpath(3) itself; a
- * pipe or socket behind a /dev/fd link has no path, for either.
- */
 /* Absolute, and no empty, "." or ".." segment, no trailing slash: a name realpath(3) could give. */
 static int
 lexically_canonical(const char *path)
@@ -110,13 +103,21 @@ already_real(const char *path)
 	return 1;
 }
 
+/*
+ * realpath(3) in one lookup when the path has no symlink, else in three
+ * system calls instead of a readlink and a stat per component of every
+ * prefix: the kernel resolves the whole path once (O_PATH), and /proc
+ * gives back the name it reached.  Without /proc it is realpath(3)'s; a
+ * pipe, a socket or a deleted file behind a link has no path (ENOENT).
+ */
 char *
 fs_realpath(const char *path, char *out)
 {
 	static const char	deleted[] = " (deleted)";
 	char			link[32];
+	struct stat		st;
 	ssize_t			n;
-	int			fd;
+	int			fd, gone;
 
 	if (already_real(path))
 		return strcpy(out, path);
@@ -124,18 +125,26 @@ fs_realpath(const char *path, char *out)
 		return NULL;
 	(void)snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
 	n = readlink(link, out, PATH_MAX);
-	close(fd);
-	if (n <= 0 || n >= PATH_MAX)
+	if (n <= 0 || n >= PATH_MAX) {
+		close(fd);
 		return realpath(path, out);
+	}
+	out[n] = '\0';
+	/*
+	 * A file no longer linked anywhere has no path: /proc names it
+	 * "<old path> (deleted)", which is only text (a file or a symlink
+	 * anyone may make under that name: never to be resolved as a path).
+	 * One with links left that is really called so keeps its name.
+	 */
+	gone = (size_t)n >= sizeof(deleted) - 1 &&
+	    strcmp(out + n - (sizeof(deleted) - 1), deleted) == 0 &&
+	    (fstat(fd, &st) == -1 || st.st_nlink == 0);
+	close(fd);
 	/* "pipe:[N]" and the like: realpath(3) finds no such name either */
-	if (out[0] != '/') {
+	if (out[0] != '/' || gone) {
 		errno = ENOENT;
 		return NULL;
 	}
-	out[n] = '\0';
-	if ((size_t)n >= sizeof(deleted) - 1 &&
-	    strcmp(out + n - (sizeof(deleted) - 1), deleted) == 0)
-		return realpath(path, out);
 	return out;
 }
 
