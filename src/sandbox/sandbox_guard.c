@@ -71,12 +71,24 @@ struct sbx_guard {
 
 static struct guard_lock	*locks;
 /* the last close of a removed placeholder (NULL: close here) */
-static void			(*close_later)(int);
+static void			(*close_later)(const int *, size_t);
+/* removed placeholders' descriptors, handed over together at the end of a release */
+#define CLOSE_BATCH	8
+static int			 to_close[CLOSE_BATCH];
+static size_t			 nto_close;
 
 void
-sandbox_set_closer(void (*closer)(int fd))
+sandbox_set_closer(void (*closer)(const int *fds, size_t n))
 {
 	close_later = closer;
+}
+
+static void
+close_batch(void)
+{
+	if (nto_close > 0)
+		close_later(to_close, nto_close);
+	nto_close = 0;
 }
 
 /*
@@ -93,9 +105,11 @@ remove_placeholder(const char *path)
 	fd = open(path, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	r = rmdir(path);
 	if (fd != -1) {
-		if (r == 0 && close_later != NULL)
-			close_later(fd);
-		else
+		if (r == 0 && close_later != NULL) {
+			if (nto_close == CLOSE_BATCH)
+				close_batch();
+			to_close[nto_close++] = fd;
+		} else
 			close(fd);
 	}
 	return r;
@@ -479,6 +493,8 @@ sandbox_guards_release(struct sbx_guard *g)
 		lock_release(g->lock);
 		free(g);
 	}
+	/* one message to the spawn helper for all of them */
+	close_batch();
 }
 
 struct sbx_guard *

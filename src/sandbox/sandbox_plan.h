@@ -57,6 +57,6 @@ void	 sandbox_guards_release(struct sbx_guard *guards);
  * Who closes a removed placeholder's last descriptor (the spawn helper),
  * so that freeing its blocks keeps no one waiting; NULL: closed at once.
  */
-void	 sandbox_set_closer(void (*closer)(int fd));
+void	 sandbox_set_closer(void (*closer)(const int *fds, size_t n));
 
 #endif

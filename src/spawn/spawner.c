@@ -453,18 +453,21 @@ spawner_spawn(const struct spawn_req *rq, const char *prog, const char *slave,
 }
 
 void
-spawner_close_later(int fd)
+spawner_close_later(const int *fds, size_t n)
 {
 	struct wire_out	w;
+	size_t		i;
 
 	memset(&w, 0, sizeof(w));
 	wire_u32(&w, OP_CLOSE);
-	wire_fd(&w, fd);
-	/* in flight, the helper's copy keeps the file open: ours goes at once */
+	for (i = 0; i < n && i < WIRE_MAX_FDS; i++)
+		wire_fd(&w, fds[i]);
+	/* in flight, the helper's copies keep the files open: ours go at once */
 	if (!w.failed && sp.pid != -1 && sp.sock != -1 && send_msg(sp.sock, &w) == -1)
-		log_warn("spawn helper %ld: handing over a descriptor", (long)sp.pid);
+		log_warn("spawn helper %ld: handing over descriptors", (long)sp.pid);
 	buf_free(&w.b);
-	close(fd);
+	for (i = 0; i < n; i++)
+		close(fds[i]);
 }
 
 int

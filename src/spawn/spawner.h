@@ -42,7 +42,7 @@ pid_t	 spawner_spawn(const struct spawn_req *rq, const char *prog, const char *s
  * close of a removed directory frees its blocks, which can wait on the
  * disk (a synchronous discard on this file system).
  */
-void	 spawner_close_later(int fd);
+void	 spawner_close_later(const int *fds, size_t n);
 /* Can a child make mount and network namespaces?  -1 with errno on failure. */
 int	 spawner_probe_ns(int direct);
 
