@@ -444,6 +444,31 @@ r = c.call("fs/writeFile", {"path": "file://" + os.path.join(W, "fs-new"), "data
                             "sandbox": sb})
 t.ok("result" in r and os.path.exists(os.path.join(W, "fs-new")),
      "sandboxed fs/writeFile inside a writable root works", r)
+# the same root written with a "." and a ".." segment: it names W, and W is what it
+# grants (its spelling is not a real path: it is resolved, not taken as written)
+for spelling in (os.path.join(W, ".", "..", os.path.basename(W)), W + "/"):
+    sb = restricted([root_read, path_entry(spelling, "write")])
+    f = os.path.join(W, "fs-spelled")
+    r = c.call("fs/writeFile", {"path": "file://" + f, "dataBase64": b64("x"), "sandbox": sb})
+    r2, out, _ = run(c, ["sh", "-c", "echo y > %s/sh-spelled && echo wrote" % W], sb)
+    t.ok("result" in r and os.path.exists(f) and out is not None and "wrote" in out,
+         "a writable root spelled %r grants W to fs/writeFile and to a process" %
+         spelling.replace(W, "W"), (r, out))
+    for n in (f, os.path.join(W, "sh-spelled")):
+        if os.path.exists(n):
+            os.unlink(n)
+# a root execd takes from its own environment (TMPDIR, for the `tmpdir` entry) is not
+# normalised on the way in: spelled with a "." segment it must still grant W itself
+ct = Execd(env=dict(os.environ, TMPDIR=W + "/."))
+sb = restricted([root_read, {"path": {"type": "special", "value": {"kind": "tmpdir"}},
+                             "access": "write"}])
+f = os.path.join(W, "fs-tmpdir")
+r = ct.call("fs/writeFile", {"path": "file://" + f, "dataBase64": b64("x"), "sandbox": sb})
+t.ok("result" in r and os.path.exists(f),
+     "TMPDIR spelled W/. grants W to a sandboxed fs/writeFile (resolved, not taken as written)", r)
+if os.path.exists(f):
+    os.unlink(f)
+ct.kill()
 
 # ---------------------------------------------------------------- managed network
 
