@@ -59,6 +59,14 @@ split_target(const struct reqline *rl, const char **auth, size_t *alen,
 {
 	const char	*t = rl->target, *e = rl->target + rl->tlen, *s;
 
+	/*
+	 * A request target has no fragment (RFC 9112 3.2).  Passed on, an
+	 * upstream proxy could read "http://a#@b/" as user "a#" at host b.
+	 */
+	if (memchr(t, '#', rl->tlen) != NULL) {
+		snprintf(err, errlen, "fragment in the request target\n");
+		return -1;
+	}
 	if (rl->tlen > 7 && strncasecmp(t, "http://", 7) == 0) {
 		*auth = t + 7;
 		for (s = *auth; s < e && *s != '/' && *s != '?' && *s != '#'; s++)

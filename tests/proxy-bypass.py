@@ -1,0 +1,101 @@
+#!/usr/bin/python3
+"""execd-proxy: ways around a decision that other readers of the same bytes
+open.  A fragment in an absolute target ("http://allowed#@denied/") that an
+upstream proxy (tinyproxy) reads as userinfo."""
+
+import http.server
+import os
+import shutil
+import socket
+import subprocess
+import threading
+import time
+
+from proxytest import (Origin, Proxy, Tap, _procs, auth_header,
+                       deadline, free_port, tmpdir)
+
+deadline(90)
+t = Tap()
+
+
+def raw_http(proxy, creds, head, timeout=5):
+    """One request head (bytes, without credentials); returns (status, reply)."""
+    h, p = proxy.http.rsplit(":", 1)
+    s = socket.create_connection((h, int(p)), timeout=timeout)
+    first, _, rest = head.partition(b"\r\n")
+    s.sendall(first + b"\r\n" + auth_header(creds).encode() + rest)
+    data = b""
+    try:
+        while True:
+            chunk = s.recv(65536)
+            if not chunk:
+                break
+            data += chunk
+    except (socket.timeout, ConnectionResetError):
+        pass
+    s.close()
+    try:
+        return int(data.split(b" ", 2)[1]), data
+    except (IndexError, ValueError):
+        return 0, data
+
+
+class _Secret(http.server.BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+
+    def do_GET(self):
+        self.server.hits.append(self.path)
+        body = b"secret\n"
+        self.send_response(200)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *a):
+        pass
+
+
+# a server on another loopback address: the host the policy does not allow
+secret = http.server.ThreadingHTTPServer(("127.0.0.2", 0), _Secret)
+secret.daemon_threads = True
+secret.hits = []
+threading.Thread(target=secret.serve_forever, daemon=True).start()
+S = secret.server_address[1]
+origin = Origin()
+O = origin.port
+
+# ------------------------------------------- a fragment, through tinyproxy
+if shutil.which("tinyproxy") is None:
+    t.skip("fragment through an upstream proxy", "tinyproxy not installed")
+else:
+    d = tmpdir()
+    tport = free_port()
+    with open(os.path.join(d, "tp.conf"), "w") as f:
+        f.write("Port %d\nListen 127.0.0.1\nTimeout 60\nAllow 127.0.0.1\nLogLevel Info\n"
+                "LogFile \"%s/tp.log\"\nDisableViaHeader Yes\n" % (tport, d))
+    tp = subprocess.Popen(["tinyproxy", "-d", "-c", os.path.join(d, "tp.conf")],
+                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    _procs.append(tp)
+    end = time.time() + 10
+    while time.time() < end:
+        try:
+            socket.create_connection(("127.0.0.1", tport), timeout=1).close()
+            break
+        except OSError:
+            time.sleep(0.05)
+    U = Proxy("listen http 127.0.0.1:0\nallow 127.0.0.1\nallow-local yes\n"
+              "upstream http://127.0.0.1:%d\n" % tport)
+    cu = U.register()
+    st, _ = raw_http(U, cu, b"GET http://127.0.0.2:%d/direct HTTP/1.1\r\n\r\n" % S)
+    t.eq(st, 403, "upstream: the other host is not allowed")
+    st, data = raw_http(U, cu, b"GET http://127.0.0.1:%d#@127.0.0.2:%d/frag HTTP/1.1\r\n\r\n"
+                        % (O, S))
+    t.eq(st, 400, "upstream: a fragment after the authority is refused")
+    t.eq(secret.hits, [], "upstream: tinyproxy never reached the other host")
+    st, _ = raw_http(U, cu, b"GET /x#@127.0.0.2:%d/ HTTP/1.1\r\nHost: 127.0.0.1:%d\r\n\r\n"
+                     % (S, O))
+    t.eq(st, 400, "upstream: a fragment in an origin-form target is refused")
+    st, _ = raw_http(U, cu, b"GET http://127.0.0.1:%d/ok HTTP/1.1\r\n\r\n" % O)
+    t.eq(st, 200, "upstream: the allowed host still works")
+
+t.done()
