@@ -1,7 +1,8 @@
 #!/usr/bin/python3
 """execd-proxy: ways around a decision that other readers of the same bytes
 open.  A fragment in an absolute target ("http://allowed#@denied/") that an
-upstream proxy (tinyproxy) reads as userinfo."""
+upstream proxy (tinyproxy) reads as userinfo; a short name that the
+resolver's search domains turn into a denied one."""
 
 import http.server
 import os
@@ -11,8 +12,8 @@ import subprocess
 import threading
 import time
 
-from proxytest import (Origin, Proxy, Tap, _procs, auth_header,
-                       deadline, free_port, tmpdir)
+from proxytest import (Dnsmasq, EchoServer, Origin, Proxy, Tap, _procs, auth_header,
+                       connect_via_http, deadline, free_port, tmpdir)
 
 deadline(90)
 t = Tap()
@@ -97,5 +98,28 @@ else:
     t.eq(st, 400, "upstream: a fragment in an origin-form target is refused")
     st, _ = raw_http(U, cu, b"GET http://127.0.0.1:%d/ok HTTP/1.1\r\n\r\n" % O)
     t.eq(st, 200, "upstream: the allowed host still works")
+
+# -------------------------------------------- search domains (LOCALDOMAIN)
+dns = Dnsmasq({"secret.corp.test": "127.0.0.1", "open.corp.test": "127.0.0.1"})
+echo = EchoServer()
+os.environ["LOCALDOMAIN"] = "corp.test"	# as "search corp.test" in resolv.conf
+try:
+    D = Proxy("listen http 127.0.0.1:0\nlisten socks5 127.0.0.1:0\ndns-server %s\n"
+              "allow *\nallow-local yes\ndeny secret.corp.test\n" % dns.server)
+finally:
+    del os.environ["LOCALDOMAIN"]
+cd = D.register()
+s, st, _ = connect_via_http(D.http, "secret.corp.test:%d" % echo.port, cd)
+s.close()
+t.eq(st, "HTTP/1.1 403 Forbidden", "search: the denied name is denied")
+s, st, _ = connect_via_http(D.http, "secret:%d" % echo.port, cd)
+s.close()
+t.ok(st != "HTTP/1.1 200 OK", "search: its short name does not reach it (%s)" % st)
+ev = D.wait_audit(lambda e: e["event"] == "decision" and e["host"] == "secret")
+t.ok(ev is not None and ev["decision"] == "deny" and "resolved" not in ev,
+     "search: the short name resolves to nothing", ev)
+s, st, _ = connect_via_http(D.http, "open.corp.test:%d" % echo.port, cd)
+s.close()
+t.eq(st, "HTTP/1.1 200 OK", "search: a full name still resolves")
 
 t.done()
