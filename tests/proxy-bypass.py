@@ -2,7 +2,8 @@
 """execd-proxy: ways around a decision that other readers of the same bytes
 open.  A fragment in an absolute target ("http://allowed#@denied/") that an
 upstream proxy (tinyproxy) reads as userinfo; a short name that the
-resolver's search domains turn into a denied one."""
+resolver's search domains turn into a denied one; IPv6 prefixes that lead
+to local networks (local-use NAT64) taken for public ones."""
 
 import http.server
 import os
@@ -121,5 +122,31 @@ t.ok(ev is not None and ev["decision"] == "deny" and "resolved" not in ev,
 s, st, _ = connect_via_http(D.http, "open.corp.test:%d" % echo.port, cd)
 s.close()
 t.eq(st, "HTTP/1.1 200 OK", "search: a full name still resolves")
+
+# ------------------------------- IPv6 prefixes that are not global either
+L = Proxy("listen http 127.0.0.1:0\nlisten socks5 127.0.0.1:0\nconnect-timeout 2\n"
+          "allow *\nallow-local no\n")
+cl = L.register()
+for a in ["64:ff9b:1::a00:1", "64:ff9b:1:a00:1::", "64:ff9b:1:ffff::7f00:1", "2001:2::1",
+          "3fff::1", "5f00::1"]:
+    s, st, head = connect_via_http(L.http, "[%s]:80" % a, cl)
+    s.close()
+    t.ok(st == "HTTP/1.1 403 Forbidden" and b"blocked-by-allowlist" in head,
+         "local: CONNECT [%s] refused as local (%s)" % (a, st))
+ev = L.wait_audit(lambda e: e["event"] == "decision" and e["host"] == "64:ff9b:1::a00:1")
+t.ok(ev is not None and ev["reason"] == "not_allowed_local",
+     "local: local-use NAT64 is not_allowed_local", ev)
+h, p = L.socks.rsplit(":", 1)
+s = socket.create_connection((h, int(p)), timeout=5)
+s.sendall(b"\x05\x01\x02")
+s.recv(2)
+s.sendall(b"\x01" + bytes([len(cl.id)]) + cl.id.encode() + bytes([len(cl.secret)]) +
+          cl.secret.encode())
+s.recv(2)
+s.sendall(b"\x05\x01\x00\x04" + socket.inet_pton(socket.AF_INET6, "64:ff9b:1::a00:1") +
+          b"\x00\x50")
+rep = s.recv(10)
+s.close()
+t.ok(rep[:2] == b"\x05\x02", "local: SOCKS5 to local-use NAT64: REP 02", rep)
 
 t.done()
