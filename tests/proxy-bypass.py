@@ -3,7 +3,9 @@
 open.  A fragment in an absolute target ("http://allowed#@denied/") that an
 upstream proxy (tinyproxy) reads as userinfo; a short name that the
 resolver's search domains turn into a denied one; IPv6 prefixes that lead
-to local networks (local-use NAT64) taken for public ones."""
+to local networks (local-use NAT64) taken for public ones; a request
+pipelined behind an Upgrade or a chunked body that a keep-alive upstream
+proxy would serve unchecked."""
 
 import http.server
 import os
@@ -148,5 +150,138 @@ s.sendall(b"\x05\x01\x00\x04" + socket.inet_pton(socket.AF_INET6, "64:ff9b:1::a0
 rep = s.recv(10)
 s.close()
 t.ok(rep[:2] == b"\x05\x02", "local: SOCKS5 to local-use NAT64: REP 02", rep)
+
+# ------------- pipelined behind an Upgrade or a chunked body, to a keep-alive upstream
+seen = []
+
+
+def keepalive_proxy(conn):
+    """An upstream proxy that serves requests one after another on a connection
+    until one says Connection: close (as it should): records the request lines
+    and the body bytes."""
+    conn.settimeout(3)
+    buf = b""
+    try:
+        while True:
+            while b"\r\n\r\n" not in buf:
+                x = conn.recv(4096)
+                if not x:
+                    return
+                buf += x
+            head, _, buf = buf.partition(b"\r\n\r\n")
+            seen.append(head.split(b"\r\n")[0])
+            if b"transfer-encoding: chunked" in head.lower():
+                while not (buf.endswith(b"\r\n\r\n") and b"\r\n0\r\n" in b"\r\n" + buf):
+                    x = conn.recv(4096)
+                    if not x:
+                        return
+                    buf += x
+                seen.append(buf)
+                buf = b""
+            conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
+            if b"connection: close" in head.lower():
+                return
+    except OSError:
+        pass
+    finally:
+        conn.close()
+
+
+def upgrader(conn):
+    """An origin that switches to an echo protocol on Upgrade."""
+    conn.settimeout(3)
+    buf = b""
+    try:
+        while b"\r\n\r\n" not in buf:
+            buf += conn.recv(4096)
+        conn.sendall(b"HTTP/1.1 101 Switching Protocols\r\nUpgrade: echo\r\n"
+                     b"Connection: Upgrade\r\n\r\n")
+        while True:
+            x = conn.recv(4096)
+            if not x:
+                return
+            conn.sendall(x.upper())
+    except OSError:
+        pass
+    finally:
+        conn.close()
+
+
+def listener(fn):
+    srv = socket.socket()
+    srv.bind(("127.0.0.1", 0))
+    srv.listen(16)
+
+    def loop():
+        while True:
+            c, _ = srv.accept()
+            threading.Thread(target=fn, args=(c,), daemon=True).start()
+    threading.Thread(target=loop, daemon=True).start()
+    return srv.getsockname()[1]
+
+
+K = Proxy("listen http 127.0.0.1:0\nallow 127.0.0.1\nallow-local yes\n"
+          "upstream http://127.0.0.1:%d\n" % listener(keepalive_proxy))
+ck = K.register()
+st, data = raw_http(K, ck, b"GET http://127.0.0.1:81/up HTTP/1.1\r\nUpgrade: x\r\n"
+                    b"Connection: Upgrade\r\n\r\nGET http://127.0.0.2:82/behind-upgrade "
+                    b"HTTP/1.1\r\n\r\n")
+t.ok(st == 200 and data.count(b"HTTP/1.1") == 1, "smuggle: one response to an Upgrade "
+     "request the upstream did not switch", data)
+t.ok(not any(b"127.0.0.2" in x for x in seen), "smuggle: nothing pipelined behind an "
+     "Upgrade reaches the upstream proxy", seen)
+del seen[:]
+st, data = raw_http(K, ck, b"POST http://127.0.0.1:81/ch HTTP/1.1\r\n"
+                    b"Transfer-Encoding: chunked\r\n\r\n3;x=y\r\nabc\r\n0\r\nT: 1\r\n\r\n"
+                    b"GET http://127.0.0.2:82/behind-chunks HTTP/1.1\r\n\r\n")
+t.eq(st, 200, "smuggle: a chunked body with an extension and a trailer is forwarded")
+t.ok(seen[-1:] == [b"3;x=y\r\nabc\r\n0\r\nT: 1\r\n\r\n"], "smuggle: the chunks reach the "
+     "upstream, nothing after them", seen)
+# the same with the body in pieces, the end and what follows it in one
+h, p = K.http.rsplit(":", 1)
+s = socket.create_connection((h, int(p)), timeout=5)
+s.sendall(b"POST http://127.0.0.1:81/ch2 HTTP/1.1\r\n" + auth_header(ck).encode() +
+          b"Transfer-Encoding: chunked\r\n\r\n5\r\nhe")
+time.sleep(0.3)
+s.sendall(b"llo\r\n")
+time.sleep(0.3)
+s.sendall(b"0\r\n\r\nGET http://127.0.0.2:82/later HTTP/1.1\r\n\r\n")
+data = b""
+try:
+    while True:
+        x = s.recv(4096)
+        if not x:
+            break
+        data += x
+except socket.timeout:
+    pass
+s.close()
+t.ok(data.startswith(b"HTTP/1.1 200") and seen[-1:] == [b"5\r\nhello\r\n0\r\n\r\n"] and
+     not any(b"127.0.0.2" in x for x in seen), "smuggle: chunks in pieces, nothing after "
+     "the last", seen)
+st, _ = raw_http(K, ck, b"POST http://127.0.0.1:81/bad HTTP/1.1\r\n"
+                 b"Transfer-Encoding: chunked\r\n\r\nzz\r\n")
+t.eq(st, 400, "smuggle: a malformed chunk size is refused")
+# a real switch still works: 101, then bytes both ways
+W = Proxy("listen http 127.0.0.1:0\nallow 127.0.0.1\nallow-local yes\n")
+cw = W.register()
+wport = listener(upgrader)
+h, p = W.http.rsplit(":", 1)
+s = socket.create_connection((h, int(p)), timeout=5)
+s.sendall(b"GET http://127.0.0.1:%d/ws HTTP/1.1\r\n" % wport + auth_header(cw).encode() +
+          b"Upgrade: echo\r\nConnection: Upgrade\r\n\r\n")
+head = b""
+while b"\r\n\r\n" not in head:
+    head += s.recv(4096)
+s.sendall(b"hello")
+got = b""
+try:
+    while len(got) < 5:
+        got += s.recv(4096)
+except socket.timeout:
+    pass
+s.close()
+t.ok(head.startswith(b"HTTP/1.1 101") and got == b"HELLO", "upgrade: after 101 the "
+     "connection carries the new protocol", (head, got))
 
 t.done()

@@ -280,10 +280,39 @@ response_filter(struct conn *c, struct buf *acc, struct buf *out)
 	}
 	if (rewrite_response(c, head, hl, status, out) == -1)
 		return -1;
+	/* switched: from now on the connection is the new protocol's, both ways */
+	if (status == 101 && c->want_upgrade) {
+		if (buf_append(&c->c2u.pend, buf_head(&c->early), buf_avail(&c->early)) == -1)
+			return -1;
+		buf_free(&c->early);
+		c->c2u.filter = NULL;
+		c->c2u.bounded = 0;
+	}
 	buf_consume(acc, hl);
 	if (buf_avail(acc) > 0 && buf_append(out, buf_head(acc), buf_avail(acc)) == -1)
 		return -1;
 	buf_reset(acc);
+	return 1;
+}
+
+/*
+ * The client's bytes while its chunked body lasts: the chunks pass, and
+ * once the last one and its trailers are through, nothing more.
+ */
+int
+http_chunk_filter(struct conn *c, struct buf *acc, struct buf *out)
+{
+	long long	k;
+
+	if ((k = chunk_scan(&c->chunks, buf_head(acc), buf_avail(acc))) == -1)
+		return -1;
+	if (buf_append(out, buf_head(acc), (size_t)k) == -1)
+		return -1;
+	buf_reset(acc);
+	if (!c->chunks.done)
+		return 0;
+	c->c2u.bounded = 1;
+	c->c2u.left = 0;
 	return 1;
 }
 
