@@ -5,12 +5,14 @@ upstream proxy (tinyproxy) reads as userinfo; a short name that the
 resolver's search domains turn into a denied one; IPv6 prefixes that lead
 to local networks (local-use NAT64) taken for public ones; a request
 pipelined behind an Upgrade or a chunked body that a keep-alive upstream
-proxy would serve unchecked."""
+proxy would serve unchecked, and behind a chunked body in an inspected
+tunnel."""
 
 import http.server
 import os
 import shutil
 import socket
+import ssl
 import subprocess
 import threading
 import time
@@ -283,5 +285,69 @@ except socket.timeout:
 s.close()
 t.ok(head.startswith(b"HTTP/1.1 101") and got == b"HELLO", "upgrade: after 101 the "
      "connection carries the new protocol", (head, got))
+
+# ------------------------------------- behind a chunked body, inspected
+from tlstest import TestCA  # noqa: E402
+
+tca = TestCA()
+tcert, tkey = tca.server_cert("full.test", ["DNS:full.test"])
+raw_in = []
+
+
+def tls_recorder(conn):
+    """A TLS origin that keeps every byte it gets for a second, then answers."""
+    ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    ctx.load_cert_chain(tcert, tkey)
+    try:
+        conn = ctx.wrap_socket(conn, server_side=True)
+        conn.settimeout(1)
+        data = b""
+        try:
+            while True:
+                x = conn.recv(4096)
+                if not x:
+                    break
+                data += x
+        except (socket.timeout, ssl.SSLError):
+            pass
+        raw_in.append(data)
+        conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok")
+    except (OSError, ssl.SSLError):
+        pass
+    finally:
+        conn.close()
+
+
+rport = listener(tls_recorder)
+idns = Dnsmasq({"full.test": "127.0.0.1"})
+I = Proxy("listen http 127.0.0.1:0\ndns-server %s\nupstream-ca %s\nallow full.test\n"
+          "allow-local yes\ninspect-host full.test\n" % (idns.server, tca.cert))
+ci = I.register()
+for name, pieces in [("in one", [b"3\r\nabc\r\n0\r\n\r\nGET /smuggled HTTP/1.1\r\n"
+                                 b"Host: full.test:%d\r\n\r\n" % rport]),
+                     ("in pieces", [b"3\r\nab", b"c\r\n0\r\n", b"\r\nGET /smuggled "
+                                    b"HTTP/1.1\r\nHost: full.test:%d\r\n\r\n" % rport])]:
+    del raw_in[:]
+    tun, st, _ = connect_via_http(I.http, "full.test:%d" % rport, ci)
+    cctx = ssl.create_default_context(cafile=os.path.join(I.dir, "ca-bundle.pem"))
+    tls = cctx.wrap_socket(tun, server_hostname="full.test")
+    tls.sendall(b"POST /c HTTP/1.1\r\nHost: full.test:%d\r\nTransfer-Encoding: chunked\r\n"
+                b"\r\n" % rport + pieces[0])
+    for more in pieces[1:]:
+        time.sleep(0.2)
+        tls.sendall(more)
+    reply = b""
+    try:
+        while True:
+            x = tls.recv(4096)
+            if not x:
+                break
+            reply += x
+    except (socket.timeout, ssl.SSLError, OSError):
+        pass
+    tls.close()
+    body = raw_in[0].partition(b"\r\n\r\n")[2] if raw_in else None
+    t.ok(reply.startswith(b"HTTP/1.1 200") and body == b"3\r\nabc\r\n0\r\n\r\n",
+         "inspected: chunks %s reach the target, nothing after them" % name, (reply, raw_in))
 
 t.done()
