@@ -6,7 +6,8 @@ resolver's search domains turn into a denied one; IPv6 prefixes that lead
 to local networks (local-use NAT64) taken for public ones; a request
 pipelined behind an Upgrade or a chunked body that a keep-alive upstream
 proxy would serve unchecked, and behind a chunked body in an inspected
-tunnel."""
+tunnel; the unspecified address (0.0.0.0, ::), which connect(2) takes to
+this host's loopback past a deny of 127.0.0.0/8 and ::1."""
 
 import http.server
 import os
@@ -349,5 +350,32 @@ for name, pieces in [("in one", [b"3\r\nabc\r\n0\r\n\r\nGET /smuggled HTTP/1.1\r
     body = raw_in[0].partition(b"\r\n\r\n")[2] if raw_in else None
     t.ok(reply.startswith(b"HTTP/1.1 200") and body == b"3\r\nabc\r\n0\r\n\r\n",
          "inspected: chunks %s reach the target, nothing after them" % name, (reply, raw_in))
+
+# ------------------------------------ 0.0.0.0 and :: are this host's loopback
+zdns = Dnsmasq({"zero.test": "0.0.0.0"})
+Z = Proxy("listen http 127.0.0.1:0\nlisten socks5 127.0.0.1:0\ndns-server %s\n"
+          "connect-timeout 2\nallow *\nallow-local yes\ndeny 127.0.0.0/8 ::1 localhost\n"
+          % zdns.server)
+cz = Z.register()
+zecho = EchoServer()
+for a in ["127.0.0.1", "0.0.0.0", "[::ffff:0.0.0.0]", "[::]", "zero.test"]:
+    s, st, head = connect_via_http(Z.http, "%s:%d" % (a, zecho.port), cz)
+    s.close()
+    t.eq(st, "HTTP/1.1 403 Forbidden", "unspecified: CONNECT %s past deny 127.0.0.0/8 refused"
+         % a)
+h, p = Z.socks.rsplit(":", 1)
+s = socket.create_connection((h, int(p)), timeout=5)
+s.sendall(b"\x05\x01\x02")
+s.recv(2)
+s.sendall(b"\x01" + bytes([len(cz.id)]) + cz.id.encode() + bytes([len(cz.secret)]) +
+          cz.secret.encode())
+s.recv(2)
+s.sendall(b"\x05\x01\x00\x01\x00\x00\x00\x00" + bytes([zecho.port >> 8, zecho.port & 255]))
+rep = s.recv(10)
+s.close()
+t.ok(rep[:2] == b"\x05\x02", "unspecified: SOCKS5 to 0.0.0.0: REP 02", rep)
+ev = Z.wait_audit(lambda e: e["event"] == "decision" and e["host"] == "zero.test")
+t.ok(ev is not None and ev["reason"] == "not_allowed_local", "unspecified: a name for 0.0.0.0 "
+     "is not_allowed_local", ev)
 
 t.done()

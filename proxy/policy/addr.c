@@ -379,6 +379,26 @@ v6_is_public(const struct in6_addr *a)
 	return 1;
 }
 
+/*
+ * 0.0.0.0, :: or ::ffff:0.0.0.0: connect(2) takes these to this host
+ * itself, to whatever listens on the loopback.
+ */
+int
+addr_is_unspecified(const struct sockaddr *sa)
+{
+	static const uint8_t	 mapped[12] = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff };
+	static const uint8_t	 zero[16];
+	const uint8_t		*b;
+
+	if (sa->sa_family == AF_INET)
+		return ((const struct sockaddr_in *)sa)->sin_addr.s_addr == INADDR_ANY;
+	if (sa->sa_family != AF_INET6)
+		return 0;
+	b = ((const struct sockaddr_in6 *)sa)->sin6_addr.s6_addr;
+	return memcmp(b, zero, 16) == 0 ||
+	    (memcmp(b, mapped, 12) == 0 && memcmp(b + 12, zero, 4) == 0);
+}
+
 int
 addr_is_public(const struct sockaddr *sa)
 {
