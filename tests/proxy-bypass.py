@@ -7,7 +7,8 @@ to local networks (local-use NAT64) taken for public ones; a request
 pipelined behind an Upgrade or a chunked body that a keep-alive upstream
 proxy would serve unchecked, and behind a chunked body in an inspected
 tunnel; the unspecified address (0.0.0.0, ::), which connect(2) takes to
-this host's loopback past a deny of 127.0.0.0/8 and ::1."""
+this host's loopback past a deny of 127.0.0.0/8 and ::1; "localhost" past
+the same deny."""
 
 import http.server
 import os
@@ -377,5 +378,29 @@ t.ok(rep[:2] == b"\x05\x02", "unspecified: SOCKS5 to 0.0.0.0: REP 02", rep)
 ev = Z.wait_audit(lambda e: e["event"] == "decision" and e["host"] == "zero.test")
 t.ok(ev is not None and ev["reason"] == "not_allowed_local", "unspecified: a name for 0.0.0.0 "
      "is not_allowed_local", ev)
+
+# -------------------------------- localhost is 127.0.0.1 and ::1 for a deny too
+LH = Proxy("listen http 127.0.0.1:0\nlisten socks5 127.0.0.1:0\nallow *\nallow-local yes\n"
+           "deny 127.0.0.0/8 ::1\n")
+clh = LH.register()
+for a in ["localhost", "LOCALHOST."]:
+    s, st, head = connect_via_http(LH.http, "%s:%d" % (a, zecho.port), clh)
+    s.close()
+    t.eq(st, "HTTP/1.1 403 Forbidden", "localhost: CONNECT %s past deny 127.0.0.0/8 refused" % a)
+ev = LH.wait_audit(lambda e: e["event"] == "decision" and e["host"] == "localhost")
+t.ok(ev is not None and ev["reason"] == "denied" and ev["address"] == "127.0.0.1",
+     "localhost: denied as the address it is", ev)
+LH2 = Proxy("listen http 127.0.0.1:0\nallow *\nallow-local yes\n")
+s, st, head = connect_via_http(LH2.http, "localhost:%d" % zecho.port, LH2.register())
+s.close()
+t.eq(st, "HTTP/1.1 200 OK", "localhost: allowed without the deny")
+r = LH2.call("register", tags={}, policy={"allow": ["localhost"], "allow_local": True,
+                                          "deny": ["::1"]})
+t.ok(r.get("ok"), "localhost: register a process policy denying ::1", r)
+if r.get("ok"):
+    from proxytest import Creds
+    s, st, head = connect_via_http(LH2.http, "localhost:%d" % zecho.port, Creds(LH2, r))
+    s.close()
+    t.eq(st, "HTTP/1.1 403 Forbidden", "localhost: a process deny of ::1 holds for localhost")
 
 t.done()
