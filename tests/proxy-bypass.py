@@ -174,6 +174,16 @@ def keepalive_proxy(conn):
                 buf += x
             head, _, buf = buf.partition(b"\r\n\r\n")
             seen.append(head.split(b"\r\n")[0])
+            for line in head.lower().split(b"\r\n"):
+                if line.startswith(b"content-length:"):
+                    need = int(line.split(b":")[1])
+                    while len(buf) < need:
+                        x = conn.recv(4096)
+                        if not x:
+                            return
+                        buf += x
+                    seen.append(buf[:need])
+                    buf = buf[need:]
             if b"transfer-encoding: chunked" in head.lower():
                 while not (buf.endswith(b"\r\n\r\n") and b"\r\n0\r\n" in b"\r\n" + buf):
                     x = conn.recv(4096)
@@ -234,6 +244,20 @@ t.ok(st == 200 and data.count(b"HTTP/1.1") == 1, "smuggle: one response to an Up
      "request the upstream did not switch", data)
 t.ok(not any(b"127.0.0.2" in x for x in seen), "smuggle: nothing pipelined behind an "
      "Upgrade reaches the upstream proxy", seen)
+# a Connection header naming the framing may not take it away from the upstream
+del seen[:]
+smug = b"GET http://127.0.0.2:82/in-body HTTP/1.1\r\n\r\n"
+st, data = raw_http(K, ck, b"GET http://127.0.0.1:81/up2 HTTP/1.1\r\nUpgrade: x\r\n"
+                    b"Connection: Upgrade, Content-Length\r\nContent-Length: %d\r\n\r\n"
+                    % len(smug) + smug)
+t.ok(st == 200 and seen == [b"GET http://127.0.0.1:81/up2 HTTP/1.1", smug], "smuggle: "
+     "Connection: Content-Length does not strip the length the body was framed by", seen)
+del seen[:]
+st, data = raw_http(K, ck, b"POST http://127.0.0.1:81/te HTTP/1.1\r\nConnection: "
+                    b"Transfer-Encoding\r\nTransfer-Encoding: chunked\r\n\r\n%x\r\n"
+                    % len(smug) + smug + b"\r\n0\r\n\r\n")
+t.ok(st == 200 and len(seen) == 2 and seen[1].startswith(b"%x\r\n" % len(smug)),
+     "smuggle: Connection: Transfer-Encoding does not strip the chunked framing", seen)
 del seen[:]
 st, data = raw_http(K, ck, b"POST http://127.0.0.1:81/ch HTTP/1.1\r\n"
                     b"Transfer-Encoding: chunked\r\n\r\n3;x=y\r\nabc\r\n0\r\nT: 1\r\n\r\n"

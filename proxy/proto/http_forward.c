@@ -32,6 +32,17 @@ named_by_connection(const char *p, const char *end, const struct hdr *field)
 	return 0;
 }
 
+/*
+ * Fields a Connection header may not take away: what frames the body (the
+ * proxy counts it by them, the upstream must too) and what names the host.
+ */
+static int
+hdr_kept(const struct hdr *h)
+{
+	return hdr_is(h, "Content-Length") || hdr_is(h, "Transfer-Encoding") ||
+	    hdr_is(h, "Host");
+}
+
 static int
 append_str(struct buf *b, const char *s)
 {
@@ -142,7 +153,8 @@ build_head(struct conn *c, const struct broker *broker, const struct reqline *rl
 		return -1;
 	head_request_line(&p, end, &skip);
 	while (head_next(&p, end, &h) == 1) {
-		if (hdr_hop_by_hop(&h) || named_by_connection(head, end, &h))
+		if (hdr_hop_by_hop(&h) ||
+		    (!hdr_kept(&h) && named_by_connection(head, end, &h)))
 			continue;
 		switch (broker_rewrite_line(broker, 0, c->host, c->port,
 		    plen ? path : "/", plen ? plen : 1, h.line, h.linelen, b)) {
