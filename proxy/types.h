@@ -176,6 +176,16 @@ struct reg {
 
 /* -------------------------------------------------------------- connections */
 
+/* Where a chunked request body is (http_head.c, chunk_scan()). */
+struct chunk_scan {
+	int		 state;
+	uint64_t	 left;		/* data bytes of the chunk still to come */
+	size_t		 line;		/* bytes of the current size line */
+	size_t		 total;		/* of the trailers */
+	unsigned	 digits;
+	int		 done;		/* the last chunk and its trailers are through */
+};
+
 /* One direction of a relay: bytes read from src are written to dst. */
 struct half {
 	int		*src, *dst;
@@ -281,6 +291,8 @@ struct conn {
 	int			 socks_step;
 	struct buf		 uhead;		/* rewritten request head */
 	int			 want_upgrade;
+	struct chunk_scan	 chunks;	/* a chunked request body */
+	struct buf		 early;		/* sent behind an Upgrade: held until 101 */
 	int			 req_shape;	/* REQ_BODY, REQ_UPGRADE */
 
 	/* dialing */

@@ -361,7 +361,42 @@ v6_is_public(const struct in6_addr *a)
 	if (b[0] == 0x01 && b[1] == 0 && b[2] == 0 && b[3] == 0 &&
 	    b[4] == 0 && b[5] == 0 && b[6] == 0 && b[7] == 0)
 		return 0;			/* discard 100::/64 */
+	/*
+	 * Local-use NAT64 64:ff9b:1::/48 (RFC 8215): a site's own translator,
+	 * which reaches its private IPv4 networks; where the IPv4 address
+	 * sits depends on the site's prefix length, so the whole prefix.
+	 */
+	if (b[0] == 0x00 && b[1] == 0x64 && b[2] == 0xff && b[3] == 0x9b &&
+	    b[4] == 0x00 && b[5] == 0x01)
+		return 0;
+	if (b[0] == 0x20 && b[1] == 0x01 && b[2] == 0x00 && b[3] == 0x02 &&
+	    b[4] == 0x00 && b[5] == 0x00)
+		return 0;			/* benchmarking 2001:2::/48 */
+	if (b[0] == 0x3f && b[1] == 0xff && (b[2] & 0xf0) == 0)
+		return 0;			/* documentation 3fff::/20 */
+	if (b[0] == 0x5f && b[1] == 0x00)
+		return 0;			/* SRv6 SIDs 5f00::/16 */
 	return 1;
+}
+
+/*
+ * 0.0.0.0, :: or ::ffff:0.0.0.0: connect(2) takes these to this host
+ * itself, to whatever listens on the loopback.
+ */
+int
+addr_is_unspecified(const struct sockaddr *sa)
+{
+	static const uint8_t	 mapped[12] = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff };
+	static const uint8_t	 zero[16];
+	const uint8_t		*b;
+
+	if (sa->sa_family == AF_INET)
+		return ((const struct sockaddr_in *)sa)->sin_addr.s_addr == INADDR_ANY;
+	if (sa->sa_family != AF_INET6)
+		return 0;
+	b = ((const struct sockaddr_in6 *)sa)->sin6_addr.s6_addr;
+	return memcmp(b, zero, 16) == 0 ||
+	    (memcmp(b, mapped, 12) == 0 && memcmp(b + 12, zero, 4) == 0);
 }
 
 int

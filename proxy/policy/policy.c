@@ -141,6 +141,9 @@ check_host(const struct policy *pol, const char *source, const char *host,
 		DENY(v, 0, "proxy_disabled", "proxy_state");
 	if (list_matches(pol->deny, pol->ndeny, host, lit, 1))
 		DENY(v, 0, "denied", source);
+	/* this host's own loopback, past any deny of 127.0.0.0/8 or ::1: never */
+	if (lit != NULL && addr_is_unspecified((const struct sockaddr *)lit))
+		DENY(v, 0, "not_allowed_local", source);
 	if (!pol->allow_local && ((lit == NULL && is_local_name(host)) ||
 	    (lit != NULL && !addr_is_public((const struct sockaddr *)lit))) &&
 	    !exact_allowed(pol, host, lit))
@@ -234,6 +237,10 @@ policy_check_addrs(const struct policy *pol, const char *source, const char *hos
 	size_t	i;
 	int	local;
 
+	/* a name for 0.0.0.0 is a name for this host's loopback (check_host()) */
+	for (i = 0; i < n; i++)
+		if (addr_is_unspecified((const struct sockaddr *)&addrs[i]))
+			DENY(v, 0, "not_allowed_local", source);
 	if (!policy_wants_addr_check(pol, host, NULL))
 		DENY(v, 1, "allow", source);
 	local = policy_wants_local_check(pol, host, NULL);

@@ -41,6 +41,7 @@ void	 addr_ntop(const struct sockaddr_storage *, char *out, size_t len);
 int	 addr_net_parse(const char *s, struct addr_net *);
 int	 addr_net_match(const struct addr_net *, const struct sockaddr *, int loose);
 int	 addr_is_public(const struct sockaddr *sa);
+int	 addr_is_unspecified(const struct sockaddr *sa);
 
 /* policy.c (lit: the host's address, or NULL for a name) */
 int	 pattern_matches(const char *pat, const char *host);

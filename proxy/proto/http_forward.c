@@ -32,6 +32,17 @@ named_by_connection(const char *p, const char *end, const struct hdr *field)
 	return 0;
 }
 
+/*
+ * Fields a Connection header may not take away: what frames the body (the
+ * proxy counts it by them, the upstream must too) and what names the host.
+ */
+static int
+hdr_kept(const struct hdr *h)
+{
+	return hdr_is(h, "Content-Length") || hdr_is(h, "Transfer-Encoding") ||
+	    hdr_is(h, "Host");
+}
+
 static int
 append_str(struct buf *b, const char *s)
 {
@@ -59,6 +70,14 @@ split_target(const struct reqline *rl, const char **auth, size_t *alen,
 {
 	const char	*t = rl->target, *e = rl->target + rl->tlen, *s;
 
+	/*
+	 * A request target has no fragment (RFC 9112 3.2).  Passed on, an
+	 * upstream proxy could read "http://a#@b/" as user "a#" at host b.
+	 */
+	if (memchr(t, '#', rl->tlen) != NULL) {
+		snprintf(err, errlen, "fragment in the request target\n");
+		return -1;
+	}
 	if (rl->tlen > 7 && strncasecmp(t, "http://", 7) == 0) {
 		*auth = t + 7;
 		for (s = *auth; s < e && *s != '/' && *s != '?' && *s != '#'; s++)
@@ -134,7 +153,8 @@ build_head(struct conn *c, const struct broker *broker, const struct reqline *rl
 		return -1;
 	head_request_line(&p, end, &skip);
 	while (head_next(&p, end, &h) == 1) {
-		if (hdr_hop_by_hop(&h) || named_by_connection(head, end, &h))
+		if (hdr_hop_by_hop(&h) ||
+		    (!hdr_kept(&h) && named_by_connection(head, end, &h)))
 			continue;
 		switch (broker_rewrite_line(broker, 0, c->host, c->port,
 		    plen ? path : "/", plen ? plen : 1, h.line, h.linelen, b)) {
@@ -272,10 +292,39 @@ response_filter(struct conn *c, struct buf *acc, struct buf *out)
 	}
 	if (rewrite_response(c, head, hl, status, out) == -1)
 		return -1;
+	/* switched: from now on the connection is the new protocol's, both ways */
+	if (status == 101 && c->want_upgrade) {
+		if (buf_append(&c->c2u.pend, buf_head(&c->early), buf_avail(&c->early)) == -1)
+			return -1;
+		buf_free(&c->early);
+		c->c2u.filter = NULL;
+		c->c2u.bounded = 0;
+	}
 	buf_consume(acc, hl);
 	if (buf_avail(acc) > 0 && buf_append(out, buf_head(acc), buf_avail(acc)) == -1)
 		return -1;
 	buf_reset(acc);
+	return 1;
+}
+
+/*
+ * The client's bytes while its chunked body lasts: the chunks pass, and
+ * once the last one and its trailers are through, nothing more.
+ */
+int
+http_chunk_filter(struct conn *c, struct buf *acc, struct buf *out)
+{
+	long long	k;
+
+	if ((k = chunk_scan(&c->chunks, buf_head(acc), buf_avail(acc))) == -1)
+		return -1;
+	if (buf_append(out, buf_head(acc), (size_t)k) == -1)
+		return -1;
+	buf_reset(acc);
+	if (!c->chunks.done)
+		return 0;
+	c->c2u.bounded = 1;
+	c->c2u.left = 0;
 	return 1;
 }
 

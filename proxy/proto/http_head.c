@@ -12,6 +12,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "types.h"
 #include "proto/http_head.h"
 #include "policy/policy.h"
 
@@ -263,4 +264,115 @@ parse_authority(const char *s, size_t len, char *host, size_t hostlen,
 	*port = (uint16_t)v;
 	*had_port = 1;
 	return kind;
+}
+
+/* ------------------------------------------------------- chunked bodies */
+
+enum {
+	CK_SIZE,	/* hex digits of a chunk size */
+	CK_EXT,		/* ";name=value" after them */
+	CK_SIZE_LF,
+	CK_DATA,
+	CK_DATA_CR,
+	CK_DATA_LF,
+	CK_TRAILER,	/* at the start of a trailer line or the final CRLF */
+	CK_TRAILER_LINE,
+	CK_TRAILER_LF,
+	CK_END_LF,
+};
+
+#define CHUNK_DIGITS	15	/* a size below 2^60 */
+#define CHUNK_LINE_MAX	4096	/* a size line with its extensions */
+
+/*
+ * How many of the n bytes at p belong to a chunked body (RFC 9112 7.1),
+ * whose state *ck carries from call to call; ck->done once its last chunk
+ * and trailers are through, and what follows is no part of it.  -1 for
+ * anything malformed: a bare LF, a size that is not hex, no CRLF after a
+ * chunk's data, a size line above CHUNK_LINE_MAX, trailers above
+ * PROXY_HEAD_MAX.
+ */
+long long
+chunk_scan(struct chunk_scan *ck, const uint8_t *p, size_t n)
+{
+	size_t	i = 0, take;
+	int	ch;
+
+	while (i < n && !ck->done) {
+		if (ck->state == CK_DATA) {
+			take = ck->left < n - i ? (size_t)ck->left : n - i;
+			ck->left -= take;
+			i += take;
+			if (ck->left == 0)
+				ck->state = CK_DATA_CR;
+			continue;
+		}
+		ch = p[i++];
+		if ((ck->state == CK_SIZE || ck->state == CK_EXT) && ++ck->line > CHUNK_LINE_MAX)
+			return -1;
+		if (ck->state >= CK_TRAILER && ++ck->total > PROXY_HEAD_MAX)
+			return -1;
+		switch (ck->state) {
+		case CK_SIZE:
+			if (isxdigit(ch) && ck->digits < CHUNK_DIGITS) {
+				ck->left = ck->left << 4 | (uint64_t)(isdigit(ch) ? ch - '0' :
+				    tolower(ch) - 'a' + 10);
+				ck->digits++;
+			} else if (ck->digits > 0 && ch == '\r')
+				ck->state = CK_SIZE_LF;
+			else if (ck->digits > 0 && (ch == ';' || ch == ' ' || ch == '\t'))
+				ck->state = CK_EXT;
+			else
+				return -1;
+			break;
+		case CK_EXT:
+			if (ch == '\r')
+				ck->state = CK_SIZE_LF;
+			else if ((ch < ' ' && ch != '\t') || ch == 0x7f)
+				return -1;
+			break;
+		case CK_SIZE_LF:
+			if (ch != '\n')
+				return -1;
+			ck->digits = 0;
+			ck->line = 0;
+			ck->state = ck->left > 0 ? CK_DATA : CK_TRAILER;
+			break;
+		case CK_DATA_CR:
+			if (ch != '\r')
+				return -1;
+			ck->state = CK_DATA_LF;
+			break;
+		case CK_DATA_LF:
+			if (ch != '\n')
+				return -1;
+			ck->state = CK_SIZE;
+			break;
+		case CK_TRAILER:
+			if (ch == '\r')
+				ck->state = CK_END_LF;
+			else if (ch < ' ' || ch == 0x7f)
+				return -1;
+			else
+				ck->state = CK_TRAILER_LINE;
+			break;
+		case CK_TRAILER_LINE:
+			if (ch == '\r')
+				ck->state = CK_TRAILER_LF;
+			else if ((ch < ' ' && ch != '\t') || ch == 0x7f)
+				return -1;
+			break;
+		case CK_TRAILER_LF:
+			if (ch != '\n')
+				return -1;
+			ck->state = CK_TRAILER;
+			break;
+		case CK_END_LF:
+			if (ch != '\n')
+				return -1;
+			ck->done = 1;
+			break;
+		}
+	}
+	return (long long)i;
 }

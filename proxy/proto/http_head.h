@@ -32,6 +32,8 @@ int	head_next(const char **p, const char *end, struct hdr *);
 int	hdr_is(const struct hdr *, const char *name);
 int	hdr_hop_by_hop(const struct hdr *);
 int	token_in(const char *v, size_t vlen, const char *tok, size_t toklen);
+struct chunk_scan;
+long long chunk_scan(struct chunk_scan *, const uint8_t *p, size_t n);
 struct sockaddr_storage;
 int	parse_authority(const char *s, size_t len, char *host, size_t hostlen,
 	    struct sockaddr_storage *lit, uint16_t *port, uint16_t defport, int *had_port);

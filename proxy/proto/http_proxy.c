@@ -200,13 +200,17 @@ pipelined_refused(struct conn *c, const char *p, size_t n)
 
 /*
  * The request's body is all the client may send upstream: Content-Length
- * bytes, or the chunks; after it (or at once, without one) the client is
- * not read again.  Limited mode refuses what would be pipelined.
+ * bytes, or the chunks up to the last one and its trailers; after it (or
+ * at once, without one) the client is not read again, and an Upgrade
+ * request's connection carries more (what came behind its head first)
+ * only once the upstream has answered 101 (http_forward.c).  Limited mode
+ * refuses what would be pipelined.
  */
 static int
 frame_request(struct conn *c, const struct head_facts *f)
 {
-	size_t	n = buf_avail(&c->in);
+	size_t		n = buf_avail(&c->in), body = n;
+	long long	k;
 
 	c->req_shape = (f->length > 0 || f->chunked ? REQ_BODY : 0) |
 	    (f->upgrades > 0 ? REQ_UPGRADE : 0);
@@ -214,19 +218,36 @@ frame_request(struct conn *c, const struct head_facts *f)
 		conn_close(c, "internal_error");
 		return -1;
 	}
-	if (f->chunked || c->want_upgrade)
-		return 0;
 	c->c2u.bounded = 1;
-	c->c2u.left = f->length;
-	if (n <= f->length) {
-		c->c2u.left -= n;
-		return 0;
-	}
 	c->c2u.left = 0;
-	if (limited(c) && pipelined_refused(c, (const char *)buf_head(&c->in) + f->length,
-	    n - (size_t)f->length))
+	if (f->chunked) {
+		memset(&c->chunks, 0, sizeof(c->chunks));
+		if ((k = chunk_scan(&c->chunks, buf_head(&c->in), n)) == -1) {
+			bad_request(c, "malformed chunked body\n");
+			return -1;
+		}
+		body = (size_t)k;
+		if (!c->chunks.done) {
+			/* the rest of the chunks go through http_chunk_filter() */
+			c->c2u.bounded = 0;
+			c->c2u.filter = http_chunk_filter;
+			return 0;
+		}
+	} else if (n <= f->length) {
+		c->c2u.left = f->length - n;
+		return 0;
+	} else
+		body = (size_t)f->length;
+	if (limited(c) && pipelined_refused(c, (const char *)buf_head(&c->in) + body,
+	    n - body))
 		return -1;
-	c->in.len -= n - (size_t)f->length;	/* the rest is never forwarded */
+	/* the new protocol's first bytes, if the upstream switches to it */
+	if (c->want_upgrade && buf_append(&c->early, (const char *)buf_head(&c->in) + body,
+	    n - body) == -1) {
+		conn_close(c, "internal_error");
+		return -1;
+	}
+	c->in.len -= n - body;	/* the rest is never forwarded */
 	return 0;
 }
 

@@ -288,6 +288,27 @@ response_done(const struct inspect *s)
 	return s->u_eof || (s->resp_started && s->resp_bounded && s->resp_left == 0);
 }
 
+/*
+ * A chunked body: the bytes just pulled in (after before) end with its
+ * last chunk at the latest; what follows it is cut off, and the client
+ * is not read again.  -1: malformed chunks.
+ */
+static int
+chunks_end(struct conn *c, size_t before)
+{
+	struct inspect	*s = c->ins;
+	long long	 k;
+
+	if ((k = chunk_scan(&c->chunks, (const uint8_t *)buf_head(&s->up) + before,
+	    buf_avail(&s->up) - before)) == -1)
+		return -1;
+	if (c->chunks.done) {
+		s->up.len -= buf_avail(&s->up) - before - (size_t)k;
+		s->req_left = 0;
+	}
+	return 0;
+}
+
 static int
 pump_up(struct conn *c, int *progress)
 {
@@ -301,8 +322,11 @@ pump_up(struct conn *c, int *progress)
 			room = (size_t)s->req_left;
 		if ((r = pull(s->cs, &s->up, room, &s->cwant)) == -1)
 			s->req_left = 0;	/* the client is done sending */
-		else if (r == 1) {
-			s->req_left -= buf_avail(&s->up) - before;
+		else if (r == 1 && s->req_chunked && chunks_end(c, before) == -1)
+			return -1;
+		if (r == 1) {
+			if (!s->req_chunked)
+				s->req_left -= buf_avail(&s->up) - before;
 			s->req.bytes_up += buf_avail(&s->up) - before;
 			*progress = 1;
 		}

@@ -174,10 +174,20 @@ forward(struct conn *c, size_t hl, const struct head_facts *f)
 {
 	struct inspect	*s = c->ins;
 	size_t		 extra = buf_avail(&s->head) - hl;
+	long long	 k;
 
 	s->req_chunked = f->chunked;
 	s->req_left = f->chunked ? UINT64_MAX : f->length;
-	if (extra > s->req_left)
+	if (f->chunked) {
+		/* the chunks up to the last one (inspect.c follows them) */
+		memset(&c->chunks, 0, sizeof(c->chunks));
+		if ((k = chunk_scan(&c->chunks, buf_head(&s->head) + hl, extra)) == -1)
+			return refuse(c, "bad_request", 400, "Bad Request",
+			    "malformed chunked body\n");
+		extra = (size_t)k;
+		if (c->chunks.done)
+			s->req_left = 0;
+	} else if (extra > s->req_left)
 		extra = (size_t)s->req_left;	/* pipelined requests are not served */
 	if (buf_append(&s->up, buf_head(&s->head) + hl, extra) == -1)
 		return -1;

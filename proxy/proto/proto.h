@@ -22,6 +22,8 @@ struct reqline;
 int	 http_forward_prepare(struct conn *, const struct reg *reg, const struct reqline *,
 	    const char *head, size_t headlen, char *err, size_t errlen);
 void	 http_forward_start(struct conn *);
+struct buf;
+int	 http_chunk_filter(struct conn *, struct buf *acc, struct buf *out);
 
 /* inspect.c */
 int	 inspect_wanted(const struct conn *);

@@ -511,6 +511,7 @@ conn_close(struct conn *c, const char *why)
 	buf_free(&c->in);
 	buf_free(&c->out);
 	buf_free(&c->uhead);
+	buf_free(&c->early);
 	if (c->reg != NULL) {
 		TAILQ_REMOVE(&c->reg->conns, c, reg_entry);
 		c->reg->nconns--;

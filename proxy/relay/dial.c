@@ -278,6 +278,7 @@ dial_start(struct conn *c)
 {
 	struct sockaddr_in	*sin;
 	struct sockaddr_in6	*sin6;
+	struct verdict		 v;
 
 	c->stage = &dial_stage;
 	c->state = CS_DIALING;
@@ -304,6 +305,12 @@ dial_start(struct conn *c)
 		sin6->sin6_family = AF_INET6;
 		sin6->sin6_addr = in6addr_loopback;
 		c->naddrs = 2;
+		/* as resolved: deny entries for 127.0.0.0/8 or ::1 hold for it */
+		if (!addrs_allowed(c, &v)) {
+			addr_ntop(&c->addrs[0], c->addr, sizeof(c->addr));
+			deny(c, &v);
+			return;
+		}
 		dial_allowed(c);
 		return;
 	}

@@ -142,8 +142,16 @@ channel_open(const char *servers)
 	opts.timeout = (int)(timeout_ms / 3 > 100 ? timeout_ms / 3 : 100);
 	opts.tries = 2;
 	opts.lookups = (char *)"fb";
+	/*
+	 * The name decided is the name looked up: no search domains
+	 * (resolv.conf "search", LOCALDOMAIN), which would take "db" to a
+	 * denied "db.corp.example".  An empty list, as c-ares's
+	 * getaddrinfo does not heed ARES_FLAG_NOSEARCH.
+	 */
+	opts.domains = NULL;
+	opts.ndomains = 0;
 	mask = ARES_OPT_SOCK_STATE_CB | ARES_OPT_TIMEOUTMS | ARES_OPT_TRIES |
-	    ARES_OPT_LOOKUPS;
+	    ARES_OPT_LOOKUPS | ARES_OPT_DOMAINS;
 	if ((r = ares_init_options(&channel, &opts, mask)) != ARES_SUCCESS) {
 		log_warnx("resolver: ares_init_options: %s", ares_strerror(r));
 		return -1;
