@@ -285,5 +285,25 @@ t.eq(udp_probe(thief, relay, b"hijack"), None, "UDP (port only): another port dr
 t.ok(udp_probe(mine, relay, b"port") == udp_hdr_v4("127.0.0.1", UE) + b"echo:port",
      "UDP (port only): the given port served")
 ctl.close()
+
+# a 65th destination is over the association's bound: refused, and said once
+mine = udp_socket()
+ctl, relay = associate("127.0.0.1", mine.getsockname()[1])
+for port in range(40000, 40064):
+    mine.sendto(udp_hdr_v4("127.0.0.1", port) + b"fill", relay)
+ev = P.wait_audit(lambda e: e["event"] == "decision" and e["port"] == 40063)
+t.ok(ev and ev["decision"] == "allow", "UDP: 64 destinations of one association decided", ev)
+mine.sendto(udp_hdr_v4("127.0.0.1", UE) + b"over the bound", relay)
+mine.sendto(udp_hdr_v4("127.0.0.1", UE + 1 if UE < 65535 else UE - 1) + b"again", relay)
+ev = P.wait_audit(lambda e: e["event"] == "decision" and
+                  e["reason"] == "udp_destination_limit")
+t.ok(ev and ev["decision"] == "deny" and ev["host"] == "127.0.0.1" and ev["port"] == UE and
+     ev["tags"] == {"process_id": "p-udp"},
+     "UDP: a destination over the bound is refused with an audit record", ev)
+time.sleep(0.3)
+t.ok(b"over the bound" not in udp_seen, "UDP: nothing relayed over the bound", udp_seen)
+n_limit = len([e for e in P.audit() if e.get("reason") == "udp_destination_limit"])
+t.eq(n_limit, 1, "UDP: the bound is recorded once per association")
+ctl.close()
 t.eq(P.stop(), 0, "proxy exits 0")
 t.done()

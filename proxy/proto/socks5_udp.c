@@ -50,6 +50,7 @@ struct udp_assoc {
 	int			 have_client;	/* its port is known */
 	LIST_HEAD(, udp_dest)	 dests;
 	unsigned		 ndests;
+	int			 capped;	/* the bound's refusal was audited */
 };
 
 static uint8_t	dgram[UDP_DGRAM_MAX + UDP_HDR_MAX];
@@ -157,6 +158,32 @@ resolved(void *arg, int status, const struct sockaddr_storage *addrs, size_t n)
 	decide(d, &v);
 }
 
+/*
+ * A destination beyond UDP_DEST_MAX is refused without a lookup; the first
+ * such refusal of an association is audited, so that a client spraying
+ * destinations leaves one record, not one per datagram.
+ */
+static void
+over_bound(struct udp_assoc *a, const char *host, const struct sockaddr_storage *lit,
+    uint16_t port)
+{
+	struct udp_dest		 d;
+	struct verdict		 v = { 0, "udp_destination_limit", "proxy" };
+
+	if (a->capped)
+		return;
+	a->capped = 1;
+	log_warnx("socks5 udp: association of %s over %d destinations, %s:%u refused",
+	    a->c->reg->id, UDP_DEST_MAX, host, port);
+	memset(&d, 0, sizeof(d));
+	d.a = a;
+	snprintf(d.host, sizeof(d.host), "%s", host);
+	d.port = port;
+	if (lit != NULL)
+		d.addr = *lit;
+	decide(&d, &v);
+}
+
 static struct udp_dest *
 dest_get(struct udp_assoc *a, const char *host, const struct sockaddr_storage *lit,
     uint16_t port)
@@ -168,7 +195,11 @@ dest_get(struct udp_assoc *a, const char *host, const struct sockaddr_storage *l
 	LIST_FOREACH(d, &a->dests, entry)
 		if (d->port == port && strcmp(d->host, host) == 0)
 			return d;
-	if (a->ndests >= UDP_DEST_MAX || (d = calloc(1, sizeof(*d))) == NULL)
+	if (a->ndests >= UDP_DEST_MAX) {
+		over_bound(a, host, lit, port);
+		return NULL;
+	}
+	if ((d = calloc(1, sizeof(*d))) == NULL)
 		return NULL;
 	d->a = a;
 	snprintf(d->host, sizeof(d->host), "%s", host);
