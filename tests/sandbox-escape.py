@@ -31,6 +31,7 @@ from execd_client import EXECD, Execd, b64
 # The checks that fail today, by key.  To fix one: make execd refuse the
 # attack, then delete its line here; the check turns into a plain one.
 EXPECTED_TO_FAIL = {
+    "unix-dgram-sendmsg": "sendmsg's address is out of seccomp's sight",
 }
 
 # ---------------------------------------------------------------- TAP, bounded, cleaned up
@@ -349,6 +350,55 @@ except OSError:
 dlisten.close()
 tap(None, out is not None and "OK" not in out and got is None,
     "network off: a datagram to a host AF_UNIX socket by path is refused", out)
+
+# sendmsg(2)'s address is out of seccomp's sight: a datagram socket made
+# another way than socket(AF_UNIX, SOCK_DGRAM), a socketpair's end or a
+# SOCK_RAW one (the kernel makes that a datagram socket), could still name
+# a host daemon's socket (syslog's /dev/log, systemd's notify socket)
+DGRAM_SENDMSG = """
+import socket, sys
+def pair(t):
+    return socket.socketpair(socket.AF_UNIX, t)[0]
+for name, make in (("pair-dgram", lambda: pair(socket.SOCK_DGRAM)),
+                   ("pair-raw", lambda: pair(socket.SOCK_RAW)),
+                   ("raw", lambda: socket.socket(socket.AF_UNIX, socket.SOCK_RAW))):
+    try:
+        make().sendmsg([name.encode()], [], 0, sys.argv[1]); print(name, "OK")
+    except OSError as e:
+        print(name, e.errno)
+"""
+
+
+def dgram_sendmsg(c, extra=None):
+    """What a sandboxed DGRAM_SENDMSG said, and what a host datagram socket got."""
+    dl = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+    path = os.path.join(tmp, "dgram2.sock")
+    if os.path.exists(path):
+        os.unlink(path)
+    dl.bind(path)
+    os.chmod(path, 0o777)
+    dl.setblocking(False)
+    counter[0] += 1
+    pid = "d%d" % counter[0]
+    r = c.call("process/start", dict({"processId": pid, "argv": [PY, "-c", DGRAM_SENDMSG, path],
+                                      "env": ENV, "tty": False, "cwd": "file://" + W,
+                                      "sandbox": SB}, **(extra or {})))
+    out, _, _ = c.collect(pid, 20) if "result" in r else ({}, None, None)
+    said = (out.get("stdout", b"") + out.get("stderr", b"")).decode(errors="replace")
+    got = []
+    while True:
+        try:
+            got.append(dl.recv(64))
+        except OSError:
+            break
+    dl.close()
+    return said, got
+
+
+said, got = dgram_sendmsg(c)
+tap("unix-dgram-sendmsg", "pair-dgram" in said and " OK" not in said and not got,
+    "network off: no datagram reaches a host AF_UNIX socket by sendmsg from a socketpair's "
+    "end or a SOCK_RAW socket", (said, got))
 
 # a device node planted in a writable root (by someone outside) does not count inside
 if os.geteuid() == 0:
@@ -863,6 +913,10 @@ print("comms", sorted(comms), "unix", unix, "code", code, flush=True)
         "'execd'" not in said and "unix []" in said,
         "a sandboxed command reaches the instance's own execd-proxy only as a proxy: "
         "the proxy and its control connection are out of its sight", (said, outside, r))
+    said, got = dgram_sendmsg(c, {"networkProxy": network_proxy({"127.0.0.1": "allow"})})
+    tap("unix-dgram-sendmsg", "pair-dgram" in said and " OK" not in said and not got,
+        "managed network: no datagram reaches a host AF_UNIX socket by sendmsg from a "
+        "socketpair's end or a SOCK_RAW socket", (said, got))
     c.kill()
 
 # ---------------------------------------------------------------- 2c. HTTPS inspected, end to end
