@@ -31,6 +31,7 @@ from execd_client import EXECD, Execd, b64
 # The checks that fail today, by key.  To fix one: make execd refuse the
 # attack, then delete its line here; the check turns into a plain one.
 EXPECTED_TO_FAIL = {
+    "no-landlock-mem": "seccomp alone leaves /proc/PID/mem open",
 }
 
 # ---------------------------------------------------------------- TAP, bounded, cleaned up
@@ -1145,6 +1146,39 @@ else:
         inspected(c, WU, SBU, TLS.port, os.path.join(SU, "proxy", "ca.key"),
                   "as nobody, own execd-proxy")
         c.kill()
+
+    # A kernel without Landlock, and without Yama: a command whose network
+    # is off but whose file system is unrestricted needs no mount view, and
+    # ran with seccomp alone in the host's pid namespace, where /proc/PID/mem
+    # of every process of the same user (here an unsandboxed command of the
+    # same execd, which has the network) is open to it, as to a debugger.
+    MEM = r"""
+import os, sys
+try:
+    os.close(os.open("/proc/%s/mem" % sys.argv[1], os.O_RDWR)); print("mem OK")
+except OSError as e:
+    print("mem", e.errno)
+"""
+    from execd_client import child_pids, comm
+    c = execd(state=SU, env=dict(os.environ, EXECD_SANDBOX_DISABLE="landlock"),
+              prefix=[SETPRIV, "--reuid", str(NOBODY), "--regid", str(NOBODY), "--clear-groups"])
+    vid, r = start(c, ["sleep", "60"], None, cwd=WU)
+    victim = wait_for(lambda: [p for p in child_pids(c.pid) if comm(p) == "sleep"], 5) and \
+        [p for p in child_pids(c.pid) if comm(p) == "sleep"][0]
+    r, ctl, code = py(c, MEM, None, victim, cwd=WU)
+    SBN = {"permissions": {"type": "managed", "network": "restricted",
+                           "file_system": {"type": "unrestricted"}},
+           "windowsSandboxLevel": "disabled", "cwd": "file://" + WU}
+    r, out, code = py(c, MEM, SBN, victim, cwd=WU)
+    if ctl is None or "mem OK" not in ctl:
+        skip("without Landlock: /proc/PID/mem of an unsandboxed command", "it is not open to "
+             "an unsandboxed one either: %s" % ctl)
+    else:
+        tap("no-landlock-mem", ("error" in r or out is not None) and "mem OK" not in (out or ""),
+            "as nobody, without Landlock: a network-off command with an unrestricted file "
+            "system cannot open /proc/PID/mem of an unsandboxed command", (r, out))
+    c.call("process/terminate", {"processId": vid})
+    c.kill()
 
 # ---------------------------------------------------------------- the end
 
