@@ -24,13 +24,14 @@ import sys
 import tempfile
 import time
 
-from execd_client import EXECD, Execd, b64
+from execd_client import EXECD, Execd, b64, comm
 
 # ---------------------------------------------------------------- expected failures
 
 # The checks that fail today, by key.  To fix one: make execd refuse the
 # attack, then delete its line here; the check turns into a plain one.
 EXPECTED_TO_FAIL = {
+    "nondumpable": "the sandbox's A and B stay dumpable",
 }
 
 # ---------------------------------------------------------------- TAP, bounded, cleaned up
@@ -1138,6 +1139,39 @@ else:
         r, out, code = py(c, PRLIMIT, SBU, c.pid, cwd=WU)
         tap("prlimit-execd", fsize_limit(c.pid) == lim,
             "as nobody: prlimit on execd's pid from inside changes nothing", out)
+        # every process of execd's is non-dumpable, the sandbox's A and B (pid
+        # 1) too: they are copies of execd's memory (A writes its user
+        # namespace's maps, which a non-dumpable process cannot, and forgot to
+        # be non-dumpable again); another process of the user reads none of it
+        READ_ENVIRON = r"""
+import sys
+for pid in sys.argv[1:]:
+    try:
+        open("/proc/%s/environ" % pid, "rb").read(1); print(pid, "read")
+    except OSError as e:
+        print(pid, e.errno)
+"""
+
+        def descendants(pid):
+            try:
+                with open("/proc/%d/task/%d/children" % (pid, pid)) as f:
+                    kids = [int(x) for x in f.read().split()]
+            except OSError:
+                return []
+            return kids + [d for k in kids for d in descendants(k)]
+
+        sid, r = start(c, ["sleep", "30"], SBU, cwd=WU)
+        wait_for(lambda: any(comm(p) == "sleep" for p in descendants(c.pid)), 5)
+        mine = [p for p in descendants(c.pid) if comm(p) != "sleep"]
+        said = subprocess.run([SETPRIV, "--reuid", str(NOBODY), "--regid", str(NOBODY),
+                               "--clear-groups", PY, "-c", READ_ENVIRON] +
+                              [str(p) for p in mine], capture_output=True, text=True,
+                              timeout=20).stdout
+        c.call("process/terminate", {"processId": sid})
+        tap("nondumpable", len(mine) >= 3 and "read" not in said,
+            "as nobody: no process of execd's, the sandbox's pid 1 and its parent "
+            "included, is readable by another process of the same user",
+            [(p, comm(p)) for p in mine] + [said])
     c.kill()
     if os.access(PROXY_BIN, os.X_OK) and CURL:
         c = execd(state=SU, env=PENV, prefix=[SETPRIV, "--reuid", str(NOBODY), "--regid",
