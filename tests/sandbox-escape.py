@@ -31,6 +31,7 @@ from execd_client import EXECD, Execd, b64, comm
 # The checks that fail today, by key.  To fix one: make execd refuse the
 # attack, then delete its line here; the check turns into a plain one.
 EXPECTED_TO_FAIL = {
+    "prlimit-helper": "no pid namespace without a restricted file system",
 }
 
 # ---------------------------------------------------------------- TAP, bounded, cleaned up
@@ -722,6 +723,30 @@ tap("prlimit-execd", out is not None and "prlimit OK" not in out and limits_afte
     "prlimit on execd's pid from inside fails and its limits are unchanged",
     (out, limits_before, limits_after))
 c.kill()     # its limits may be gone: a fresh one
+
+# A file system left unrestricted with the network off needs no namespaces:
+# the command then sees execd and its spawn helper, whose limits every later
+# command inherits.  Landlock keeps ptrace and signals in, not prlimit(2).
+from execd_client import spawn_helper_of
+c = execd()
+helper = spawn_helper_of(c.pid)
+SB_NET_OFF = {"permissions": {"type": "managed", "network": "restricted",
+                              "file_system": {"type": "unrestricted"}},
+              "windowsSandboxLevel": "disabled", "cwd": "file://" + W}
+PRLIMIT_NOFILE = r"""
+import resource, sys
+for pid in sys.argv[1:]:
+    try:
+        resource.prlimit(int(pid), resource.RLIMIT_NOFILE, (3, 3)); print(pid, "prlimit OK")
+    except OSError as e:
+        print(pid, "prlimit", e.errno)
+"""
+r, out, code = py(c, PRLIMIT_NOFILE, SB_NET_OFF, c.pid, helper)
+r2, out2, code2 = run(c, ["sh", "-c", "echo next"], None)
+tap("prlimit-helper", out is not None and "prlimit OK" not in out and out2 is not None and
+    "next" in out2, "network off, file system unrestricted: prlimit on execd and its spawn "
+    "helper fails, and the next command still starts", (out, r2, out2))
+c.kill()
 log = os.path.join(tmp, "execd-stderr.log")
 c = execd(stderr_path=log)
 with open(log, "a") as f:
