@@ -11,7 +11,11 @@
  *    perf_event_open, the keyring calls, every mount call (the mount
  *    namespace and Landlock must stay as built), io_uring (it makes
  *    sockets without socket(2)), userfaultfd, open_by_handle_at, and the
- *    host-wide calls below; socket/socketpair for AF_VSOCK;
+ *    host-wide calls below; socket/socketpair for AF_VSOCK; prlimit64
+ *    setting another process's limits (without a pid namespace, as with an
+ *    unrestricted file system, execd and its spawn helper are in sight,
+ *    and every later command inherits the helper's; Landlock does not
+ *    see the call);
  *  - network off: socket and socketpair for any family but AF_UNIX, and
  *    no address at all, as the reference's restricted filter: connect,
  *    bind, listen, accept and accept4, sendto with a destination, and no
@@ -358,6 +362,12 @@ rules_child(enum sbx_net net, char *why, size_t whylen)
 		goto out;
 	if ((rc = family_rules(ctx, net)) < 0) {
 		snprintf(why, whylen, "seccomp socket rules: %s", strerror(-rc));
+		goto out;
+	}
+	/* its own limits (pid 0), and anyone's read, stay allowed */
+	if ((rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(prlimit64), 2,
+	    SCMP_A0_32(SCMP_CMP_NE, 0), SCMP_A2_64(SCMP_CMP_NE, 0))) < 0) {
+		snprintf(why, whylen, "seccomp prlimit rule: %s", strerror(-rc));
 		goto out;
 	}
 	return ctx;
