@@ -31,6 +31,7 @@ from execd_client import EXECD, Execd, b64, comm
 # The checks that fail today, by key.  To fix one: make execd refuse the
 # attack, then delete its line here; the check turns into a plain one.
 EXPECTED_TO_FAIL = {
+    "signal-no-scope": "no pid namespace without a restricted file system",
 }
 
 # ---------------------------------------------------------------- TAP, bounded, cleaned up
@@ -745,6 +746,14 @@ r2, out2, code2 = run(c, ["sh", "-c", "echo next"], None)
 tap("prlimit-helper", out is not None and "prlimit OK" not in out and out2 is not None and
     "next" in out2, "network off, file system unrestricted: prlimit on execd and its spawn "
     "helper fails, and the next command still starts", (out, r2, out2))
+c.kill()
+# and a Landlock before ABI 6 scopes no signals: the command could kill
+# execd, its helper, and every process of the user (kill -9 -1)
+c = execd(env=dict(os.environ, EXECD_SANDBOX_DISABLE="landlock-scope"))
+r, out, code = run(c, ["sh", "-c", "kill -0 %d; echo kill=$?" % c.pid], SB_NET_OFF)
+tap("signal-no-scope", out is not None and "kill=" in out and "kill=0" not in out,
+    "network off, file system unrestricted, Landlock without signal scoping: kill -0 "
+    "execd's pid fails", (r, out))
 c.kill()
 log = os.path.join(tmp, "execd-stderr.log")
 c = execd(stderr_path=log)
