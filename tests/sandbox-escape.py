@@ -31,7 +31,6 @@ from execd_client import EXECD, Execd, b64, comm
 # The checks that fail today, by key.  To fix one: make execd refuse the
 # attack, then delete its line here; the check turns into a plain one.
 EXPECTED_TO_FAIL = {
-    "signal-no-scope": "no pid namespace without a restricted file system",
 }
 
 # ---------------------------------------------------------------- TAP, bounded, cleaned up

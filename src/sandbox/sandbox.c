@@ -139,20 +139,22 @@ plan_fs(struct sandbox_plan *plan, const struct fs_policy *pol, json_t *sandbox,
  * contains its ptrace: seccomp refuses ptrace and process_vm_writev, but
  * /proc/PID/mem of every process of the same user (an unsandboxed
  * command, with the network) would be open to it, and Yama would still
- * leave their /proc/PID/fd (a shell's standard input among them): only a
- * pid namespace of its own hides them.
+ * leave their /proc/PID/fd (a shell's standard input among them); or
+ * unless the domain scopes no signals (before ABI 6), and kill -9 -1
+ * would end execd and every process of the user.  Only a pid namespace
+ * of its own hides them.
  */
 static int
 plan_namespaces(struct sandbox_plan *plan, char *why, size_t whylen)
 {
-	int	exposed = plan->ruleset_fd == -1;
+	int	exposed = plan->ruleset_fd == -1 || sbx_kernel()->landlock_abi < 6;
 
 	if (plan->nmounts == 0 && plan->net != SBX_NET_MANAGED && !exposed)
 		return 0;
 	if (!sbx_namespaces()) {
 		snprintf(why, whylen, "%s needs namespaces, which are unavailable",
 		    plan->nmounts > 0 ? "the filesystem policy" : plan->net == SBX_NET_MANAGED ?
-		    "a managed network" : "a sandbox without Landlock");
+		    "a managed network" : "a sandbox without Landlock's scopes");
 		return -1;
 	}
 	plan->namespaces = 1;
