@@ -658,6 +658,15 @@ t.eq(r.get("error"), REFUSAL, "no namespaces: a managed network is refused")
 r = c.start("nonet2", ["true"], sandbox=NET_OFF)
 t.eq(r.get("error"), REFUSAL, "no Landlock, no namespaces: network off is refused too")
 t.eq(c.close(), 0, "execd exits cleanly (refusals)")
+# a Landlock domain that scopes signals (ABI 6) is enough without namespaces
+if LANDLOCK >= 6:
+    c = Execd(env=dict(os.environ, EXECD_SANDBOX_DISABLE="namespaces"))
+    r, out = probe(c, NET_OFF, "socket:inet")
+    t.eq(out, ["EPERM"], "no namespaces: seccomp and Landlock still enforce network off")
+    t.eq(c.close(), 0, "execd exits cleanly (no namespaces)")
+else:
+    t.skip("no namespaces: seccomp and Landlock still enforce network off",
+           "Landlock ABI %d scopes no signals" % LANDLOCK)
 
 shutil.rmtree(tmp, ignore_errors=True)
 t.done()
