@@ -24,7 +24,7 @@ import sys
 import tempfile
 import time
 
-from execd_client import EXECD, Execd, b64
+from execd_client import EXECD, Execd, b64, comm
 
 # ---------------------------------------------------------------- expected failures
 
@@ -350,6 +350,55 @@ dlisten.close()
 tap(None, out is not None and "OK" not in out and got is None,
     "network off: a datagram to a host AF_UNIX socket by path is refused", out)
 
+# sendmsg(2)'s address is out of seccomp's sight: a datagram socket made
+# another way than socket(AF_UNIX, SOCK_DGRAM), a socketpair's end or a
+# SOCK_RAW one (the kernel makes that a datagram socket), could still name
+# a host daemon's socket (syslog's /dev/log, systemd's notify socket)
+DGRAM_SENDMSG = """
+import socket, sys
+def pair(t):
+    return socket.socketpair(socket.AF_UNIX, t)[0]
+for name, make in (("pair-dgram", lambda: pair(socket.SOCK_DGRAM)),
+                   ("pair-raw", lambda: pair(socket.SOCK_RAW)),
+                   ("raw", lambda: socket.socket(socket.AF_UNIX, socket.SOCK_RAW))):
+    try:
+        make().sendmsg([name.encode()], [], 0, sys.argv[1]); print(name, "OK")
+    except OSError as e:
+        print(name, e.errno)
+"""
+
+
+def dgram_sendmsg(c, extra=None):
+    """What a sandboxed DGRAM_SENDMSG said, and what a host datagram socket got."""
+    dl = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+    path = os.path.join(tmp, "dgram2.sock")
+    if os.path.exists(path):
+        os.unlink(path)
+    dl.bind(path)
+    os.chmod(path, 0o777)
+    dl.setblocking(False)
+    counter[0] += 1
+    pid = "d%d" % counter[0]
+    r = c.call("process/start", dict({"processId": pid, "argv": [PY, "-c", DGRAM_SENDMSG, path],
+                                      "env": ENV, "tty": False, "cwd": "file://" + W,
+                                      "sandbox": SB}, **(extra or {})))
+    out, _, _ = c.collect(pid, 20) if "result" in r else ({}, None, None)
+    said = (out.get("stdout", b"") + out.get("stderr", b"")).decode(errors="replace")
+    got = []
+    while True:
+        try:
+            got.append(dl.recv(64))
+        except OSError:
+            break
+    dl.close()
+    return said, got
+
+
+said, got = dgram_sendmsg(c)
+tap("unix-dgram-sendmsg", "pair-dgram" in said and " OK" not in said and not got,
+    "network off: no datagram reaches a host AF_UNIX socket by sendmsg from a socketpair's "
+    "end or a SOCK_RAW socket", (said, got))
+
 # a device node planted in a writable root (by someone outside) does not count inside
 if os.geteuid() == 0:
     NODE = os.path.join(W, "planted-null")
@@ -673,6 +722,38 @@ tap("prlimit-execd", out is not None and "prlimit OK" not in out and limits_afte
     "prlimit on execd's pid from inside fails and its limits are unchanged",
     (out, limits_before, limits_after))
 c.kill()     # its limits may be gone: a fresh one
+
+# A file system left unrestricted with the network off needs no namespaces:
+# the command then sees execd and its spawn helper, whose limits every later
+# command inherits.  Landlock keeps ptrace and signals in, not prlimit(2).
+from execd_client import spawn_helper_of
+c = execd()
+helper = spawn_helper_of(c.pid)
+SB_NET_OFF = {"permissions": {"type": "managed", "network": "restricted",
+                              "file_system": {"type": "unrestricted"}},
+              "windowsSandboxLevel": "disabled", "cwd": "file://" + W}
+PRLIMIT_NOFILE = r"""
+import resource, sys
+for pid in sys.argv[1:]:
+    try:
+        resource.prlimit(int(pid), resource.RLIMIT_NOFILE, (3, 3)); print(pid, "prlimit OK")
+    except OSError as e:
+        print(pid, "prlimit", e.errno)
+"""
+r, out, code = py(c, PRLIMIT_NOFILE, SB_NET_OFF, c.pid, helper)
+r2, out2, code2 = run(c, ["sh", "-c", "echo next"], None)
+tap("prlimit-helper", out is not None and "prlimit OK" not in out and out2 is not None and
+    "next" in out2, "network off, file system unrestricted: prlimit on execd and its spawn "
+    "helper fails, and the next command still starts", (out, r2, out2))
+c.kill()
+# and a Landlock before ABI 6 scopes no signals: the command could kill
+# execd, its helper, and every process of the user (kill -9 -1)
+c = execd(env=dict(os.environ, EXECD_SANDBOX_DISABLE="landlock-scope"))
+r, out, code = run(c, ["sh", "-c", "kill -0 %d; echo kill=$?" % c.pid], SB_NET_OFF)
+tap("signal-no-scope", out is not None and "kill=" in out and "kill=0" not in out,
+    "network off, file system unrestricted, Landlock without signal scoping: kill -0 "
+    "execd's pid fails", (r, out))
+c.kill()
 log = os.path.join(tmp, "execd-stderr.log")
 c = execd(stderr_path=log)
 with open(log, "a") as f:
@@ -863,6 +944,10 @@ print("comms", sorted(comms), "unix", unix, "code", code, flush=True)
         "'execd'" not in said and "unix []" in said,
         "a sandboxed command reaches the instance's own execd-proxy only as a proxy: "
         "the proxy and its control connection are out of its sight", (said, outside, r))
+    said, got = dgram_sendmsg(c, {"networkProxy": network_proxy({"127.0.0.1": "allow"})})
+    tap("unix-dgram-sendmsg", "pair-dgram" in said and " OK" not in said and not got,
+        "managed network: no datagram reaches a host AF_UNIX socket by sendmsg from a "
+        "socketpair's end or a SOCK_RAW socket", (said, got))
     c.kill()
 
 # ---------------------------------------------------------------- 2c. HTTPS inspected, end to end
@@ -1085,6 +1170,39 @@ else:
         r, out, code = py(c, PRLIMIT, SBU, c.pid, cwd=WU)
         tap("prlimit-execd", fsize_limit(c.pid) == lim,
             "as nobody: prlimit on execd's pid from inside changes nothing", out)
+        # every process of execd's is non-dumpable, the sandbox's A and B (pid
+        # 1) too: they are copies of execd's memory (A writes its user
+        # namespace's maps, which a non-dumpable process cannot, and forgot to
+        # be non-dumpable again); another process of the user reads none of it
+        READ_ENVIRON = r"""
+import sys
+for pid in sys.argv[1:]:
+    try:
+        open("/proc/%s/environ" % pid, "rb").read(1); print(pid, "read")
+    except OSError as e:
+        print(pid, e.errno)
+"""
+
+        def descendants(pid):
+            try:
+                with open("/proc/%d/task/%d/children" % (pid, pid)) as f:
+                    kids = [int(x) for x in f.read().split()]
+            except OSError:
+                return []
+            return kids + [d for k in kids for d in descendants(k)]
+
+        sid, r = start(c, ["sleep", "30"], SBU, cwd=WU)
+        wait_for(lambda: any(comm(p) == "sleep" for p in descendants(c.pid)), 5)
+        mine = [p for p in descendants(c.pid) if comm(p) != "sleep"]
+        said = subprocess.run([SETPRIV, "--reuid", str(NOBODY), "--regid", str(NOBODY),
+                               "--clear-groups", PY, "-c", READ_ENVIRON] +
+                              [str(p) for p in mine], capture_output=True, text=True,
+                              timeout=20).stdout
+        c.call("process/terminate", {"processId": sid})
+        tap("nondumpable", len(mine) >= 3 and "read" not in said,
+            "as nobody: no process of execd's, the sandbox's pid 1 and its parent "
+            "included, is readable by another process of the same user",
+            [(p, comm(p)) for p in mine] + [said])
     c.kill()
     if os.access(PROXY_BIN, os.X_OK) and CURL:
         c = execd(state=SU, env=PENV, prefix=[SETPRIV, "--reuid", str(NOBODY), "--regid",
@@ -1092,6 +1210,39 @@ else:
         inspected(c, WU, SBU, TLS.port, os.path.join(SU, "proxy", "ca.key"),
                   "as nobody, own execd-proxy")
         c.kill()
+
+    # A kernel without Landlock, and without Yama: a command whose network
+    # is off but whose file system is unrestricted needs no mount view, and
+    # ran with seccomp alone in the host's pid namespace, where /proc/PID/mem
+    # of every process of the same user (here an unsandboxed command of the
+    # same execd, which has the network) is open to it, as to a debugger.
+    MEM = r"""
+import os, sys
+try:
+    os.close(os.open("/proc/%s/mem" % sys.argv[1], os.O_RDWR)); print("mem OK")
+except OSError as e:
+    print("mem", e.errno)
+"""
+    from execd_client import child_pids, comm
+    c = execd(state=SU, env=dict(os.environ, EXECD_SANDBOX_DISABLE="landlock"),
+              prefix=[SETPRIV, "--reuid", str(NOBODY), "--regid", str(NOBODY), "--clear-groups"])
+    vid, r = start(c, ["sleep", "60"], None, cwd=WU)
+    victim = wait_for(lambda: [p for p in child_pids(c.pid) if comm(p) == "sleep"], 5) and \
+        [p for p in child_pids(c.pid) if comm(p) == "sleep"][0]
+    r, ctl, code = py(c, MEM, None, victim, cwd=WU)
+    SBN = {"permissions": {"type": "managed", "network": "restricted",
+                           "file_system": {"type": "unrestricted"}},
+           "windowsSandboxLevel": "disabled", "cwd": "file://" + WU}
+    r, out, code = py(c, MEM, SBN, victim, cwd=WU)
+    if ctl is None or "mem OK" not in ctl:
+        skip("without Landlock: /proc/PID/mem of an unsandboxed command", "it is not open to "
+             "an unsandboxed one either: %s" % ctl)
+    else:
+        tap("no-landlock-mem", ("error" in r or out is not None) and "mem OK" not in (out or ""),
+            "as nobody, without Landlock: a network-off command with an unrestricted file "
+            "system cannot open /proc/PID/mem of an unsandboxed command", (r, out))
+    c.call("process/terminate", {"processId": vid})
+    c.kill()
 
 # ---------------------------------------------------------------- the end
 

@@ -135,19 +135,31 @@ plan_fs(struct sandbox_plan *plan, const struct fs_policy *pol, json_t *sandbox,
  * A restricted filesystem or a managed network: the command runs in
  * namespaces of its own (sandbox_pidns.c).  A filesystem left
  * unrestricted with the network off or on needs none, as with the
- * reference: seccomp and Landlock only.
+ * reference: seccomp and Landlock only.  Unless no Landlock domain
+ * contains its ptrace: seccomp refuses ptrace and process_vm_writev, but
+ * /proc/PID/mem of every process of the same user (an unsandboxed
+ * command, with the network) would be open to it, and Yama would still
+ * leave their /proc/PID/fd (a shell's standard input among them); or
+ * unless the domain scopes no signals (before ABI 6), and kill -9 -1
+ * would end execd and every process of the user.  Only a pid namespace
+ * of its own hides them.
  */
 static int
 plan_namespaces(struct sandbox_plan *plan, char *why, size_t whylen)
 {
-	if (plan->nmounts == 0 && plan->net != SBX_NET_MANAGED)
+	int	exposed = plan->ruleset_fd == -1 || sbx_kernel()->landlock_abi < 6;
+
+	if (plan->nmounts == 0 && plan->net != SBX_NET_MANAGED && !exposed)
 		return 0;
 	if (!sbx_namespaces()) {
 		snprintf(why, whylen, "%s needs namespaces, which are unavailable",
-		    plan->nmounts > 0 ? "the filesystem policy" : "a managed network");
+		    plan->nmounts > 0 ? "the filesystem policy" : plan->net == SBX_NET_MANAGED ?
+		    "a managed network" : "a sandbox without Landlock's scopes");
 		return -1;
 	}
 	plan->namespaces = 1;
+	if (plan->nmounts == 0 && plan->net != SBX_NET_MANAGED)
+		snprintf(plan->mechanism, sizeof(plan->mechanism), "pidns+");
 	/*
 	 * Only for the managed network: with the network off the seccomp filter
 	 * already leaves no address to reach (no socket but AF_UNIX, no

@@ -54,6 +54,9 @@ sbx_userns_enter(const struct sandbox_plan *plan)
 	    (e = write_file("/proc/self/uid_map", plan->uid_map)) != 0 ||
 	    (e = write_file("/proc/self/gid_map", plan->gid_map)) != 0)
 		return e;
+	/* and not dumpable again: this memory is a copy of execd's, B's too (CLONE_VM) */
+	if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) == -1)
+		return errno;
 	return 0;
 }
 

@@ -10,8 +10,9 @@
  * the probe itself.
  *
  * For tests, EXECD_SANDBOX_DISABLE (comma separated: landlock-fs,
- * landlock, namespaces, userns) makes execd act as if the kernel lacked
- * those.
+ * landlock, landlock-scope, namespaces, userns) makes execd act as if the
+ * kernel lacked those (landlock-scope: a Landlock ABI before 6, which
+ * scopes neither signals nor abstract sockets).
  */
 #include "config.h"
 
@@ -86,6 +87,8 @@ sbx_kernel(void)
 	kst.probed = 1;
 	kst.k.seccomp = prctl(PR_GET_SECCOMP, 0, 0, 0, 0) >= 0;
 	kst.k.landlock_abi = knob("landlock") ? 0 : sbx_landlock_probe();
+	if (knob("landlock-scope") && kst.k.landlock_abi > 5)
+		kst.k.landlock_abi = 5;
 	kst.k.no_landlock_fs = knob("landlock-fs");
 	kst.k.cap_last = read_int("/proc/sys/kernel/cap_last_cap", 63);
 	log_info("sandbox: seccomp %s, Landlock ABI %d", kst.k.seccomp ? "yes" : "no",

@@ -11,16 +11,23 @@
  *    perf_event_open, the keyring calls, every mount call (the mount
  *    namespace and Landlock must stay as built), io_uring (it makes
  *    sockets without socket(2)), userfaultfd, open_by_handle_at, and the
- *    host-wide calls below; socket/socketpair for AF_VSOCK;
+ *    host-wide calls below; socket/socketpair for AF_VSOCK; prlimit64
+ *    setting another process's limits (without a pid namespace, as with an
+ *    unrestricted file system, execd and its spawn helper are in sight,
+ *    and every later command inherits the helper's; Landlock does not
+ *    see the call);
  *  - network off: socket and socketpair for any family but AF_UNIX, and
  *    no address at all, as the reference's restricted filter: connect,
- *    bind, listen, accept and accept4, sendto with a destination, and
- *    socket() for an AF_UNIX datagram socket (unconnected, its only use
- *    would be sendmsg to a host daemon's socket by path, which seccomp
- *    cannot see); socketpair() and send() on its ends keep working;
+ *    bind, listen, accept and accept4, sendto with a destination, and no
+ *    AF_UNIX datagram socket, by socket() or socketpair(), SOCK_RAW
+ *    included (the kernel makes it a datagram socket): a datagram
+ *    socket, even one of a connected pair, sends wherever sendmsg's
+ *    address says, a host daemon's socket by path too, and seccomp cannot
+ *    see that address; stream and seqpacket socketpairs keep working;
  *  - managed network: socket only for AF_INET and AF_INET6 (the network
  *    namespace has nothing but the proxy routes), socketpair only for
- *    AF_UNIX: no AF_UNIX socket(), which could reach host daemons by path.
+ *    AF_UNIX stream and seqpacket: no AF_UNIX socket(), and no datagram
+ *    pair, which could reach host daemons by path.
  * A sandboxed child's calls made for another architecture (int 0x80, x32)
  * kill it: the argument rules are built for the native one only.
  */
@@ -150,6 +157,33 @@ deny_arg0(scmp_filter_ctx ctx, int nr, enum scmp_compare op, unsigned v)
 	return seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), nr, 1, SCMP_A0_32(op, v));
 }
 
+/* A call refused for an AF_UNIX type (its low bits; the flags above them vary). */
+static int
+deny_type(scmp_filter_ctx ctx, int nr, unsigned type)
+{
+	return seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), nr, 1,
+	    SCMP_A1_32(SCMP_CMP_MASKED_EQ, 0xf, type));
+}
+
+/*
+ * No AF_UNIX datagram socket: sendmsg sends one wherever its address says,
+ * connected pair or not, and SOCK_RAW is a datagram socket to the kernel.
+ * (For socket() the family is AF_UNIX or refused already.)
+ */
+static int
+no_datagrams(scmp_filter_ctx ctx, int sock)
+{
+	int	pair = SCMP_SYS(socketpair), rc;
+
+	if ((rc = deny_type(ctx, pair, SOCK_DGRAM)) == 0)
+		rc = deny_type(ctx, pair, SOCK_RAW);
+	if (rc == 0 && sock)
+		rc = deny_type(ctx, SCMP_SYS(socket), SOCK_DGRAM);
+	if (rc == 0 && sock)
+		rc = deny_type(ctx, SCMP_SYS(socket), SOCK_RAW);
+	return rc;
+}
+
 /* socket(2)/socketpair(2) rules by address family (a 32-bit compare: it is an int). */
 static int
 family_rules(scmp_filter_ctx ctx, enum sbx_net net)
@@ -169,8 +203,7 @@ family_rules(scmp_filter_ctx ctx, enum sbx_net net)
 		if (rc == 0)
 			rc = deny_arg0(ctx, pair, SCMP_CMP_NE, AF_UNIX);
 		if (rc == 0)
-			rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), sock, 1,
-			    SCMP_A1_32(SCMP_CMP_MASKED_EQ, 0xf, SOCK_DGRAM));
+			rc = no_datagrams(ctx, 1);
 		if (rc == 0)
 			rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(sendto), 1,
 			    SCMP_A4_64(SCMP_CMP_NE, 0));
@@ -183,6 +216,8 @@ family_rules(scmp_filter_ctx ctx, enum sbx_net net)
 			rc = deny_arg0(ctx, sock, SCMP_CMP_GT, AF_INET6);
 		if (rc == 0)
 			rc = deny_arg0(ctx, pair, SCMP_CMP_NE, AF_UNIX);
+		if (rc == 0)
+			rc = no_datagrams(ctx, 0);
 		break;
 	}
 	return rc;
@@ -327,6 +362,12 @@ rules_child(enum sbx_net net, char *why, size_t whylen)
 		goto out;
 	if ((rc = family_rules(ctx, net)) < 0) {
 		snprintf(why, whylen, "seccomp socket rules: %s", strerror(-rc));
+		goto out;
+	}
+	/* its own limits (pid 0), and anyone's read, stay allowed */
+	if ((rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(prlimit64), 2,
+	    SCMP_A0_32(SCMP_CMP_NE, 0), SCMP_A2_64(SCMP_CMP_NE, 0))) < 0) {
+		snprintf(why, whylen, "seccomp prlimit rule: %s", strerror(-rc));
 		goto out;
 	}
 	return ctx;
