@@ -5,6 +5,7 @@
  */
 #include "config.h"
 
+#include <fcntl.h>
 #include <stdlib.h>
 #include <unistd.h>
 
@@ -49,4 +50,42 @@ sandbox_plan_free(struct sandbox_plan *plan)
 	free(plan->cwd);
 	free(plan->fatal);
 	free(plan);
+}
+
+/* One descriptor moved to min or above (close-on-exec); 0, or -1 with errno. */
+static int
+lift(int *fd, int min)
+{
+	int	nfd;
+
+	if (*fd == -1 || *fd >= min)
+		return 0;
+	if ((nfd = fcntl(*fd, F_DUPFD_CLOEXEC, min)) == -1)
+		return -1;
+	close(*fd);
+	*fd = nfd;
+	return 0;
+}
+
+/*
+ * The plan's descriptors at min or above, in the child before it puts a
+ * command's own descriptors (stdio, a shell snapshot's restore descriptor)
+ * below min by number: one must not land on a descriptor the plan still
+ * needs (a Landlock ruleset or a spare namespace taken for another file
+ * makes the start fail).
+ */
+int
+sandbox_plan_lift_fds(struct sandbox_plan *plan, int min)
+{
+	int	i;
+
+	if (plan == NULL)
+		return 0;
+	if (lift(&plan->ruleset_fd, min) == -1 || lift(&plan->spare_userns, min) == -1 ||
+	    lift(&plan->spare_netns, min) == -1)
+		return -1;
+	for (i = 0; i < 2; i++)
+		if (lift(&plan->route_sv[i], min) == -1 || lift(&plan->ready[i], min) == -1)
+			return -1;
+	return 0;
 }

@@ -27,6 +27,8 @@ int	 sandbox_apply(const struct sandbox_plan *plan, int errfd,
 	    void (*exec)(void *), void *arg);
 /* With the placeholders it still owns. */
 void	 sandbox_plan_free(struct sandbox_plan *plan);
+/* The plan's descriptors moved to min or above (in the child, before it numbers its own). */
+int	 sandbox_plan_lift_fds(struct sandbox_plan *plan, int min);
 
 /*
  * In the spawn helper, around a start: a managed network's namespaces

@@ -62,6 +62,11 @@ spawn_child(const struct spawn_req *rq, const char *prog, const char *slave,
 	if (rq->restore_fd != -1 && (restore = fcntl(rq->restore_fd, F_DUPFD_CLOEXEC,
 	    SPAWN_RESTORE_FD + 1)) == -1)
 		goto fail;
+	/* the plan's too (a Landlock ruleset, a spare namespace): this
+	   process's own copy of the plan, whatever the caller's const says */
+	if (sandbox_plan_lift_fds((struct sandbox_plan *)rq->sandbox,
+	    SPAWN_RESTORE_FD + 1) == -1)
+		goto fail;
 	if (rq->tty) {
 		if ((fd = open(slave, O_RDWR)) == -1)
 			goto fail;
