@@ -263,6 +263,39 @@ tap(None, out is not None and "socketpair True" in out, "network off: socketpair
 tap("unix-connect", out is not None and "connect OK" not in out and not accepted,
     "network off: connect() to an AF_UNIX socket outside fails", out)
 
+# the host's sockets: with the network off the command is in a network
+# namespace of its own (as under the reference's bwrap --unshare-net), so
+# /proc/net lists none of the host's, and its abstract sockets are out of reach
+NET_PROBE = r'''
+import socket, sys
+print("tcp", sys.argv[1] in open("/proc/net/tcp").read().upper())
+print("unix", sys.argv[2] in open("/proc/net/unix").read())
+s = socket.socket(socket.AF_UNIX)
+try:
+    s.connect("\0" + sys.argv[3]); print("abstract OK")
+except OSError as e:
+    print("abstract", e.errno)
+print("ifaces", sorted(l.split(":")[0].strip() for l in open("/proc/net/dev").readlines()[2:]))
+'''
+tsock = socket.socket()
+tsock.bind(("127.0.0.1", 0))
+tsock.listen(1)
+tport = "%04X" % tsock.getsockname()[1]
+npath = os.path.join(tmp, "netleak-%d.sock" % os.getpid())
+nsock = socket.socket(socket.AF_UNIX)
+nsock.bind(npath)
+nsock.listen(1)
+aname = "execd-test-abstract-%d" % os.getpid()
+asock = socket.socket(socket.AF_UNIX)
+asock.bind("\0" + aname)
+asock.listen(1)
+r, out, code = py(c, NET_PROBE, SB, ":" + tport, npath, aname)
+for sk in (tsock, nsock, asock):
+    sk.close()
+tap("proc-net", out is not None and "tcp False" in out and "unix False" in out and
+    "abstract OK" not in out and "ifaces ['lo']" in out,
+    "network off: /proc/net shows none of the host's sockets, only loopback exists", out)
+
 FD_PROBE = r'''
 import os
 # the listing's own descriptor is closed by the time it is looked at

@@ -134,6 +134,8 @@ sbx_net_apply(const struct sandbox_plan *plan)
 
 	if ((e = sbx_loopback_up()) != 0)
 		return e;
+	if (plan->net != SBX_NET_MANAGED)
+		return 0;	/* network off: loopback only, no way out */
 	for (i = 0; i < plan->nroutes; i++) {
 		if ((fds[n] = route_listener(&plan->routes[i])) == -1) {
 			e = errno;

@@ -1,14 +1,16 @@
 /*
- * A managed network's namespaces made ahead, in the spawn helper: a
- * network namespace costs about half a millisecond to make (every
- * protocol's per-namespace set-up), the largest single part of a managed
- * start.  After a start that used one, the helper forks a maker, which
- * makes the next one, unused and private: a user namespace mapping only
- * execd's uid and gid (the plan's maps), a network namespace owned by it
- * with only loopback up, both sent back as descriptors; the maker then
- * exits.  The next managed start takes them (once: a spare is never used
- * twice) and its child joins them instead of making its own
- * (sandbox_apply.c), then makes its routes there as it always does.
+ * A sandbox's network namespace made ahead, in the spawn helper (a managed
+ * network's, or one with the network off: both start with only loopback
+ * up): a network namespace costs about half a millisecond to make (every
+ * protocol's per-namespace set-up), the largest single part of a
+ * namespaced start.  After a start that used one, the helper forks a
+ * maker, which makes the next one, unused and private: a user namespace
+ * mapping only execd's uid and gid (the plan's maps), a network namespace
+ * owned by it with only loopback up, both sent back as descriptors; the
+ * maker then exits.  The next start with a network namespace takes them
+ * (once: a spare is never used twice) and its child joins them instead of
+ * making its own (sandbox_apply.c), then makes a managed network's routes
+ * there as it always does.
  *
  * Nothing runs in a spare before its sandbox does: the maker exits as soon
  * as it has sent them, and only the helper holds the descriptors
