@@ -655,6 +655,42 @@ else:
     tap("fs-race-remove", "victim" in left, "raced fs/remove deletes no file outside the roots",
         "victim gone")
 
+# ------------------------------------------------- a deny or read entry's parent renamed away
+
+# Masks and read-only binds sit on names: a sandboxed command that renames a
+# directory above one (inside its writable root) takes the mask along in its
+# own view, but the host's tree then has the denied files under a new name
+# that the policy, made of names, does not deny.
+RN = os.path.join(W, "rn")
+os.makedirs(os.path.join(RN, "a", "sec"))
+os.makedirs(os.path.join(RN, "a", "ro"))
+os.makedirs(os.path.join(RN, "d", "e"))
+with open(os.path.join(RN, "a", "sec", "key"), "w") as f:
+    f.write("SECRET\n")
+with open(os.path.join(RN, "a", "ro", "file"), "w") as f:
+    f.write("ro\n")
+with open(os.path.join(RN, "d", "e", "key"), "w") as f:
+    f.write("SECRET\n")
+SBRN = sandbox([W])
+SBRN["permissions"]["file_system"]["entries"] += [
+    entry(os.path.join(RN, "a", "sec"), "deny"), entry(os.path.join(RN, "a", "ro"), "read"),
+    entry(os.path.join(RN, "d", "e", "key"), "deny")]
+r, out, code = run(c, ["sh", "-c", "mv a b; echo mv1=$?; mkdir x; mv d x/; echo mv2=$?; "
+                       "cat b/sec/key x/d/e/key"], SBRN, cwd=RN)
+reads = [c.call("fs/readFile", {"path": "file://" + p, "sandbox": SBRN})
+         for p in (RN + "/b/sec/key", RN + "/x/d/e/key")]
+rw = c.call("fs/writeFile", {"path": "file://%s/b/ro/file" % RN, "dataBase64": b64("pwned\n"),
+                             "sandbox": SBRN})
+r2, out2, code2 = run(c, ["sh", "-c", "cat b/sec/key x/d/e/key; echo pwned > b/ro/file"], SBRN,
+                      cwd=RN)
+ro = [os.path.join(RN, d, "ro", "file") for d in ("a", "b")]
+ro_text = [open(p).read() for p in ro if os.path.exists(p)]
+tap("rename-parent-of-mask", all("error" in x for x in reads) and "error" in rw and
+    "SECRET" not in (out or "") + (out2 or "") and ro_text == ["ro\n"],
+    "a directory above a denied or read-only path inside the writable root, renamed from "
+    "inside, leaves that path denied (read-only) to fs/* and to the next command",
+    (out, reads, rw, out2, ro_text))
+
 # ---------------------------------------------------------------- 10. prlimit, /dev/stderr, the lock
 
 c.close()
@@ -686,6 +722,15 @@ tap("fs-dev-stderr", "error" in r and "INJECTED" not in text and "log-before" in
 r, out, code = run(c, ["sh", "-c", "cat %s; echo rc=$?" % log], SB)
 tap(None, out is not None and "log-before" not in out,
     "execd's log (its stderr, a file) cannot be read from inside", out)
+# the policy's /dev/stderr must not be execd's own stderr, resolved: its log by name
+rw = c.call("fs/writeFile", {"path": "file://" + log, "dataBase64": b64("INJECTED\n"),
+                             "sandbox": SB})
+rr = c.call("fs/readFile", {"path": "file://" + log, "sandbox": SB})
+with open(log) as f:
+    text = f.read()
+tap("fs-log-by-name", "error" in rw and "error" in rr and "INJECTED" not in text and
+    "log-before" in text, "execd's log named by its path: sandboxed fs/writeFile and fs/readFile "
+    "are refused", (rw, rr, text[-200:]))
 
 # a placeholder's lock file exists once one has been made
 W10 = os.path.join(tmp, "ws10")
@@ -946,6 +991,21 @@ else:
     tap(None, os.path.exists(key) and stat.S_IMODE(os.stat(key).st_mode) == 0o600 and
         stat.S_IMODE(os.stat(os.path.dirname(key)).st_mode) == 0o700,
         "own execd-proxy: its CA key is kept 0600 in STATE/proxy, 0700")
+    # what a sandboxed process cannot see, a request in the same sandbox cannot either
+    with open(key, "rb") as f:
+        kbytes = f.read()
+    rk = c.call("fs/readFile", {"path": "file://" + key, "sandbox": sandbox([tmp])})
+    rd = c.call("fs/readDirectory", {"path": "file://" + STATE, "sandbox": sandbox([tmp])})
+    rw = c.call("fs/writeFile", {"path": "file://" + key, "dataBase64": b64("x"),
+                                 "sandbox": sandbox([tmp])})
+    rp = c.call("fs/writeFile", {"path": "file://" + os.path.join(STATE, "planted"),
+                                 "dataBase64": b64("x"), "sandbox": sandbox([tmp])})
+    with open(key, "rb") as f:
+        kafter = f.read()
+    tap("fs-own-paths", all("error" in x for x in (rk, rd, rw, rp)) and kafter == kbytes and
+        not os.path.exists(os.path.join(STATE, "planted")),
+        "own execd-proxy: sandboxed fs/* requests neither read nor write execd's state "
+        "directory (its CA key), even inside a writable root", (rk, rd, rw, rp))
     c.kill()
     P = Proxy("listen http 127.0.0.1:0\nlisten socks5 127.0.0.1:0\nupstream-ca %s\n"
               "allow 127.0.0.1\nallow-local yes\n" % TCA.cert)
