@@ -18,11 +18,24 @@
 #include "policy/fs_policy_int.h"
 #include "rpc/rpc.h"
 
+#define OWN_MAX	10	/* execd's own paths: state directory, keys, sockets, log */
+
+struct own_path {
+	char	*path;
+	int	 readonly;	/* seen, never written; else out of sight */
+};
+
 struct fs_policy {
 	struct fs_rule	*rules;
 	size_t		 nrules, cap;
 	char		*error;		/* the operation must fail with this */
+	struct own_path	 own[OWN_MAX];	/* resolved when the policy is made */
+	size_t		 nown;
 };
+
+/* execd's own paths as registered (sandbox_hide), resolved by each policy */
+static struct own_path	own_paths[OWN_MAX];
+static size_t		nown_paths;
 
 /* What the reference's Linux sandbox always shows, read-only... */
 static const char *const platform_roots[] = { "/bin", "/sbin", "/usr", "/etc", "/lib",
@@ -185,6 +198,7 @@ effective_path(const char *path, int *exists)
 #define R_KEEP_MISSING	0x4
 #define R_LITERAL	0x8	/* the path as written, a symlink staying one */
 #define R_REAL		0x10	/* with R_LITERAL: known to exist, its own real path */
+#define R_DEVICE	0x20	/* resolved, it must stay a /dev node */
 
 static int
 add_rule(struct fs_policy *p, const char *path, enum fs_access a, int flags)
@@ -206,6 +220,15 @@ add_rule(struct fs_policy *p, const char *path, enum fs_access a, int flags)
 		eff = effective_path(path, &exists);
 		/* the reference cannot mount what does not exist: it grants nothing */
 		if (eff != NULL && !exists && a != FS_ACCESS_DENY && !(flags & R_KEEP_MISSING)) {
+			free(eff);
+			return 0;
+		}
+		/*
+		 * /dev/stderr and the like resolve through execd's own
+		 * /proc/self/fd: to its log, its pipes.  A sandbox's are its
+		 * own: what they lead to here is granted nothing.
+		 */
+		if (eff != NULL && (flags & R_DEVICE) && !fs_path_covers("/dev", eff)) {
 			free(eff);
 			return 0;
 		}
@@ -373,13 +396,51 @@ unrestricted(const struct fsp_ctx *c)
  * same rule, made once.
  */
 static int
-add_platform(struct fs_policy *p, const char *path, enum fs_access a)
+add_platform(struct fs_policy *p, const char *path, enum fs_access a, int flags)
 {
 	if (already_real(path))
 		return add_rule(p, path, a, R_IMPLICIT | R_LITERAL | R_REAL);
-	if (add_rule(p, path, a, R_IMPLICIT) == -1 ||
+	if (add_rule(p, path, a, R_IMPLICIT | flags) == -1 ||
 	    add_rule(p, path, a, R_IMPLICIT | R_LITERAL) == -1)
 		return -1;
+	return 0;
+}
+
+void
+fs_policy_own_path(const char *path, int readonly)
+{
+	if (nown_paths == OWN_MAX || path == NULL || path[0] != '/' ||
+	    (own_paths[nown_paths].path = strdup(path)) == NULL)
+		return;
+	own_paths[nown_paths++].readonly = readonly;
+}
+
+static int
+own_add(struct fs_policy *p, const char *path, int readonly)
+{
+	int	exists;
+
+	if (p->nown == OWN_MAX)
+		return 0;
+	if ((p->own[p->nown].path = effective_path(path, &exists)) == NULL)
+		return -1;
+	p->own[p->nown++].readonly = readonly;
+	return 0;
+}
+
+/*
+ * What sandboxed commands never see of execd's (sandbox_hide): its state
+ * directory, the proxy's keys and control socket, its log when its stderr
+ * is a file.  A request in the same sandbox sees no more.
+ */
+static int
+add_own(struct fs_policy *p)
+{
+	size_t	i;
+
+	for (i = 0; i < nown_paths; i++)
+		if (own_add(p, own_paths[i].path, own_paths[i].readonly) == -1)
+			return -1;
 	return 0;
 }
 
@@ -391,11 +452,13 @@ build(struct fs_policy *p, const struct fsp_ctx *c)
 	size_t			 i, j, n;
 
 	for (i = 0; platform_roots[i] != NULL; i++)
-		if (add_platform(p, platform_roots[i], FS_ACCESS_READ) == -1)
+		if (add_platform(p, platform_roots[i], FS_ACCESS_READ, 0) == -1)
 			return -1;
 	for (i = 0; platform_devices[i] != NULL; i++)
-		if (add_platform(p, platform_devices[i], FS_ACCESS_WRITE) == -1)
+		if (add_platform(p, platform_devices[i], FS_ACCESS_WRITE, R_DEVICE) == -1)
 			return -1;
+	if (add_own(p) == -1)
+		return -1;
 	for (i = 0; i < c->nentries; i++) {
 		en = &c->entries[i];
 		if (en->kind == E_PATH && en->path != NULL) {
@@ -456,6 +519,8 @@ fs_policy_free(struct fs_policy *p)
 		return;
 	for (i = 0; i < p->nrules; i++)
 		free(p->rules[i].path);
+	for (i = 0; i < p->nown; i++)
+		free(p->own[i].path);
 	free(p->rules);
 	free(p->error);
 	free(p);
@@ -562,6 +627,10 @@ fs_policy_check(const struct fs_policy *p, const char *path, int want)
 
 	if (p == NULL)
 		return 0;
+	for (i = 0; i < p->nown; i++)
+		if (!p->own[i].readonly && fs_path_covers(p->own[i].path, path) &&
+		    (want != FS_WANT_STAT || strcmp(p->own[i].path, path) != 0))
+			return EACCES;	/* masked, as in a command's view */
 	for (i = 0; i < p->nrules; i++)
 		if (denied(&p->rules[i], path, want))
 			return EACCES;
@@ -574,6 +643,11 @@ fs_policy_check(const struct fs_policy *p, const char *path, int want)
 			best = r;
 			bestn = n;
 		}
+	}
+	if (best != NULL && want == FS_WANT_WRITE && best->access == FS_ACCESS_WRITE) {
+		for (i = 0; i < p->nown; i++)
+			if (p->own[i].readonly && fs_path_covers(p->own[i].path, path))
+				return EROFS;
 	}
 	if (best != NULL)
 		return want == FS_WANT_WRITE && best->access != FS_ACCESS_WRITE ? EROFS : 0;

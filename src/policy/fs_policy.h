@@ -84,6 +84,12 @@ int	fs_policy_check(const struct fs_policy *p, const char *path, int want);
 /* Does listing a directory show `path`, one of its entries? */
 int	fs_policy_visible(const struct fs_policy *p, const char *path);
 
+/*
+ * One of execd's own paths, which sandboxed requests see as sandboxed
+ * commands do (sandbox_hide): masked, or with readonly only not writable.
+ */
+void	fs_policy_own_path(const char *path, int readonly);
+
 /* The policy could not be built for an operation (a glob it cannot expand); NULL if fine. */
 const char *fs_policy_error(const struct fs_policy *p);
 

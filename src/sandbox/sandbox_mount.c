@@ -404,6 +404,8 @@ hide_add(const char *path, int is_dir, int readonly)
 	}
 	hidden.readonly[hidden.n] = readonly;
 	hidden.is_dir[hidden.n++] = is_dir;
+	/* and a sandboxed fs request sees it as a command does */
+	fs_policy_own_path(path, readonly);
 }
 
 void
