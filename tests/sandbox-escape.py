@@ -691,6 +691,42 @@ tap("rename-parent-of-mask", all("error" in x for x in reads) and "error" in rw 
     "inside, leaves that path denied (read-only) to fs/* and to the next command",
     (out, reads, rw, out2, ro_text))
 
+# -------------------------------------- a denied file's existence, probed through symlinks
+
+# The command cannot look into a denied directory, but it can plant
+# symlinks into it; fs/* requests in its sandbox then must not answer
+# differently for a file there that exists and one that does not (the
+# reference's helper cannot tell either: the mask is an empty mode 000
+# directory).
+PR = os.path.join(W, "probe")
+os.makedirs(os.path.join(PR, "sec", "sub"))
+with open(os.path.join(PR, "sec", "key"), "w") as f:
+    f.write("SECRET\n")
+SBPR = sandbox([W])
+SBPR["permissions"]["file_system"]["entries"] += [entry(os.path.join(PR, "sec"), "deny")]
+run(c, ["sh", "-c", "mkdir l && for n in key nokey sub nosub; do ln -s %s/sec/$n l/$n; done"
+        % PR], SBPR, cwd=PR)
+answers = {}
+for n in ("key", "nokey", "sub", "nosub"):
+    u = "file://%s/l/%s" % (PR, n)
+    got = []
+    for m, extra in (("fs/getMetadata", {}), ("fs/readFile", {}), ("fs/canonicalize", {}),
+                     ("fs/readDirectory", {}), ("fs/open", {"handleId": "p" + n}),
+                     ("fs/readFile", {"path": u + "/x"}), ("fs/getMetadata", {"path": u + "/x"})):
+        r = c.call(m, dict({"path": u, "sandbox": SBPR}, **extra))
+        got.append(r.get("error", {}).get("message", "ok"))
+    answers[n] = got
+listing = c.call("fs/readDirectory", {"path": "file://%s/l" % PR, "sandbox": SBPR})
+shown = sorted(e["fileName"] for e in listing.get("result", {}).get("entries", []))
+walk = c.call("fs/walk", {"path": "file://%s/l" % PR, "options": {"maxDepth": 2,
+              "maxDirectories": 100, "maxEntries": 100, "followDirectorySymlinks": True},
+              "sandbox": SBPR}).get("result", {})
+walked = sorted(x["path"].rsplit("/", 1)[1] for x in walk.get("entries", []) + walk.get("errors", []))
+tap("denied-exists-oracle", answers["key"] == answers["nokey"] and answers["sub"] ==
+    answers["nosub"] and shown == [] and walked == [],
+    "symlinks into a denied directory: fs/* answer alike whether the file there exists or not",
+    (answers, shown, walked))
+
 # ---------------------------------------------------------------- 10. prlimit, /dev/stderr, the lock
 
 c.close()
