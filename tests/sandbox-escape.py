@@ -712,7 +712,10 @@ for n in ("key", "nokey", "sub", "nosub"):
     got = []
     for m, extra in (("fs/getMetadata", {}), ("fs/readFile", {}), ("fs/canonicalize", {}),
                      ("fs/readDirectory", {}), ("fs/open", {"handleId": "p" + n}),
-                     ("fs/readFile", {"path": u + "/x"}), ("fs/getMetadata", {"path": u + "/x"})):
+                     ("fs/readFile", {"path": u + "/x"}), ("fs/getMetadata", {"path": u + "/x"}),
+                     ("fs/remove", {"path": u + "/x", "force": True}),
+                     ("fs/copy", {"sourcePath": u + "/x", "destinationPath": "file://%s/c" % PR,
+                                  "recursive": False})):
         r = c.call(m, dict({"path": u, "sandbox": SBPR}, **extra))
         got.append(r.get("error", {}).get("message", "ok"))
     answers[n] = got

@@ -226,10 +226,14 @@ entry_visible(const struct fs_policy *pol, const char *dir, const char *real, co
 	if (fs_pathf(path, sizeof(path), "%s/%s", strcmp(real, "/") == 0 ? "" : real, name) ||
 	    !fs_policy_visible(pol, path))
 		return 0;
-	/* a link shows what it points to: that must be visible too */
+	/*
+	 * A link shows what it points to: that must be there to look at in a
+	 * sandbox's view, not denied (in the reference's helper a stat into a
+	 * mask fails: the entry is left out, as a dangling link is).
+	 */
 	if (fs_pathf(target, sizeof(target), "%s/%s", dir, name) != 0)
 		return 0;
-	return fs_allowed(pol, target, 1, FS_WANT_READ) != ENOENT;
+	return fs_allowed(pol, target, 1, FS_WANT_STAT) == 0;
 }
 
 void

@@ -80,6 +80,11 @@ int	fs_pin_open(const struct fs_policy *pol, const char *path, int want, int ofl
 /* stat and lstat of path, both pinned and checked for FS_WANT_STAT. */
 int	fs_pin_stat(const struct fs_policy *pol, const char *path, struct stat *st,
 	    struct stat *lst);
+/*
+ * err, except that a path missing (ENOENT) inside a place pol denies,
+ * symlinks followed by name, is EACCES there as it is when it exists.
+ */
+int	fs_pin_enoent(const struct fs_policy *pol, const char *path, int err);
 /* The path the kernel has for fd (absolute, or EACCES). */
 int	fs_fd_path(int fd, char *out, size_t outlen);
 

@@ -176,7 +176,7 @@ fs_m_remove(struct rpc_req *req, json_t *params)
 		goto out;
 	/* what the policy hides is missing, as in the reference's sandbox */
 	if ((err = fs_allowed(pol, path, 0, FS_WANT_STAT)) == 0 && lstat(path, &st) == -1)
-		err = errno;
+		err = fs_pin_enoent(pol, path, errno);
 	if (err == ENOENT && force) {
 		fs_reply_empty(req);
 		goto out;
@@ -508,7 +508,7 @@ copy_one(struct rpc_req *req, const char *src, const char *dest, int recursive,
 	if ((err = fs_allowed(pol, src, 0, FS_WANT_READ)) != 0)
 		return err;
 	if (lstat(src, &st) == -1)
-		return errno;
+		return fs_pin_enoent(pol, src, errno);
 	if (S_ISDIR(st.st_mode)) {
 		if (!recursive) {
 			rpc_fail(req, RPC_INVALID_REQUEST,
