@@ -10,6 +10,7 @@ may be created, changed or deleted.  Magic links (/dev/stderr,
 /proc/self/fd/N) never lead a sandboxed write to execd's own descriptors."""
 
 import ctypes
+import json
 import os
 import platform
 import signal
@@ -145,6 +146,44 @@ def test_race(c):
     t.ok(not os.path.islink(sw) or os.readlink(sw) == OUT, "the attacker stopped")
 
 
+def test_discover_race(c):
+    """A skill's SKILL.md and agents/openai.yaml exchanged with symlinks to files
+    the sandbox does not show, while capabilityRoots/discoverV1 reads them."""
+    sk = os.path.join(WS, "sk", "s")
+    os.makedirs(os.path.join(sk, "agents"))
+    with open(os.path.join(sk, "SKILL.md"), "w") as f:
+        f.write("---\nname: s\ndescription: inside\n---\n")
+    with open(os.path.join(sk, "agents", "openai.yaml"), "w") as f:
+        f.write("policy:\n  allow_implicit_invocation: true\n")
+    with open(os.path.join(OUT, "skill.md"), "w") as f:
+        f.write("---\nname: s\ndescription: SECRET-SKILL\n---\n")
+    with open(os.path.join(OUT, "meta.yaml"), "w") as f:
+        f.write("policy: {} # SECRET-META\n")
+    os.symlink(os.path.join(OUT, "skill.md"), os.path.join(sk, "lnk"))
+    os.symlink(os.path.join(OUT, "meta.yaml"), os.path.join(sk, "agents", "lnk"))
+    attackers = [start_attacker(os.path.join(sk, "SKILL.md"), os.path.join(sk, "lnk"), 60),
+                 start_attacker(os.path.join(sk, "agents", "openai.yaml"),
+                                os.path.join(sk, "agents", "lnk"), 60)]
+    got = {"ok": 0, "leaks": 0, "skills": 0}
+    try:
+        deadline = time.time() + SECONDS
+        while time.time() < deadline and got["ok"] < ROUNDS:
+            ids = [c.request("capabilityRoots/discoverV1", {"roots": [
+                {"id": "r", "path": U(os.path.dirname(sk)), "sandbox": POL}]})
+                for _ in range(BATCH)]
+            for rid in ids:
+                r = c.wait_response(rid, timeout=60)
+                got["ok"] += "result" in r
+                got["skills"] += len(r.get("result", {}).get("roots", [{}])[0].get("skills", []))
+                got["leaks"] += "SECRET" in json.dumps(r)
+    finally:
+        for a in attackers:
+            stop(a)
+    print("# discoverV1 raced: %r" % got)
+    t.ok(got["skills"] > 0, "raced discoverV1 did find the skill", got)
+    t.eq(got["leaks"], 0, "raced discoverV1 never reads a file the sandbox does not show")
+
+
 def test_magic_links():
     log = os.path.join(WS, "execd.log")
     with open(log, "w") as f:
@@ -182,6 +221,7 @@ c = Execd()
 try:
     if SYS_RENAMEAT2 is not None:
         test_race(c)
+        test_discover_race(c)
     test_magic_links()
     t.eq(c.close(), 0, "execd exits 0 on EOF")
 finally:
