@@ -129,7 +129,9 @@ json_t	*fs_discover_files(const char *dir, const struct fs_policy *pol, json_t *
 /* "failed to <what> <uri>: <errno text>" appended to warnings. */
 void	 fs_discover_warn(json_t *warnings, const char *what, const char *path, int err);
 /* {"path": URI, "contents": text}, or null when it cannot be read as text. */
-json_t	*fs_discover_file_entry(const char *path);
+json_t	*fs_discover_file_entry(const struct fs_policy *pol, const char *path);
+/* path opened for reading, pinned and checked under pol (if any); -1 with errno. */
+int	 fs_discover_open(const struct fs_policy *pol, const char *path);
 /*
  * A skill's name, description and shortDescription from its SKILL.md
  * text, as {"name","description","shortDescription"}; NULL when the
