@@ -184,6 +184,50 @@ def test_discover_race(c):
     t.eq(got["leaks"], 0, "raced discoverV1 never reads a file the sandbox does not show")
 
 
+def test_copy_race(c):
+    """fs/copy checks a tree, then copies it: a .git/ moved into the source in
+    between must not be copied over the destination's read-only .git."""
+    src = os.path.join(WS, "csrc")
+    os.makedirs(os.path.join(WS, ".git", "hooks"))
+    os.makedirs(os.path.join(src, "big"))
+    for i in range(300):
+        with open(os.path.join(src, "big", "f%d" % i), "w") as f:
+            f.write("x")
+    held = os.path.join(WS, "held")
+    os.makedirs(os.path.join(held, ".git", "hooks"))
+    with open(os.path.join(held, ".git", "hooks", "pre-commit"), "w") as f:
+        f.write("#!/bin/sh\necho pwned\n")
+    pid = os.fork()
+    if pid == 0:
+        try:
+            a, b = os.path.join(held, ".git"), os.path.join(src, ".git")
+            deadline = time.time() + 60
+            while time.time() < deadline:
+                try:
+                    os.rename(a, b)
+                    os.rename(b, a)
+                except OSError:
+                    pass
+        finally:
+            os._exit(0)
+    hook = os.path.join(WS, ".git", "hooks", "pre-commit")
+    got = {"ok": 0}
+    try:
+        deadline = time.time() + SECONDS
+        while time.time() < deadline and not os.path.exists(hook):
+            ids = [c.request("fs/copy", {"sourcePath": U(src), "destinationPath": U(WS),
+                                         "recursive": True, "sandbox": POL}) for _ in range(10)]
+            for rid in ids:
+                r = c.wait_response(rid, timeout=60)
+                k = "ok" if "result" in r else r["error"]["message"]
+                got[k] = got.get(k, 0) + 1
+    finally:
+        stop(pid)
+    print("# fs/copy raced: %r" % got)
+    t.ok(got["ok"] > 0, "raced fs/copy did copy the tree", got)
+    t.ok(not os.path.exists(hook), "raced fs/copy writes nothing into the root's read-only .git")
+
+
 def test_magic_links():
     log = os.path.join(WS, "execd.log")
     with open(log, "w") as f:
@@ -222,6 +266,7 @@ try:
     if SYS_RENAMEAT2 is not None:
         test_race(c)
         test_discover_race(c)
+        test_copy_race(c)
     test_magic_links()
     t.eq(c.close(), 0, "execd exits 0 on EOF")
 finally:
