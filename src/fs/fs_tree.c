@@ -327,7 +327,11 @@ copy_check(struct tstack *s, const char *name, const char *dreal, const struct f
 	return err;
 }
 
-/* Copy the tree under sfd into dfd; dry: only check pol, creating nothing. */
+/*
+ * Copy the tree under sfd into dfd; dry: only check pol, creating nothing.
+ * With pol the copy checks each entry again: what a sandboxed command
+ * moves into the source after the dry pass is checked like the rest.
+ */
 static int
 copy_tree(int sfd, const char *sreal, int dfd, const char *dreal,
     const struct fs_policy *pol, int dry)
@@ -353,7 +357,7 @@ copy_tree(int sfd, const char *sreal, int dfd, const char *dreal,
 				break;
 			continue;
 		}
-		if (dry && (err = copy_check(&s, e->name, dreal, pol)) != 0)
+		if (pol != NULL && (err = copy_check(&s, e->name, dreal, pol)) != 0)
 			break;
 		if (e->type == DT_DIR) {
 			if (!dry && (err = make_dir_at(ts_fd(&d), e->name)) != 0)
@@ -441,7 +445,7 @@ copy_dir_pinned(const char *src, const char *dest, const struct fs_policy *pol)
 		fs_pin_close(&spin);
 		return EACCES;
 	}
-	err = copy_tree(again, spin.real, dfd, dreal, NULL, 0);
+	err = copy_tree(again, spin.real, dfd, dreal, pol, 0);
 	fs_pin_close(&spin);
 	return err;
 }
