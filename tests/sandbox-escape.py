@@ -411,6 +411,51 @@ else:
         (res, before, after))
 os.chmod(OFILE, 0o644)
 
+# A set-user-ID file made inside a writable root is one on the host: anyone
+# who can reach the root (/tmp is one often) would run it as execd's user.
+SETID_PROBE = r'''
+import ctypes, os, stat, sys
+d = sys.argv[1]
+os.makedirs(d)
+libc = ctypes.CDLL(None, use_errno=True)
+def tryit(name, f):
+    try:
+        f(); print(name, "OK")
+    except OSError as e:
+        print(name, e.errno)
+def creat(name, mode):
+    os.close(os.open(os.path.join(d, name), os.O_WRONLY | os.O_CREAT, mode))
+tryit("plain", lambda: creat("plain", 0o755))
+tryit("open-suid", lambda: creat("osuid", 0o4755))
+tryit("open-sgid", lambda: creat("osgid", 0o2755))
+creat("c1", 0o755); creat("c2", 0o755); creat("c3", 0o755)
+tryit("chmod-suid", lambda: os.chmod(os.path.join(d, "c1"), 0o4755))
+tryit("chmod-sgid", lambda: os.chmod(os.path.join(d, "c2"), 0o2755))
+def fch():
+    fd = os.open(os.path.join(d, "c3"), os.O_RDONLY)
+    try:
+        os.fchmod(fd, 0o4755)
+    finally:
+        os.close(fd)
+tryit("fchmod-suid", fch)
+tryit("mknod-suid", lambda: os.mknod(os.path.join(d, "n"), stat.S_IFREG | 0o4755))
+def tmpfile():
+    fd = os.open(d, os.O_WRONLY | getattr(os, "O_TMPFILE", 0x410000), 0o4755)
+    try:
+        os.link("/proc/self/fd/%d" % fd, os.path.join(d, "t"))
+    finally:
+        os.close(fd)
+tryit("tmpfile-suid", tmpfile)
+tryit("chmod-plain", lambda: os.chmod(os.path.join(d, "plain"), 0o700))
+'''
+SETID = os.path.join(W, "setid")
+r, out, code = py(c, SETID_PROBE, SB, SETID)
+setid = sorted(n for n in os.listdir(SETID) if os.lstat(os.path.join(SETID, n)).st_mode &
+               (stat.S_ISUID | stat.S_ISGID)) if os.path.isdir(SETID) else None
+tap("setid-file", out is not None and "chmod-plain OK" in out and setid == [],
+    "no set-user-ID or set-group-ID file can be made inside a writable root (a plain chmod "
+    "works)", (out, setid))
+
 # ---------------------------------------------------------------- 5. /dev/shm, /dev/pts
 
 r, out, code = run(c, ["sh", "-c", "echo x > %s; echo rc=$?" % SHM], SB)
