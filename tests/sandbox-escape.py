@@ -736,6 +736,30 @@ tap("rename-parent-of-mask", all("error" in x for x in reads) and "error" in rw 
     "inside, leaves that path denied (read-only) to fs/* and to the next command",
     (out, reads, rw, out2, ro_text))
 
+# ------------------------------------------------- /proc through fs/*: no process of the host
+
+# A sandboxed command's /proc shows its own processes only; fs/* requests in
+# the same sandbox must not read other processes' environment or arguments
+# (or execd's own) through the host's /proc, which every profile can read.
+holder = subprocess.Popen(["sleep", "60"], env={"ESCAPE_TAG": TAG, "HELD": "proc-secret-" + TAG})
+_popens.append(holder)
+SBW = {"permissions": {"type": "managed", "network": "restricted", "file_system": {
+    "type": "restricted", "entries": [entry(W, "write")]}}, "windowsSandboxLevel": "disabled"}
+procs = {}
+for sb_name, sb_ in (("root read", SB), ("workspace only", SBW)):
+    for pth in ("/proc/%d/environ" % holder.pid, "/proc/%d/cmdline" % holder.pid,
+                "/proc/%d/environ" % c.pid, "/proc/self/environ", "/proc/thread-self/environ"):
+        r = c.call("fs/readFile", {"path": "file://" + pth, "sandbox": sb_})
+        procs["%s %s" % (sb_name, pth)] = r.get("error", {}).get("message") or \
+            base64.b64decode(r["result"]["dataBase64"])[:60]
+    r = c.call("fs/readDirectory", {"path": "file:///proc", "sandbox": sb_})
+    procs["%s listing" % sb_name] = sorted(e["fileName"] for e in r.get("result", {}).get(
+        "entries", []) if e["fileName"].isdigit() or e["fileName"] in ("self", "thread-self"))
+holder.kill()
+holder.wait()
+tap("fs-proc-others", all(isinstance(v, str) or v == [] for v in procs.values()),
+    "sandboxed fs/* read no process's environ or cmdline through /proc, nor list one", procs)
+
 # -------------------------------------- a denied file's existence, probed through symlinks
 
 # The command cannot look into a denied directory, but it can plant
