@@ -409,8 +409,15 @@ add_platform(struct fs_policy *p, const char *path, enum fs_access a, int flags)
 void
 fs_policy_own_path(const char *path, int readonly)
 {
-	if (nown_paths == OWN_MAX || path == NULL || path[0] != '/' ||
-	    (own_paths[nown_paths].path = strdup(path)) == NULL)
+	char	cwd[PATH_MAX];
+
+	if (nown_paths == OWN_MAX || path == NULL || path[0] == '\0')
+		return;
+	/* as given now: a relative one from where execd starts */
+	if (path[0] != '/' && (getcwd(cwd, sizeof(cwd)) == NULL ||
+	    asprintf(&own_paths[nown_paths].path, "%s/%s", cwd, path) == -1))
+		return;
+	if (path[0] == '/' && (own_paths[nown_paths].path = strdup(path)) == NULL)
 		return;
 	own_paths[nown_paths++].readonly = readonly;
 }
@@ -617,6 +624,28 @@ denied(const struct fs_rule *r, const char *path, int want)
 	return fs_path_covers(r->path, path);
 }
 
+/*
+ * A process of the host under /proc (a pid, self, thread-self)?  A
+ * sandbox's /proc holds its own processes only; through the host's, a
+ * request would read execd's environment and everyone else's.
+ */
+static int
+host_process(const char *path)
+{
+	const char	*c = path + 6;
+	size_t		 n, i;
+
+	if (strncmp(path, "/proc/", 6) != 0 || (n = strcspn(c, "/")) == 0)
+		return 0;
+	if ((n == 4 && strncmp(c, "self", 4) == 0) ||
+	    (n == 11 && strncmp(c, "thread-self", 11) == 0))
+		return 1;
+	for (i = 0; i < n; i++)
+		if (c[i] < '0' || c[i] > '9')
+			return 0;
+	return 1;
+}
+
 int
 fs_policy_check(const struct fs_policy *p, const char *path, int want)
 {
@@ -627,6 +656,8 @@ fs_policy_check(const struct fs_policy *p, const char *path, int want)
 
 	if (p == NULL)
 		return 0;
+	if (host_process(path))
+		return ENOENT;
 	for (i = 0; i < p->nown; i++)
 		if (!p->own[i].readonly && fs_path_covers(p->own[i].path, path) &&
 		    (want != FS_WANT_STAT || strcmp(p->own[i].path, path) != 0))
