@@ -736,6 +736,39 @@ tap("rename-parent-of-mask", all("error" in x for x in reads) and "error" in rw 
     "inside, leaves that path denied (read-only) to fs/* and to the next command",
     (out, reads, rw, out2, ro_text))
 
+# ----------------------------- a policy entry's name made a symlink by the sandboxed command
+
+# Entries are resolved as the policy is made, each request (and each
+# command) anew: a command that puts a symlink where an entry names a path
+# inside its writable root must not have the entry grant the link's target.
+LK = os.path.join(W, "lk")
+os.makedirs(LK)
+LKO = os.path.join(O, "lk")
+os.makedirs(LKO)
+with open(os.path.join(LKO, "secret"), "w") as f:
+    f.write("LINKED-SECRET\n")
+SBLK = {"permissions": {"type": "managed", "network": "restricted", "file_system": {
+    "type": "restricted", "entries": [
+        {"path": {"type": "special", "value": {"kind": "minimal"}}, "access": "read"},
+        entry(W, "write"), entry(os.path.join(LK, "build"), "write"),
+        entry(os.path.join(LK, "docs"), "read")]}},
+    "windowsSandboxLevel": "disabled", "cwd": "file://" + LK}
+r, out, code = run(c, ["sh", "-c", "ln -s %s build && ln -s %s docs; echo made=$?" % (LKO, LKO)],
+                   SBLK, cwd=LK)
+got = [c.call("fs/readFile", {"path": "file://" + p, "sandbox": SBLK}) for p in
+       (os.path.join(LKO, "secret"), os.path.join(LK, "build", "secret"),
+        os.path.join(LK, "docs", "secret"))]
+got.append(c.call("fs/writeFile", {"path": "file://" + os.path.join(LKO, "pwned"),
+                                   "dataBase64": b64("x"), "sandbox": SBLK}))
+r2, out2, code2 = run(c, ["sh", "-c", "cat %s/secret; echo x > %s/pwned2" % (LKO, LKO)], SBLK,
+                      cwd=LK)
+tap("entry-through-link", out is not None and "made=0" in out and
+    all("error" in x for x in got) and "LINKED-SECRET" not in (out2 or "") and
+    not os.path.exists(os.path.join(LKO, "pwned")) and
+    not os.path.exists(os.path.join(LKO, "pwned2")),
+    "entries named by symlinks a command made in its writable root grant nothing outside it, "
+    "to fs/* or to the next command", (out, got, out2))
+
 # ------------------------------------------------- /proc through fs/*: no process of the host
 
 # A sandboxed command's /proc shows its own processes only; fs/* requests in
