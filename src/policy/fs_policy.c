@@ -205,7 +205,7 @@ add_rule(struct fs_policy *p, const char *path, enum fs_access a, int flags)
 {
 	struct fs_rule	*r;
 	struct stat	 st;
-	char		*eff;
+	char		*eff, *given = NULL;
 	int		 exists;
 
 	if (flags & R_GLOB)
@@ -235,10 +235,16 @@ add_rule(struct fs_policy *p, const char *path, enum fs_access a, int flags)
 	}
 	if (eff == NULL)
 		return -1;
+	if (!(flags & (R_GLOB | R_LITERAL)) && strcmp(eff, path) != 0 &&
+	    (given = strdup(path)) == NULL) {
+		free(eff);
+		return -1;
+	}
 	if (p->nrules == p->cap) {
 		size_t ncap = p->cap ? p->cap * 2 : 16;
 		if ((r = reallocarray(p->rules, ncap, sizeof(*r))) == NULL) {
 			free(eff);
+			free(given);
 			return -1;
 		}
 		p->rules = r;
@@ -249,6 +255,7 @@ add_rule(struct fs_policy *p, const char *path, enum fs_access a, int flags)
 	r->access = a;
 	r->is_glob = (flags & R_GLOB) != 0;
 	r->implicit = (flags & R_IMPLICIT) != 0;
+	r->given = given;
 	return 0;
 }
 
@@ -451,6 +458,94 @@ add_own(struct fs_policy *p)
 	return 0;
 }
 
+/* Is path inside an entry's writable root (where a sandboxed command makes what it likes)? */
+static int
+in_write_root(const struct fs_policy *p, const char *path)
+{
+	size_t	i;
+
+	for (i = 0; i < p->nrules; i++)
+		if (p->rules[i].access == FS_ACCESS_WRITE && !p->rules[i].is_glob &&
+		    !p->rules[i].implicit && fs_path_covers(p->rules[i].path, path))
+			return 1;
+	return 0;
+}
+
+/*
+ * The first symlink on the way to given that lies in a writable root,
+ * into link: 1; 0 if none.  Each directory is taken as it resolves now.
+ */
+static int
+writable_link(const struct fs_policy *p, const char *given, char *link)
+{
+	char		cur[PATH_MAX], next[PATH_MAX], real[PATH_MAX];
+	const char	*r = given;
+	struct stat	st;
+	size_t		n;
+
+	cur[0] = '\0';
+	for (;;) {
+		while (*r == '/')
+			r++;
+		if (*r == '\0')
+			return 0;
+		n = strcspn(r, "/");
+		if (snprintf(next, sizeof(next), "%s/%.*s", cur, (int)n, r) >= (int)sizeof(next) ||
+		    lstat(next, &st) == -1)
+			return 0;	/* what is missing leads nowhere yet */
+		r += n;
+		if (!S_ISLNK(st.st_mode)) {
+			memcpy(cur, next, strlen(next) + 1);
+			continue;
+		}
+		if (in_write_root(p, next)) {
+			memcpy(link, next, strlen(next) + 1);
+			return 1;
+		}
+		if (fs_realpath(next, real) == NULL)
+			return 0;
+		snprintf(cur, sizeof(cur), "%s", strcmp(real, "/") == 0 ? "" : real);
+	}
+}
+
+/*
+ * An entry whose path leads through a symlink in a writable root names
+ * whatever the sandboxed command last pointed that link at: a command
+ * that makes one where an entry names a missing path (or swaps one in)
+ * would have the entry grant the link's target, to the fs requests and
+ * the next command of the same sandbox.  Such a grant is dropped.  A read
+ * entry that narrows a writable root cannot be dropped without widening
+ * it: the policy is refused, in the reference's words for the same case
+ * of its protected names.
+ */
+static int
+drop_linked(struct fs_policy *p)
+{
+	char	link[PATH_MAX];
+	size_t	i, j, n;
+
+	for (i = j = 0; i < p->nrules; i++) {
+		struct fs_rule *r = &p->rules[i];
+
+		if (r->given == NULL || r->implicit || r->is_glob || r->access == FS_ACCESS_DENY ||
+		    !writable_link(p, r->given, link)) {
+			p->rules[j++] = *r;
+			continue;
+		}
+		if (r->access == FS_ACCESS_READ && in_write_root(p, r->path) && p->error == NULL) {
+			n = strlen(r->given) + strlen(link) + 96;
+			if ((p->error = malloc(n)) == NULL)
+				return -1;
+			snprintf(p->error, n, "cannot enforce sandbox read-only path %s because "
+			    "it crosses writable symlink %s", r->given, link);
+		}
+		free(r->path);
+		free(r->given);
+	}
+	p->nrules = j;
+	return 0;
+}
+
 static int
 build(struct fs_policy *p, const struct fsp_ctx *c)
 {
@@ -477,6 +572,8 @@ build(struct fs_policy *p, const struct fsp_ctx *c)
 		} else if (en->kind == E_SPECIAL && add_special(p, c, en) == -1)
 			return -1;
 	}
+	if (drop_linked(p) == -1)
+		return -1;
 	/* a writable root keeps its repository and agent metadata read-only */
 	n = p->nrules;
 	for (i = 0; i < n; i++) {
@@ -524,8 +621,10 @@ fs_policy_free(struct fs_policy *p)
 
 	if (p == NULL)
 		return;
-	for (i = 0; i < p->nrules; i++)
+	for (i = 0; i < p->nrules; i++) {
 		free(p->rules[i].path);
+		free(p->rules[i].given);
+	}
 	for (i = 0; i < p->nown; i++)
 		free(p->own[i].path);
 	free(p->rules);

@@ -22,7 +22,11 @@
  *    to a readable root, which can be listed (showing only what leads on)
  *    but not written to (EROFS).
  *  - Read and write entries for paths that do not exist are dropped (the
- *    reference cannot mount them), deny entries are kept.
+ *    reference cannot mount them), deny entries are kept.  Read and write
+ *    entries whose path leads through a symlink inside a writable root are
+ *    dropped too (a sandboxed command may have made it; the reference
+ *    follows it), and a read entry so reached that narrows a writable root
+ *    makes the policy fail.
  *  - `current_working_directory` entries grant nothing (as the reference's
  *    0.169.0 fs helper), `project_roots` means `workspaceRoots` (+subpath),
  *    `tmpdir` means execd's own $TMPDIR, `slash_tmp` /tmp, `unknown` nothing.
@@ -49,6 +53,7 @@ struct fs_rule {
 	enum fs_access	 access;
 	int		 is_glob;
 	int		 implicit;	/* a platform default or protected subpath */
+	char		*given;		/* as the entry named it, when symlinks led elsewhere */
 };
 
 struct fs_policy;
