@@ -730,6 +730,15 @@ r2, out2, code2 = run(c, ["sh", "-c", "cat b/sec/key x/d/e/key; echo pwned > b/r
                       cwd=RN)
 ro = [os.path.join(RN, d, "ro", "file") for d in ("a", "b")]
 ro_text = [open(p).read() for p in ro if os.path.exists(p)]
+# the directories above a mask inside a read-only place stay read-only
+os.makedirs(os.path.join(W, ".git", "hooks", "keep"), exist_ok=True)
+SBGH = sandbox([W])
+SBGH["permissions"]["file_system"]["entries"] += [
+    entry(os.path.join(W, ".git", "hooks", "keep"), "deny")]
+rg, outg, codeg = run(c, ["sh", "-c", "echo x > .git/hooks/pre-commit; echo rc=$?"], SBGH)
+tap("mask-in-protected", outg is not None and "rc=0" not in outg and
+    not os.path.exists(os.path.join(W, ".git", "hooks", "pre-commit")),
+    "a denied path inside the root's .git leaves the rest of .git read-only", (rg, outg))
 tap("rename-parent-of-mask", all("error" in x for x in reads) and "error" in rw and
     "SECRET" not in (out or "") + (out2 or "") and ro_text == ["ro\n"],
     "a directory above a denied or read-only path inside the writable root, renamed from "

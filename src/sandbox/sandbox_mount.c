@@ -136,6 +136,23 @@ planned_at(const struct sandbox_plan *plan, const char *path)
 	return 0;
 }
 
+/* Is path writable as every mount planned so far leaves it (a protected name's too)? */
+static int
+writable_now(const struct sandbox_plan *plan, const char *path, int base)
+{
+	const struct sbx_mount	*m, *best = NULL;
+	size_t			 i;
+
+	for (i = 0; i < plan->nmounts; i++) {
+		m = &plan->mounts[i];
+		if (m->op == SBX_MNT_RO_ALL || m->op == SBX_MNT_DEV || !fs_path_covers(m->path, path))
+			continue;
+		if (best == NULL || fs_path_depth(m->path) >= fs_path_depth(best->path))
+			best = m;
+	}
+	return best == NULL ? base : best->op == SBX_MNT_RW;
+}
+
 /*
  * A mask or a read-only bind about to be made on path: the writable
  * directories above it, up to the nearest mount point, become mount points
@@ -162,7 +179,7 @@ pin_parents(struct sandbox_plan *plan, const char *path)
 		if ((cut = strrchr(dir, '/')) == NULL || cut == dir)
 			return 0;	/* "/" cannot be renamed */
 		*cut = '\0';
-		if (planned_at(plan, dir) || mount_state(plan, dir, base) == 0)
+		if (planned_at(plan, dir) || !writable_now(plan, dir, base))
 			return 0;
 		if (lstat(dir, &st) == -1 || !S_ISDIR(st.st_mode))
 			return 0;	/* gone, or no longer a directory: the mount fails */
