@@ -745,6 +745,39 @@ tap("rename-parent-of-mask", all("error" in x for x in reads) and "error" in rw 
     "inside, leaves that path denied (read-only) to fs/* and to the next command",
     (out, reads, rw, out2, ro_text))
 
+# ------------------------------------- the host's /dev/shm and terminals through fs/*
+
+# A sandboxed command has a /dev of its own (private shm, own devpts); fs/*
+# in its sandbox must not read or plant shared memory files of the host's
+# programs nor write into their terminals.
+HSHM = "/dev/shm/execd-escape-host-" + TAG
+with open(HSHM, "w") as f:
+    f.write("host-shm-secret\n")
+hmaster, hslave = os.openpty()
+hpty = os.ttyname(hslave)
+rs = c.call("fs/readFile", {"path": "file://" + HSHM, "sandbox": SB})
+rp = c.call("fs/writeFile", {"path": "file://" + HSHM + "-planted", "dataBase64": b64("x"),
+                             "sandbox": SB})
+rl = c.call("fs/readDirectory", {"path": "file:///dev/shm", "sandbox": SB})
+rt = c.call("fs/writeFile", {"path": "file://" + hpty, "dataBase64": b64("INJECTED\n"),
+                             "sandbox": SB})
+os.set_blocking(hmaster, False)
+try:
+    typed = os.read(hmaster, 100)
+except BlockingIOError:
+    typed = b""
+planted = os.path.exists(HSHM + "-planted")
+for p_ in (HSHM, HSHM + "-planted"):
+    if os.path.exists(p_):
+        os.unlink(p_)
+os.close(hmaster)
+os.close(hslave)
+tap("fs-host-dev", "error" in rs and not planted and
+    os.path.basename(HSHM) not in [e["fileName"] for e in rl.get("result", {}).get("entries", [])]
+    and "error" in rt and b"INJECTED" not in typed,
+    "sandboxed fs/* neither read nor plant the host's /dev/shm nor write into a terminal",
+    (rs, rp, rl, rt, typed))
+
 # ----------------------------- a policy entry's name made a symlink by the sandboxed command
 
 # Entries are resolved as the policy is made, each request (and each
