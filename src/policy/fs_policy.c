@@ -745,6 +745,25 @@ host_process(const char *path)
 	return 1;
 }
 
+/*
+ * The host's devices a sandbox has its own of (a fresh /dev): other
+ * programs' shared memory in /dev/shm, their terminals in /dev/pts, and
+ * execd's controlling terminal as /dev/tty are not there for a request.
+ * 0, or the errno (the reference's helper's, as far as it has one).
+ */
+static int
+host_device(const char *path, int want)
+{
+	if (strncmp(path, "/dev/shm/", 9) == 0 && path[9] != '\0')
+		return want == FS_WANT_WRITE ? EACCES : ENOENT;
+	if (strncmp(path, "/dev/pts/", 9) == 0 && path[9] != '\0' &&
+	    strcmp(path + 9, "ptmx") != 0)
+		return EACCES;
+	if (strcmp(path, "/dev/tty") == 0 && want != FS_WANT_STAT)
+		return ENXIO;	/* a new session has no controlling terminal */
+	return 0;
+}
+
 int
 fs_policy_check(const struct fs_policy *p, const char *path, int want)
 {
@@ -757,6 +776,8 @@ fs_policy_check(const struct fs_policy *p, const char *path, int want)
 		return 0;
 	if (host_process(path))
 		return ENOENT;
+	if ((up = host_device(path, want)) != 0)
+		return up;
 	for (i = 0; i < p->nown; i++)
 		if (!p->own[i].readonly && fs_path_covers(p->own[i].path, path) &&
 		    (want != FS_WANT_STAT || strcmp(p->own[i].path, path) != 0))
