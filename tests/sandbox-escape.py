@@ -789,24 +789,29 @@ LKO = os.path.join(O, "lk")
 os.makedirs(LKO)
 with open(os.path.join(LKO, "secret"), "w") as f:
     f.write("LINKED-SECRET\n")
+os.makedirs(os.path.join(LKO, "x"))
+os.symlink(os.path.join(LK, "chain", "x"), os.path.join(O, "lk-via"))  # the host's own link
 SBLK = {"permissions": {"type": "managed", "network": "restricted", "file_system": {
     "type": "restricted", "entries": [
         {"path": {"type": "special", "value": {"kind": "minimal"}}, "access": "read"},
         entry(W, "write"), entry(os.path.join(LK, "build"), "write"),
-        entry(os.path.join(LK, "docs"), "read")]}},
+        entry(os.path.join(LK, "docs"), "read"), entry(os.path.join(O, "lk-via"), "write")]}},
     "windowsSandboxLevel": "disabled", "cwd": "file://" + LK}
-r, out, code = run(c, ["sh", "-c", "ln -s %s build && ln -s %s docs; echo made=$?" % (LKO, LKO)],
-                   SBLK, cwd=LK)
+r, out, code = run(c, ["sh", "-c", "ln -s %s build && ln -s %s docs && ln -s %s chain; "
+                       "echo made=$?" % (LKO, LKO, LKO)], SBLK, cwd=LK)
 got = [c.call("fs/readFile", {"path": "file://" + p, "sandbox": SBLK}) for p in
        (os.path.join(LKO, "secret"), os.path.join(LK, "build", "secret"),
         os.path.join(LK, "docs", "secret"))]
 got.append(c.call("fs/writeFile", {"path": "file://" + os.path.join(LKO, "pwned"),
+                                   "dataBase64": b64("x"), "sandbox": SBLK}))
+got.append(c.call("fs/writeFile", {"path": "file://" + os.path.join(LKO, "x", "pwned"),
                                    "dataBase64": b64("x"), "sandbox": SBLK}))
 r2, out2, code2 = run(c, ["sh", "-c", "cat %s/secret; echo x > %s/pwned2" % (LKO, LKO)], SBLK,
                       cwd=LK)
 tap("entry-through-link", out is not None and "made=0" in out and
     all("error" in x for x in got) and "LINKED-SECRET" not in (out2 or "") and
     not os.path.exists(os.path.join(LKO, "pwned")) and
+    not os.path.exists(os.path.join(LKO, "x", "pwned")) and
     not os.path.exists(os.path.join(LKO, "pwned2")),
     "entries named by symlinks a command made in its writable root grant nothing outside it, "
     "to fs/* or to the next command", (out, got, out2))

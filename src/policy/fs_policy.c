@@ -473,23 +473,34 @@ in_write_root(const struct fs_policy *p, const char *path)
 
 /*
  * The first symlink on the way to given that lies in a writable root,
- * into link: 1; 0 if none.  Each directory is taken as it resolves now.
+ * into link: 1; 0 if none.  Each link met is followed component by
+ * component, so that one inside another's target counts too.
  */
 static int
 writable_link(const struct fs_policy *p, const char *given, char *link)
 {
-	char		cur[PATH_MAX], next[PATH_MAX], real[PATH_MAX];
-	const char	*r = given;
+	char		cur[PATH_MAX], rest[PATH_MAX], next[PATH_MAX], target[PATH_MAX];
+	const char	*r;
 	struct stat	st;
 	size_t		n;
+	ssize_t		tn;
+	int		links = 0;
 
-	cur[0] = '\0';
-	for (;;) {
+	cur[0] = '\0';		/* "/" */
+	if (snprintf(rest, sizeof(rest), "%s", given) >= (int)sizeof(rest))
+		return 0;
+	for (r = rest;;) {
 		while (*r == '/')
 			r++;
 		if (*r == '\0')
 			return 0;
 		n = strcspn(r, "/");
+		if ((n == 1 && r[0] == '.') || (n == 2 && r[0] == '.' && r[1] == '.')) {
+			if (n == 2)
+				*(strrchr(cur, '/') != NULL ? strrchr(cur, '/') : cur) = '\0';
+			r += n;
+			continue;
+		}
 		if (snprintf(next, sizeof(next), "%s/%.*s", cur, (int)n, r) >= (int)sizeof(next) ||
 		    lstat(next, &st) == -1)
 			return 0;	/* what is missing leads nowhere yet */
@@ -502,9 +513,17 @@ writable_link(const struct fs_policy *p, const char *given, char *link)
 			memcpy(link, next, strlen(next) + 1);
 			return 1;
 		}
-		if (fs_realpath(next, real) == NULL)
+		/* /proc's links are descriptors, not paths: no further */
+		if (fs_path_covers("/proc", next) || ++links > 40 ||
+		    (tn = readlink(next, target, sizeof(target) - 1)) == -1)
 			return 0;
-		snprintf(cur, sizeof(cur), "%s", strcmp(real, "/") == 0 ? "" : real);
+		target[tn] = '\0';
+		if (target[0] == '/')
+			cur[0] = '\0';
+		if (snprintf(next, sizeof(next), "%s%s", target, r) >= (int)sizeof(next))
+			return 0;
+		memcpy(rest, next, strlen(next) + 1);
+		r = rest;
 	}
 }
 
