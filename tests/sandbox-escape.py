@@ -816,6 +816,23 @@ tap("entry-through-link", out is not None and "made=0" in out and
     "entries named by symlinks a command made in its writable root grant nothing outside it, "
     "to fs/* or to the next command", (out, got, out2))
 
+# a deny entry reached through a link in the writable root: repointed, it would deny elsewhere
+os.makedirs(os.path.join(LK, "real"))
+os.makedirs(os.path.join(LK, "other"))
+with open(os.path.join(LK, "real", "secret"), "w") as f:
+    f.write("CHAINED-SECRET\n")
+os.symlink(os.path.join(LK, "real"), os.path.join(LK, "chain"))   # the user's own link
+SBDL = sandbox([W])
+SBDL["permissions"]["file_system"]["entries"] += [
+    entry(os.path.join(LK, "chain", "secret"), "deny")]
+r, out, code = run(c, ["sh", "-c", "cat chain/secret; ln -sfn %s/other chain; echo rc=$?" % LK],
+                   SBDL, cwd=LK)
+rd = c.call("fs/readFile", {"path": "file://" + os.path.join(LK, "real", "secret"), "sandbox": SBDL})
+r2, out2, code2 = run(c, ["sh", "-c", "cat %s/real/secret" % LK], SBDL, cwd=LK)
+tap("deny-through-link", "CHAINED-SECRET" not in (out or "") + (out2 or "") and "error" in rd,
+    "a deny entry through a link in the writable root still holds once the command repoints it",
+    (out, rd, out2))
+
 # ------------------------------------------------- /proc through fs/*: no process of the host
 
 # A sandboxed command's /proc shows its own processes only; fs/* requests in
