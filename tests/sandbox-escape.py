@@ -821,11 +821,11 @@ os.makedirs(os.path.join(LK, "real"))
 os.makedirs(os.path.join(LK, "other"))
 with open(os.path.join(LK, "real", "secret"), "w") as f:
     f.write("CHAINED-SECRET\n")
-os.symlink(os.path.join(LK, "real"), os.path.join(LK, "chain"))   # the user's own link
+os.symlink(os.path.join(LK, "real"), os.path.join(LK, "dchain"))  # the user's own link
 SBDL = sandbox([W])
 SBDL["permissions"]["file_system"]["entries"] += [
-    entry(os.path.join(LK, "chain", "secret"), "deny")]
-r, out, code = run(c, ["sh", "-c", "cat chain/secret; ln -sfn %s/other chain; echo rc=$?" % LK],
+    entry(os.path.join(LK, "dchain", "secret"), "deny")]
+r, out, code = run(c, ["sh", "-c", "cat dchain/secret; ln -sfn %s/other dchain; echo rc=$?" % LK],
                    SBDL, cwd=LK)
 rd = c.call("fs/readFile", {"path": "file://" + os.path.join(LK, "real", "secret"), "sandbox": SBDL})
 r2, out2, code2 = run(c, ["sh", "-c", "cat %s/real/secret" % LK], SBDL, cwd=LK)
