@@ -263,7 +263,7 @@ add_rule(struct fs_policy *p, const char *path, enum fs_access a, int flags)
 static int
 add_glob(struct fs_policy *p, const char *cwd, const char *pattern)
 {
-	char	*abs, *eff, *lit_end, *slash, *full;
+	char	*abs, *eff, *lit_end, *slash, *full, *given;
 	size_t	 n;
 	int	 exists, r;
 
@@ -297,13 +297,20 @@ add_glob(struct fs_policy *p, const char *cwd, const char *pattern)
 	n = strlen(eff) + strlen(slash) + 1;
 	if ((full = malloc(n)) != NULL)
 		snprintf(full, n, "%s%s", strcmp(eff, "/") == 0 ? "" : eff, slash);
+	/* the literal directory as written, when links led elsewhere (drop_linked) */
+	*slash = '\0';
+	given = strcmp(eff, slash == abs ? "/" : abs) != 0 ? strdup(slash == abs ? "/" : abs) :
+	    NULL;
 	free(eff);
 	free(abs);
-	if (full == NULL)
+	if (full == NULL || (r = add_rule(p, full, FS_ACCESS_DENY, R_GLOB)) == -1) {
+		free(full);
+		free(given);
 		return -1;
-	r = add_rule(p, full, FS_ACCESS_DENY, R_GLOB);
+	}
 	free(full);
-	return r;
+	p->rules[p->nrules - 1].given = given;
+	return 0;
 }
 
 /* A relative subpath that stays inside its root, or NULL. */
@@ -534,8 +541,9 @@ writable_link(const struct fs_policy *p, const char *given, char *link)
  * would have the entry grant the link's target, to the fs requests and
  * the next command of the same sandbox.  Such a grant is dropped.  A read
  * entry that narrows a writable root cannot be dropped without widening
- * it: the policy is refused, in the reference's words for the same case
- * of its protected names.
+ * it, nor can a deny (or a deny glob's directory) be trusted to still
+ * name what it meant: the policy is refused, in the reference's words for
+ * the same case of its protected names.
  */
 static int
 drop_linked(struct fs_policy *p)
@@ -546,17 +554,23 @@ drop_linked(struct fs_policy *p)
 	for (i = j = 0; i < p->nrules; i++) {
 		struct fs_rule *r = &p->rules[i];
 
-		if (r->given == NULL || r->implicit || r->is_glob || r->access == FS_ACCESS_DENY ||
-		    !writable_link(p, r->given, link)) {
+		if (r->given == NULL || r->implicit || !writable_link(p, r->given, link)) {
 			p->rules[j++] = *r;
 			continue;
 		}
-		if (r->access == FS_ACCESS_READ && in_write_root(p, r->path) && p->error == NULL) {
+		/* a deny (the place it meant may be elsewhere now) or a read-only carve-out */
+		if ((r->access == FS_ACCESS_DENY || (r->access == FS_ACCESS_READ &&
+		    in_write_root(p, r->path))) && p->error == NULL) {
 			n = strlen(r->given) + strlen(link) + 96;
 			if ((p->error = malloc(n)) == NULL)
 				return -1;
-			snprintf(p->error, n, "cannot enforce sandbox read-only path %s because "
-			    "it crosses writable symlink %s", r->given, link);
+			snprintf(p->error, n, "cannot enforce sandbox %s path %s because it crosses "
+			    "writable symlink %s", r->access == FS_ACCESS_DENY ? "denied" :
+			    "read-only", r->given, link);
+		}
+		if (r->access == FS_ACCESS_DENY) {
+			p->rules[j++] = *r;	/* and still denied as far as it goes */
+			continue;
 		}
 		free(r->path);
 		free(r->given);

@@ -25,8 +25,9 @@
  *    reference cannot mount them), deny entries are kept.  Read and write
  *    entries whose path leads through a symlink inside a writable root are
  *    dropped too (a sandboxed command may have made it; the reference
- *    follows it), and a read entry so reached that narrows a writable root
- *    makes the policy fail.
+ *    follows it); a read entry so reached that narrows a writable root,
+ *    or a deny entry (a deny glob's directory) so reached, makes the
+ *    policy fail.
  *  - `current_working_directory` entries grant nothing (as the reference's
  *    0.169.0 fs helper), `project_roots` means `workspaceRoots` (+subpath),
  *    `tmpdir` means execd's own $TMPDIR, `slash_tmp` /tmp, `unknown` nothing.
