@@ -184,6 +184,34 @@ def test_discover_race(c):
     t.eq(got["leaks"], 0, "raced discoverV1 never reads a file the sandbox does not show")
 
 
+def test_discover_dir_race(c):
+    """A directory below a discoverV1 root exchanged with a symlink to a
+    denied directory: its entries' names must not come back in warnings."""
+    dsec = os.path.join(WS, "dsec")
+    for i in range(20):
+        os.makedirs(os.path.join(dsec, "hidden-name-%d" % i))
+    root = os.path.join(WS, "sk3")
+    os.makedirs(os.path.join(root, "s", "sub"))
+    os.symlink(dsec, os.path.join(root, "l"))
+    pol = sb([{"path": {"type": "path", "path": U(WS)}, "access": "write"},
+              {"path": {"type": "path", "path": U(dsec)}, "access": "deny"}])
+    attacker = start_attacker(os.path.join(root, "s"), os.path.join(root, "l"), 60)
+    got = {"ok": 0, "leaks": 0}
+    try:
+        deadline = time.time() + SECONDS
+        while time.time() < deadline and got["ok"] < ROUNDS:
+            ids = [c.request("capabilityRoots/discoverV1", {"roots": [
+                {"id": "r", "path": U(root), "sandbox": pol}]}) for _ in range(BATCH)]
+            for rid in ids:
+                r = c.wait_response(rid, timeout=60)
+                got["ok"] += "result" in r
+                got["leaks"] += "hidden-name" in json.dumps(r)
+    finally:
+        stop(attacker)
+    print("# discoverV1 directories raced: %r" % got)
+    t.eq(got["leaks"], 0, "raced discoverV1 lists no directory the sandbox denies")
+
+
 def test_copy_race(c):
     """fs/copy checks a tree, then copies it: a .git/ moved into the source in
     between must not be copied over the destination's read-only .git."""
@@ -266,6 +294,7 @@ try:
     if SYS_RENAMEAT2 is not None:
         test_race(c)
         test_discover_race(c)
+        test_discover_dir_race(c)
         test_copy_race(c)
     test_magic_links()
     t.eq(c.close(), 0, "execd exits 0 on EOF")
