@@ -82,6 +82,24 @@ walk_entry(struct walk *w, const char *dir, const char *name, int depth)
 		log_warnx("capabilityRoots/discoverV1: out of memory");
 }
 
+/* dir listed as it was checked: pinned under pol (a link swapped in leads nowhere else) */
+static DIR *
+open_dir(const struct fs_policy *pol, const char *dir)
+{
+	char	real[PATH_MAX];
+	DIR	*d;
+	int	fd;
+
+	if (pol == NULL)
+		return opendir(dir);
+	if (fs_pin_open(pol, dir, FS_WANT_READ, O_RDONLY | O_DIRECTORY, &fd, real,
+	    sizeof(real)) != 0)
+		return NULL;
+	if ((d = fdopendir(fd)) == NULL)
+		close(fd);
+	return d;
+}
+
 static void
 walk_dir(struct walk *w, const char *dir, int depth)
 {
@@ -90,7 +108,7 @@ walk_dir(struct walk *w, const char *dir, int depth)
 	json_t		*names = json_array(), *v;
 	size_t		 i;
 
-	if (depth > DISCOVER_DEPTH || names == NULL || (d = opendir(dir)) == NULL) {
+	if (depth > DISCOVER_DEPTH || names == NULL || (d = open_dir(w->pol, dir)) == NULL) {
 		json_decref(names);
 		return;
 	}
