@@ -365,6 +365,19 @@ def cases():
         v1(("s", {"id": "s", "path": "file://@R/home/.codex/skills", "sandbox": None})),
         v1(("s", {"id": "s", "path": "file://@R/home/.codex/skills",
                   "sandbox": {"permissions": {"type": "bogus"}, "windowsSandboxLevel": "disabled"}}))]
+    # a skill's files linked to what the sandbox denies or does not show: never read
+    LK = {CH + "skills/s1/SKILL.md": sk("s1", "d"), CH + "skills/s1/agents/openai.yaml->secret/key": "",
+          CH + "skills/s2/SKILL.md": sk("s2", "d"), CH + "skills/s2/agents/openai.yaml->out/o": "",
+          CH + "skills/s3/SKILL.md->secret/S.md": "", CH + "skills/s4/SKILL.md->out/S.md": "",
+          "secret/key": POL, "secret/S.md": sk("sec", "d"), "out/o": TOOL, "out/S.md": sk("out", "d")}
+    yield "sandbox: links out of it", LK, None, {}, [
+        v1(("s", {"id": "s", "path": "file://@R/home/.codex/skills",
+                  "sandbox": sb([ent("@R/home", "read"), ent("@R/secret", "deny")])})),
+        v1(("s", {"id": "s", "path": "file://@R/home/.codex/skills",
+                  "sandbox": sb([ent("@R", "read"), ent("@R/secret", "deny")])})),
+        v2(sandbox=sb([ent("@R/home", "read"), ent("@R/secret", "deny")])),
+        v2(sandbox=sb([ent("@R", "read"), ent("@R/secret", "deny")])), v2(),
+        v1(("s", "@R/home/.codex/skills"))]
     # /etc/codex
     yield "etc: system skills come last", SKILLS, {"skills/z/SKILL.md": sk("etc", "d")}, {}, [v2()]
     yield "etc: invalid system skill", {}, {"skills/z/SKILL.md": "x"}, {}, [v2()]

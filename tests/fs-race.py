@@ -10,6 +10,7 @@ may be created, changed or deleted.  Magic links (/dev/stderr,
 /proc/self/fd/N) never lead a sandboxed write to execd's own descriptors."""
 
 import ctypes
+import json
 import os
 import platform
 import signal
@@ -145,6 +146,116 @@ def test_race(c):
     t.ok(not os.path.islink(sw) or os.readlink(sw) == OUT, "the attacker stopped")
 
 
+def test_discover_race(c):
+    """A skill's SKILL.md and agents/openai.yaml exchanged with symlinks to files
+    the sandbox does not show, while capabilityRoots/discoverV1 reads them."""
+    sk = os.path.join(WS, "sk", "s")
+    os.makedirs(os.path.join(sk, "agents"))
+    with open(os.path.join(sk, "SKILL.md"), "w") as f:
+        f.write("---\nname: s\ndescription: inside\n---\n")
+    with open(os.path.join(sk, "agents", "openai.yaml"), "w") as f:
+        f.write("policy:\n  allow_implicit_invocation: true\n")
+    with open(os.path.join(OUT, "skill.md"), "w") as f:
+        f.write("---\nname: s\ndescription: SECRET-SKILL\n---\n")
+    with open(os.path.join(OUT, "meta.yaml"), "w") as f:
+        f.write("policy: {} # SECRET-META\n")
+    os.symlink(os.path.join(OUT, "skill.md"), os.path.join(sk, "lnk"))
+    os.symlink(os.path.join(OUT, "meta.yaml"), os.path.join(sk, "agents", "lnk"))
+    attackers = [start_attacker(os.path.join(sk, "SKILL.md"), os.path.join(sk, "lnk"), 60),
+                 start_attacker(os.path.join(sk, "agents", "openai.yaml"),
+                                os.path.join(sk, "agents", "lnk"), 60)]
+    got = {"ok": 0, "leaks": 0, "skills": 0}
+    try:
+        deadline = time.time() + SECONDS
+        while time.time() < deadline and got["ok"] < ROUNDS:
+            ids = [c.request("capabilityRoots/discoverV1", {"roots": [
+                {"id": "r", "path": U(os.path.dirname(sk)), "sandbox": POL}]})
+                for _ in range(BATCH)]
+            for rid in ids:
+                r = c.wait_response(rid, timeout=60)
+                got["ok"] += "result" in r
+                got["skills"] += len(r.get("result", {}).get("roots", [{}])[0].get("skills", []))
+                got["leaks"] += "SECRET" in json.dumps(r)
+    finally:
+        for a in attackers:
+            stop(a)
+    print("# discoverV1 raced: %r" % got)
+    t.ok(got["skills"] > 0, "raced discoverV1 did find the skill", got)
+    t.eq(got["leaks"], 0, "raced discoverV1 never reads a file the sandbox does not show")
+
+
+def test_discover_dir_race(c):
+    """A directory below a discoverV1 root exchanged with a symlink to a
+    denied directory: its entries' names must not come back in warnings."""
+    dsec = os.path.join(WS, "dsec")
+    for i in range(20):
+        os.makedirs(os.path.join(dsec, "hidden-name-%d" % i))
+    root = os.path.join(WS, "sk3")
+    os.makedirs(os.path.join(root, "s", "sub"))
+    os.symlink(dsec, os.path.join(root, "l"))
+    pol = sb([{"path": {"type": "path", "path": U(WS)}, "access": "write"},
+              {"path": {"type": "path", "path": U(dsec)}, "access": "deny"}])
+    attacker = start_attacker(os.path.join(root, "s"), os.path.join(root, "l"), 60)
+    got = {"ok": 0, "leaks": 0}
+    try:
+        deadline = time.time() + SECONDS
+        while time.time() < deadline and got["ok"] < ROUNDS:
+            ids = [c.request("capabilityRoots/discoverV1", {"roots": [
+                {"id": "r", "path": U(root), "sandbox": pol}]}) for _ in range(BATCH)]
+            for rid in ids:
+                r = c.wait_response(rid, timeout=60)
+                got["ok"] += "result" in r
+                got["leaks"] += "hidden-name" in json.dumps(r)
+    finally:
+        stop(attacker)
+    print("# discoverV1 directories raced: %r" % got)
+    t.eq(got["leaks"], 0, "raced discoverV1 lists no directory the sandbox denies")
+
+
+def test_copy_race(c):
+    """fs/copy checks a tree, then copies it: a .git/ moved into the source in
+    between must not be copied over the destination's read-only .git."""
+    src = os.path.join(WS, "csrc")
+    os.makedirs(os.path.join(WS, ".git", "hooks"))
+    os.makedirs(os.path.join(src, "big"))
+    for i in range(300):
+        with open(os.path.join(src, "big", "f%d" % i), "w") as f:
+            f.write("x")
+    held = os.path.join(WS, "held")
+    os.makedirs(os.path.join(held, ".git", "hooks"))
+    with open(os.path.join(held, ".git", "hooks", "pre-commit"), "w") as f:
+        f.write("#!/bin/sh\necho pwned\n")
+    pid = os.fork()
+    if pid == 0:
+        try:
+            a, b = os.path.join(held, ".git"), os.path.join(src, ".git")
+            deadline = time.time() + 60
+            while time.time() < deadline:
+                try:
+                    os.rename(a, b)
+                    os.rename(b, a)
+                except OSError:
+                    pass
+        finally:
+            os._exit(0)
+    hook = os.path.join(WS, ".git", "hooks", "pre-commit")
+    got = {"ok": 0}
+    try:
+        deadline = time.time() + SECONDS
+        while time.time() < deadline and not os.path.exists(hook):
+            ids = [c.request("fs/copy", {"sourcePath": U(src), "destinationPath": U(WS),
+                                         "recursive": True, "sandbox": POL}) for _ in range(10)]
+            for rid in ids:
+                r = c.wait_response(rid, timeout=60)
+                k = "ok" if "result" in r else r["error"]["message"]
+                got[k] = got.get(k, 0) + 1
+    finally:
+        stop(pid)
+    print("# fs/copy raced: %r" % got)
+    t.ok(got["ok"] > 0, "raced fs/copy did copy the tree", got)
+    t.ok(not os.path.exists(hook), "raced fs/copy writes nothing into the root's read-only .git")
+
+
 def test_magic_links():
     log = os.path.join(WS, "execd.log")
     with open(log, "w") as f:
@@ -182,6 +293,9 @@ c = Execd()
 try:
     if SYS_RENAMEAT2 is not None:
         test_race(c)
+        test_discover_race(c)
+        test_discover_dir_race(c)
+        test_copy_race(c)
     test_magic_links()
     t.eq(c.close(), 0, "execd exits 0 on EOF")
 finally:

@@ -55,13 +55,19 @@ t.ok(fired(9), "a path moved into place fires")
 # events come in order: anything a/x had made fire came before this one
 t.ok(not [n for n in c.notifications if n["method"] == "fs/missingChanged"],
      "and nothing fired before it", c.notifications)
-r = watch(10, ["/tmp/x"])
+# as the reference: nothing can appear below a file, so that is no watch
+open(os.path.join(d, "plainfile"), "w").close()
+t.eq(watch(12, [u("plainfile/x")]).get("result"), {"watching": False},
+     "a path below a file is not watched")
+t.eq(watch(13, [u("plainfile/x/y"), u("q/r")]).get("result"), {"watching": False},
+     "nor with other paths beside it")
+r = watch(14, ["/tmp/x"])
 t.eq(r.get("error"), {"code": -32602, "message": "invalid URI: relative URL without a base"}, "a bare path")
 r = c.call("fs/watchMissing", {"watchId": -1, "missing": []})
 t.eq(r.get("error"), {"code": -32602, "message": "invalid number"}, "a negative watchId")
 r = c.call("fs/watchMissing", {"missing": []})
 t.eq(r.get("error"), {"code": -32602, "message": "missing field `watchId`"}, "no watchId")
-r = c.call("fs/watchMissing", {"watchId": 11, "missing": "x"})
+r = c.call("fs/watchMissing", {"watchId": 15, "missing": "x"})
 t.eq(r.get("error"), {"code": -32602, "message": 'invalid type: string "x", expected a sequence'},
      "missing must be a list")
 t.eq(c.close(), 0, "execd exits 0")

@@ -493,6 +493,51 @@ else:
         (res, before, after))
 os.chmod(OFILE, 0o644)
 
+# A set-user-ID file made inside a writable root is one on the host: anyone
+# who can reach the root (/tmp is one often) would run it as execd's user.
+SETID_PROBE = r'''
+import ctypes, os, stat, sys
+d = sys.argv[1]
+os.makedirs(d)
+libc = ctypes.CDLL(None, use_errno=True)
+def tryit(name, f):
+    try:
+        f(); print(name, "OK")
+    except OSError as e:
+        print(name, e.errno)
+def creat(name, mode):
+    os.close(os.open(os.path.join(d, name), os.O_WRONLY | os.O_CREAT, mode))
+tryit("plain", lambda: creat("plain", 0o755))
+tryit("open-suid", lambda: creat("osuid", 0o4755))
+tryit("open-sgid", lambda: creat("osgid", 0o2755))
+creat("c1", 0o755); creat("c2", 0o755); creat("c3", 0o755)
+tryit("chmod-suid", lambda: os.chmod(os.path.join(d, "c1"), 0o4755))
+tryit("chmod-sgid", lambda: os.chmod(os.path.join(d, "c2"), 0o2755))
+def fch():
+    fd = os.open(os.path.join(d, "c3"), os.O_RDONLY)
+    try:
+        os.fchmod(fd, 0o4755)
+    finally:
+        os.close(fd)
+tryit("fchmod-suid", fch)
+tryit("mknod-suid", lambda: os.mknod(os.path.join(d, "n"), stat.S_IFREG | 0o4755))
+def tmpfile():
+    fd = os.open(d, os.O_WRONLY | getattr(os, "O_TMPFILE", 0x410000), 0o4755)
+    try:
+        os.link("/proc/self/fd/%d" % fd, os.path.join(d, "t"))
+    finally:
+        os.close(fd)
+tryit("tmpfile-suid", tmpfile)
+tryit("chmod-plain", lambda: os.chmod(os.path.join(d, "plain"), 0o700))
+'''
+SETID = os.path.join(W, "setid")
+r, out, code = py(c, SETID_PROBE, SB, SETID)
+setid = sorted(n for n in os.listdir(SETID) if os.lstat(os.path.join(SETID, n)).st_mode &
+               (stat.S_ISUID | stat.S_ISGID)) if os.path.isdir(SETID) else None
+tap("setid-file", out is not None and "chmod-plain OK" in out and setid == [],
+    "no set-user-ID or set-group-ID file can be made inside a writable root (a plain chmod "
+    "works)", (out, setid))
+
 # ---------------------------------------------------------------- 5. /dev/shm, /dev/pts
 
 r, out, code = run(c, ["sh", "-c", "echo x > %s; echo rc=$?" % SHM], SB)
@@ -737,6 +782,202 @@ else:
     tap("fs-race-remove", "victim" in left, "raced fs/remove deletes no file outside the roots",
         "victim gone")
 
+# ------------------------------------------------- a deny or read entry's parent renamed away
+
+# Masks and read-only binds sit on names: a sandboxed command that renames a
+# directory above one (inside its writable root) takes the mask along in its
+# own view, but the host's tree then has the denied files under a new name
+# that the policy, made of names, does not deny.
+RN = os.path.join(W, "rn")
+os.makedirs(os.path.join(RN, "a", "sec"))
+os.makedirs(os.path.join(RN, "a", "ro"))
+os.makedirs(os.path.join(RN, "d", "e"))
+with open(os.path.join(RN, "a", "sec", "key"), "w") as f:
+    f.write("SECRET\n")
+with open(os.path.join(RN, "a", "ro", "file"), "w") as f:
+    f.write("ro\n")
+with open(os.path.join(RN, "d", "e", "key"), "w") as f:
+    f.write("SECRET\n")
+SBRN = sandbox([W])
+SBRN["permissions"]["file_system"]["entries"] += [
+    entry(os.path.join(RN, "a", "sec"), "deny"), entry(os.path.join(RN, "a", "ro"), "read"),
+    entry(os.path.join(RN, "d", "e", "key"), "deny")]
+r, out, code = run(c, ["sh", "-c", "mv a b; echo mv1=$?; mkdir x; mv d x/; echo mv2=$?; "
+                       "cat b/sec/key x/d/e/key"], SBRN, cwd=RN)
+reads = [c.call("fs/readFile", {"path": "file://" + p, "sandbox": SBRN})
+         for p in (RN + "/b/sec/key", RN + "/x/d/e/key")]
+rw = c.call("fs/writeFile", {"path": "file://%s/b/ro/file" % RN, "dataBase64": b64("pwned\n"),
+                             "sandbox": SBRN})
+r2, out2, code2 = run(c, ["sh", "-c", "cat b/sec/key x/d/e/key; echo pwned > b/ro/file"], SBRN,
+                      cwd=RN)
+ro = [os.path.join(RN, d, "ro", "file") for d in ("a", "b")]
+ro_text = [open(p).read() for p in ro if os.path.exists(p)]
+# the directories above a mask inside a read-only place stay read-only
+os.makedirs(os.path.join(W, ".git", "hooks", "keep"), exist_ok=True)
+SBGH = sandbox([W])
+SBGH["permissions"]["file_system"]["entries"] += [
+    entry(os.path.join(W, ".git", "hooks", "keep"), "deny")]
+rg, outg, codeg = run(c, ["sh", "-c", "echo x > .git/hooks/pre-commit; echo rc=$?"], SBGH)
+tap("mask-in-protected", outg is not None and "rc=0" not in outg and
+    not os.path.exists(os.path.join(W, ".git", "hooks", "pre-commit")),
+    "a denied path inside the root's .git leaves the rest of .git read-only", (rg, outg))
+tap("rename-parent-of-mask", all("error" in x for x in reads) and "error" in rw and
+    "SECRET" not in (out or "") + (out2 or "") and ro_text == ["ro\n"],
+    "a directory above a denied or read-only path inside the writable root, renamed from "
+    "inside, leaves that path denied (read-only) to fs/* and to the next command",
+    (out, reads, rw, out2, ro_text))
+
+# ------------------------------------- the host's /dev/shm and terminals through fs/*
+
+# A sandboxed command has a /dev of its own (private shm, own devpts); fs/*
+# in its sandbox must not read or plant shared memory files of the host's
+# programs nor write into their terminals.
+HSHM = "/dev/shm/execd-escape-host-" + TAG
+with open(HSHM, "w") as f:
+    f.write("host-shm-secret\n")
+hmaster, hslave = os.openpty()
+hpty = os.ttyname(hslave)
+rs = c.call("fs/readFile", {"path": "file://" + HSHM, "sandbox": SB})
+rp = c.call("fs/writeFile", {"path": "file://" + HSHM + "-planted", "dataBase64": b64("x"),
+                             "sandbox": SB})
+rl = c.call("fs/readDirectory", {"path": "file:///dev/shm", "sandbox": SB})
+rt = c.call("fs/writeFile", {"path": "file://" + hpty, "dataBase64": b64("INJECTED\n"),
+                             "sandbox": SB})
+os.set_blocking(hmaster, False)
+try:
+    typed = os.read(hmaster, 100)
+except BlockingIOError:
+    typed = b""
+planted = os.path.exists(HSHM + "-planted")
+for p_ in (HSHM, HSHM + "-planted"):
+    if os.path.exists(p_):
+        os.unlink(p_)
+os.close(hmaster)
+os.close(hslave)
+tap("fs-host-dev", "error" in rs and not planted and
+    os.path.basename(HSHM) not in [e["fileName"] for e in rl.get("result", {}).get("entries", [])]
+    and "error" in rt and b"INJECTED" not in typed,
+    "sandboxed fs/* neither read nor plant the host's /dev/shm nor write into a terminal",
+    (rs, rp, rl, rt, typed))
+
+# ----------------------------- a policy entry's name made a symlink by the sandboxed command
+
+# Entries are resolved as the policy is made, each request (and each
+# command) anew: a command that puts a symlink where an entry names a path
+# inside its writable root must not have the entry grant the link's target.
+LK = os.path.join(W, "lk")
+os.makedirs(LK)
+LKO = os.path.join(O, "lk")
+os.makedirs(LKO)
+with open(os.path.join(LKO, "secret"), "w") as f:
+    f.write("LINKED-SECRET\n")
+os.makedirs(os.path.join(LKO, "x"))
+os.symlink(os.path.join(LK, "chain", "x"), os.path.join(O, "lk-via"))  # the host's own link
+SBLK = {"permissions": {"type": "managed", "network": "restricted", "file_system": {
+    "type": "restricted", "entries": [
+        {"path": {"type": "special", "value": {"kind": "minimal"}}, "access": "read"},
+        entry(W, "write"), entry(os.path.join(LK, "build"), "write"),
+        entry(os.path.join(LK, "docs"), "read"), entry(os.path.join(O, "lk-via"), "write")]}},
+    "windowsSandboxLevel": "disabled", "cwd": "file://" + LK}
+r, out, code = run(c, ["sh", "-c", "ln -s %s build && ln -s %s docs && ln -s %s chain; "
+                       "echo made=$?" % (LKO, LKO, LKO)], SBLK, cwd=LK)
+got = [c.call("fs/readFile", {"path": "file://" + p, "sandbox": SBLK}) for p in
+       (os.path.join(LKO, "secret"), os.path.join(LK, "build", "secret"),
+        os.path.join(LK, "docs", "secret"))]
+got.append(c.call("fs/writeFile", {"path": "file://" + os.path.join(LKO, "pwned"),
+                                   "dataBase64": b64("x"), "sandbox": SBLK}))
+got.append(c.call("fs/writeFile", {"path": "file://" + os.path.join(LKO, "x", "pwned"),
+                                   "dataBase64": b64("x"), "sandbox": SBLK}))
+r2, out2, code2 = run(c, ["sh", "-c", "cat %s/secret; echo x > %s/pwned2" % (LKO, LKO)], SBLK,
+                      cwd=LK)
+tap("entry-through-link", out is not None and "made=0" in out and
+    all("error" in x for x in got) and "LINKED-SECRET" not in (out2 or "") and
+    not os.path.exists(os.path.join(LKO, "pwned")) and
+    not os.path.exists(os.path.join(LKO, "x", "pwned")) and
+    not os.path.exists(os.path.join(LKO, "pwned2")),
+    "entries named by symlinks a command made in its writable root grant nothing outside it, "
+    "to fs/* or to the next command", (out, got, out2))
+
+# a deny entry reached through a link in the writable root: repointed, it would deny elsewhere
+os.makedirs(os.path.join(LK, "real"))
+os.makedirs(os.path.join(LK, "other"))
+with open(os.path.join(LK, "real", "secret"), "w") as f:
+    f.write("CHAINED-SECRET\n")
+os.symlink(os.path.join(LK, "real"), os.path.join(LK, "dchain"))  # the user's own link
+SBDL = sandbox([W])
+SBDL["permissions"]["file_system"]["entries"] += [
+    entry(os.path.join(LK, "dchain", "secret"), "deny")]
+r, out, code = run(c, ["sh", "-c", "cat dchain/secret; ln -sfn %s/other dchain; echo rc=$?" % LK],
+                   SBDL, cwd=LK)
+rd = c.call("fs/readFile", {"path": "file://" + os.path.join(LK, "real", "secret"), "sandbox": SBDL})
+r2, out2, code2 = run(c, ["sh", "-c", "cat %s/real/secret" % LK], SBDL, cwd=LK)
+tap("deny-through-link", "CHAINED-SECRET" not in (out or "") + (out2 or "") and "error" in rd,
+    "a deny entry through a link in the writable root still holds once the command repoints it",
+    (out, rd, out2))
+
+# ------------------------------------------------- /proc through fs/*: no process of the host
+
+# A sandboxed command's /proc shows its own processes only; fs/* requests in
+# the same sandbox must not read other processes' environment or arguments
+# (or execd's own) through the host's /proc, which every profile can read.
+holder = subprocess.Popen(["sleep", "60"], env={"ESCAPE_TAG": TAG, "HELD": "proc-secret-" + TAG})
+_popens.append(holder)
+SBW = {"permissions": {"type": "managed", "network": "restricted", "file_system": {
+    "type": "restricted", "entries": [entry(W, "write")]}}, "windowsSandboxLevel": "disabled"}
+procs = {}
+for sb_name, sb_ in (("root read", SB), ("workspace only", SBW)):
+    for pth in ("/proc/%d/environ" % holder.pid, "/proc/%d/cmdline" % holder.pid,
+                "/proc/%d/environ" % c.pid, "/proc/self/environ", "/proc/thread-self/environ"):
+        r = c.call("fs/readFile", {"path": "file://" + pth, "sandbox": sb_})
+        procs["%s %s" % (sb_name, pth)] = r.get("error", {}).get("message") or \
+            base64.b64decode(r["result"]["dataBase64"])[:60]
+    r = c.call("fs/readDirectory", {"path": "file:///proc", "sandbox": sb_})
+    procs["%s listing" % sb_name] = sorted(e["fileName"] for e in r.get("result", {}).get(
+        "entries", []) if e["fileName"].isdigit() or e["fileName"] in ("self", "thread-self"))
+holder.kill()
+holder.wait()
+tap("fs-proc-others", all(isinstance(v, str) or v == [] for v in procs.values()),
+    "sandboxed fs/* read no process's environ or cmdline through /proc, nor list one", procs)
+
+# -------------------------------------- a denied file's existence, probed through symlinks
+
+# The command cannot look into a denied directory, but it can plant
+# symlinks into it; fs/* requests in its sandbox then must not answer
+# differently for a file there that exists and one that does not (the
+# reference's helper cannot tell either: the mask is an empty mode 000
+# directory).
+PR = os.path.join(W, "probe")
+os.makedirs(os.path.join(PR, "sec", "sub"))
+with open(os.path.join(PR, "sec", "key"), "w") as f:
+    f.write("SECRET\n")
+SBPR = sandbox([W])
+SBPR["permissions"]["file_system"]["entries"] += [entry(os.path.join(PR, "sec"), "deny")]
+run(c, ["sh", "-c", "mkdir l && for n in key nokey sub nosub; do ln -s %s/sec/$n l/$n; done"
+        % PR], SBPR, cwd=PR)
+answers = {}
+for n in ("key", "nokey", "sub", "nosub"):
+    u = "file://%s/l/%s" % (PR, n)
+    got = []
+    for m, extra in (("fs/getMetadata", {}), ("fs/readFile", {}), ("fs/canonicalize", {}),
+                     ("fs/readDirectory", {}), ("fs/open", {"handleId": "p" + n}),
+                     ("fs/readFile", {"path": u + "/x"}), ("fs/getMetadata", {"path": u + "/x"}),
+                     ("fs/remove", {"path": u + "/x", "force": True}),
+                     ("fs/copy", {"sourcePath": u + "/x", "destinationPath": "file://%s/c" % PR,
+                                  "recursive": False})):
+        r = c.call(m, dict({"path": u, "sandbox": SBPR}, **extra))
+        got.append(r.get("error", {}).get("message", "ok"))
+    answers[n] = got
+listing = c.call("fs/readDirectory", {"path": "file://%s/l" % PR, "sandbox": SBPR})
+shown = sorted(e["fileName"] for e in listing.get("result", {}).get("entries", []))
+walk = c.call("fs/walk", {"path": "file://%s/l" % PR, "options": {"maxDepth": 2,
+              "maxDirectories": 100, "maxEntries": 100, "followDirectorySymlinks": True},
+              "sandbox": SBPR}).get("result", {})
+walked = sorted(x["path"].rsplit("/", 1)[1] for x in walk.get("entries", []) + walk.get("errors", []))
+tap("denied-exists-oracle", answers["key"] == answers["nokey"] and answers["sub"] ==
+    answers["nosub"] and shown == [] and walked == [],
+    "symlinks into a denied directory: fs/* answer alike whether the file there exists or not",
+    (answers, shown, walked))
+
 # ---------------------------------------------------------------- 10. prlimit, /dev/stderr, the lock
 
 c.close()
@@ -800,6 +1041,15 @@ tap("fs-dev-stderr", "error" in r and "INJECTED" not in text and "log-before" in
 r, out, code = run(c, ["sh", "-c", "cat %s; echo rc=$?" % log], SB)
 tap(None, out is not None and "log-before" not in out,
     "execd's log (its stderr, a file) cannot be read from inside", out)
+# the policy's /dev/stderr must not be execd's own stderr, resolved: its log by name
+rw = c.call("fs/writeFile", {"path": "file://" + log, "dataBase64": b64("INJECTED\n"),
+                             "sandbox": SB})
+rr = c.call("fs/readFile", {"path": "file://" + log, "sandbox": SB})
+with open(log) as f:
+    text = f.read()
+tap("fs-log-by-name", "error" in rw and "error" in rr and "INJECTED" not in text and
+    "log-before" in text, "execd's log named by its path: sandboxed fs/writeFile and fs/readFile "
+    "are refused", (rw, rr, text[-200:]))
 
 # a placeholder's lock file exists once one has been made
 W10 = os.path.join(tmp, "ws10")
@@ -1064,6 +1314,21 @@ else:
     tap(None, os.path.exists(key) and stat.S_IMODE(os.stat(key).st_mode) == 0o600 and
         stat.S_IMODE(os.stat(os.path.dirname(key)).st_mode) == 0o700,
         "own execd-proxy: its CA key is kept 0600 in STATE/proxy, 0700")
+    # what a sandboxed process cannot see, a request in the same sandbox cannot either
+    with open(key, "rb") as f:
+        kbytes = f.read()
+    rk = c.call("fs/readFile", {"path": "file://" + key, "sandbox": sandbox([tmp])})
+    rd = c.call("fs/readDirectory", {"path": "file://" + STATE, "sandbox": sandbox([tmp])})
+    rw = c.call("fs/writeFile", {"path": "file://" + key, "dataBase64": b64("x"),
+                                 "sandbox": sandbox([tmp])})
+    rp = c.call("fs/writeFile", {"path": "file://" + os.path.join(STATE, "planted"),
+                                 "dataBase64": b64("x"), "sandbox": sandbox([tmp])})
+    with open(key, "rb") as f:
+        kafter = f.read()
+    tap("fs-own-paths", all("error" in x for x in (rk, rd, rw, rp)) and kafter == kbytes and
+        not os.path.exists(os.path.join(STATE, "planted")),
+        "own execd-proxy: sandboxed fs/* requests neither read nor write execd's state "
+        "directory (its CA key), even inside a writable root", (rk, rd, rw, rp))
     c.kill()
     P = Proxy("listen http 127.0.0.1:0\nlisten socks5 127.0.0.1:0\nupstream-ca %s\n"
               "allow 127.0.0.1\nallow-local yes\n" % TCA.cert)

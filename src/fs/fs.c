@@ -215,21 +215,37 @@ out:
 	fp_release(f, 3);
 }
 
-/* Is the entry `name` of dir (resolved: real) shown under the policy? */
+/* Is the entry `name` of the directory real shown under the policy? */
 static int
-entry_visible(const struct fs_policy *pol, const char *dir, const char *real, const char *name)
+entry_visible(const struct fs_policy *pol, const char *real, const char *name)
 {
-	char	path[PATH_MAX], target[PATH_MAX];
+	char	path[PATH_MAX];
 
 	if (pol == NULL)
 		return 1;
-	if (fs_pathf(path, sizeof(path), "%s/%s", strcmp(real, "/") == 0 ? "" : real, name) ||
-	    !fs_policy_visible(pol, path))
-		return 0;
-	/* a link shows what it points to: that must be visible too */
-	if (fs_pathf(target, sizeof(target), "%s/%s", dir, name) != 0)
-		return 0;
-	return fs_allowed(pol, target, 1, FS_WANT_READ) != ENOENT;
+	return fs_pathf(path, sizeof(path), "%s/%s", strcmp(real, "/") == 0 ? "" : real,
+	    name) == 0 && fs_policy_visible(pol, path);
+}
+
+/*
+ * What the link `name` of the directory real points to, into st: it must
+ * be there to look at in a sandbox's view, not denied (in the reference's
+ * helper a stat into a mask fails: the entry is left out, as a dangling
+ * link is).  0 or an errno.
+ */
+static int
+link_target(const struct fs_policy *pol, const char *real, const char *name, struct stat *st)
+{
+	char	path[PATH_MAX], treal[PATH_MAX];
+	int	fd, err;
+
+	if (fs_pathf(path, sizeof(path), "%s/%s", strcmp(real, "/") == 0 ? "" : real, name) != 0)
+		return ENAMETOOLONG;
+	if ((err = fs_pin_open(pol, path, FS_WANT_STAT, O_PATH, &fd, treal, sizeof(treal))) != 0)
+		return err;
+	err = fstat(fd, st) == -1 ? errno : 0;
+	close(fd);
+	return err;
 }
 
 void
@@ -275,9 +291,13 @@ fs_list_dir(const char *path, const struct fs_policy *pol, struct fs_dirent **ou
 		 */
 		if (de->d_type != DT_UNKNOWN && de->d_type != DT_LNK)
 			st.st_mode = DTTOIF(de->d_type);
-		else if (fstatat(dirfd(dp), de->d_name, &st, 0) == -1)
-			continue;
-		if (!entry_visible(pol, path, real, de->d_name))
+		else if (pol != NULL && !fs_path_covers("/dev", real)) {
+			/* checked and typed by the same lookup: a link repointed meanwhile tells nothing */
+			if (link_target(pol, real, de->d_name, &st) != 0)
+				continue;
+		} else if (fstatat(dirfd(dp), de->d_name, &st, 0) == -1)
+			continue;	/* /dev/stdin and the like: shown, as the reference's own */
+		if (!entry_visible(pol, real, de->d_name))
 			continue;
 		if (n == cap) {
 			cap = cap ? cap * 2 : 64;

@@ -72,12 +72,32 @@ walk_entry(struct walk *w, const char *dir, const char *name, int depth)
 			walk_dir(w, path, depth + 1);
 		return;
 	}
+	/* as the reference: a SKILL.md that is a symlink is no skill (a directory link is followed) */
 	if (!S_ISREG(st.st_mode) || strcmp(name, "SKILL.md") != 0 ||
+	    lstat(path, &st) == -1 || !S_ISREG(st.st_mode) ||
 	    realpath(path, real) == NULL || json_object_get(w->seen, real) != NULL)
 		return;
 	if (json_object_set_new(w->seen, real, json_true()) == -1 ||
 	    json_array_append_new(w->found, json_string(path)) == -1)
 		log_warnx("capabilityRoots/discoverV1: out of memory");
+}
+
+/* dir listed as it was checked: pinned under pol (a link swapped in leads nowhere else) */
+static DIR *
+open_dir(const struct fs_policy *pol, const char *dir)
+{
+	char	real[PATH_MAX];
+	DIR	*d;
+	int	fd;
+
+	if (pol == NULL)
+		return opendir(dir);
+	if (fs_pin_open(pol, dir, FS_WANT_READ, O_RDONLY | O_DIRECTORY, &fd, real,
+	    sizeof(real)) != 0)
+		return NULL;
+	if ((d = fdopendir(fd)) == NULL)
+		close(fd);
+	return d;
 }
 
 static void
@@ -88,7 +108,7 @@ walk_dir(struct walk *w, const char *dir, int depth)
 	json_t		*names = json_array(), *v;
 	size_t		 i;
 
-	if (depth > DISCOVER_DEPTH || names == NULL || (d = opendir(dir)) == NULL) {
+	if (depth > DISCOVER_DEPTH || names == NULL || (d = open_dir(w->pol, dir)) == NULL) {
 		json_decref(names);
 		return;
 	}
@@ -128,15 +148,32 @@ read_some(int fd, char *buf, size_t len)
 	return (ssize_t)got;
 }
 
+int
+fs_discover_open(const struct fs_policy *pol, const char *path)
+{
+	char	real[PATH_MAX];
+	int	fd, err;
+
+	if (pol == NULL)
+		return open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+	/* what was checked is what is read: a link swapped in since leads nowhere else */
+	if ((err = fs_pin_open(pol, path, FS_WANT_READ, O_RDONLY | O_NONBLOCK | O_NOCTTY, &fd,
+	    real, sizeof(real))) != 0) {
+		errno = err;
+		return -1;
+	}
+	return fd;
+}
+
 json_t *
-fs_discover_file_entry(const char *path)
+fs_discover_file_entry(const struct fs_policy *pol, const char *path)
 {
 	char	*buf, *uri;
 	json_t	*v = NULL;
 	ssize_t	 n;
 	int	 fd;
 
-	if ((fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC)) == -1)
+	if ((fd = fs_discover_open(pol, path)) == -1)
 		return json_null();
 	if ((buf = malloc(DISCOVER_FILE_MAX)) != NULL &&
 	    (n = read_some(fd, buf, DISCOVER_FILE_MAX)) >= 0 &&
@@ -151,16 +188,23 @@ fs_discover_file_entry(const char *path)
 }
 
 static json_t *
-skill_entry(const char *path)
+skill_entry(const struct fs_policy *pol, const char *path, json_t *warnings)
 {
 	char	meta[PATH_MAX];
 	size_t	dlen = strlen(path) - strlen("SKILL.md");
 	json_t	*md = json_null();
+	int	err;
 
+	/* agents/openai.yaml, a link followed, as far as the sandbox shows it */
 	if (fs_pathf(meta, sizeof(meta), "%.*sagents/openai.yaml", (int)dlen, path) == 0 &&
-	    access(meta, F_OK) == 0)
-		md = fs_discover_file_entry(meta);
-	return json_pack("{s:o,s:o}", "instructions", fs_discover_file_entry(path), "metadata", md);
+	    access(meta, F_OK) == 0) {
+		if ((err = fs_allowed(pol, meta, 1, FS_WANT_READ)) == 0)
+			md = fs_discover_file_entry(pol, meta);
+		else if (err != ENOENT)
+			fs_discover_warn(warnings, "inspect capability file", meta, err);
+	}
+	return json_pack("{s:o,s:o}", "instructions", fs_discover_file_entry(pol, path),
+	    "metadata", md);
 }
 
 json_t *
@@ -228,7 +272,8 @@ discover_root(const struct fs_policy *pol, const char *dir, const char *uri, cha
 	if (skills != NULL)
 		json_array_foreach(files, i, v)
 			if (fs_allowed(pol, json_string_value(v), 1, FS_WANT_READ) == 0)
-				json_array_append_new(skills, skill_entry(json_string_value(v)));
+				json_array_append_new(skills, skill_entry(pol,
+				    json_string_value(v), warnings));
 	json_decref(files);
 	return skills;
 }

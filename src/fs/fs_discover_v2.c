@@ -57,13 +57,13 @@ is_dir(const char *path)
 
 /* Up to max bytes of path into buf: their count, or -1. */
 static ssize_t
-read_upto(const char *path, char *buf, size_t max)
+read_upto(const struct fs_policy *pol, const char *path, char *buf, size_t max)
 {
 	ssize_t	r = 0;
 	size_t	got = 0;
 	int	fd;
 
-	if ((fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC)) == -1)
+	if ((fd = fs_discover_open(pol, path)) == -1)
 		return -1;
 	while (got < max) {
 		if ((r = read(fd, buf + got, max - got)) == -1 && errno == EINTR)
@@ -109,7 +109,7 @@ skill_meta(const struct fs_policy *pol, const char *path, json_t *s)
 		log_warnx("capabilities/discoverV2: out of memory");
 		goto out;
 	}
-	n = read_upto(meta, buf, META_FILE_MAX + 1);
+	n = read_upto(pol, meta, buf, META_FILE_MAX + 1);
 	if (n < 0 || (size_t)n > META_FILE_MAX || !utf8_valid((uint8_t *)buf, (size_t)n))
 		bad = 1;
 	else
@@ -138,7 +138,7 @@ skill(const struct fs_policy *pol, const char *path, const char *prefix, int *ba
 	if ((slash = strrchr(dir, '/')) != NULL)
 		*slash = '\0';
 	base = (slash = strrchr(dir, '/')) != NULL ? slash + 1 : dir;
-	file = fs_discover_file_entry(path);
+	file = fs_discover_file_entry(pol, path);
 	if ((contents = json_object_get(file, "contents")) != NULL)
 		s = fs_skill_parse(json_string_value(contents), json_string_length(contents), base);
 	json_decref(file);
@@ -305,7 +305,7 @@ optional_file(const struct fs_policy *pol, const char *root, const char *name)
 	if (fs_pathf(path, sizeof(path), "%s/%s", root, name) != 0 ||
 	    access(path, F_OK) != 0 || fs_allowed(pol, path, 1, FS_WANT_READ) != 0)
 		return json_null();
-	return fs_discover_file_entry(path);
+	return fs_discover_file_entry(pol, path);
 }
 
 static void
@@ -333,7 +333,7 @@ plugin(struct discovery *d, const char *market, const char *name, const char *ro
 			warn_once(d);
 		return;
 	}
-	mf = fs_discover_file_entry(manifest);
+	mf = fs_discover_file_entry(d->pol, manifest);
 	if (json_is_object(mf))
 		parsed = json_loads(json_string_value(json_object_get(mf, "contents")), 0, NULL);
 	if (!json_is_object(parsed)) {

@@ -201,7 +201,7 @@ fs_m_read_file(struct rpc_req *req, json_t *params)
 	if (fs_begin(req, params, "WireFsReadFileParams", f, 3, &d, &pol) == -1)
 		goto out;
 	if ((err = fs_allowed(pol, path, 1, FS_WANT_READ)) != 0 ||
-	    (stat(path, &st) == -1 && (err = errno) != 0)) {
+	    (stat(path, &st) == -1 && (err = fs_pin_enoent(pol, path, errno)) != 0)) {
 		rpc_fail_errno(req, err);
 		goto out;
 	}

@@ -138,7 +138,7 @@ open_file(struct rpc_req *req, const char *path, int replace, const struct fs_po
 	}
 	if (!replace) {
 		if (stat(path, &st) == -1) {
-			rpc_fail_errno(req, errno);
+			rpc_fail_errno(req, fs_pin_enoent(pol, path, errno));
 			return -1;
 		}
 		if (!S_ISREG(st.st_mode)) {

@@ -80,6 +80,11 @@ int	fs_pin_open(const struct fs_policy *pol, const char *path, int want, int ofl
 /* stat and lstat of path, both pinned and checked for FS_WANT_STAT. */
 int	fs_pin_stat(const struct fs_policy *pol, const char *path, struct stat *st,
 	    struct stat *lst);
+/*
+ * err, except that a path missing (ENOENT) inside a place pol denies,
+ * symlinks followed by name, is EACCES there as it is when it exists.
+ */
+int	fs_pin_enoent(const struct fs_policy *pol, const char *path, int err);
 /* The path the kernel has for fd (absolute, or EACCES). */
 int	fs_fd_path(int fd, char *out, size_t outlen);
 
@@ -124,7 +129,9 @@ json_t	*fs_discover_files(const char *dir, const struct fs_policy *pol, json_t *
 /* "failed to <what> <uri>: <errno text>" appended to warnings. */
 void	 fs_discover_warn(json_t *warnings, const char *what, const char *path, int err);
 /* {"path": URI, "contents": text}, or null when it cannot be read as text. */
-json_t	*fs_discover_file_entry(const char *path);
+json_t	*fs_discover_file_entry(const struct fs_policy *pol, const char *path);
+/* path opened for reading, pinned and checked under pol (if any); -1 with errno. */
+int	 fs_discover_open(const struct fs_policy *pol, const char *path);
 /*
  * A skill's name, description and shortDescription from its SKILL.md
  * text, as {"name","description","shortDescription"}; NULL when the

@@ -134,10 +134,80 @@ resolve(const struct fs_policy *pol, const char *path, int oflags)
 	return fd;
 }
 
+/*
+ * Does resolving path by name (symlinks followed) pass through a denied
+ * place?  Only the choice of an error hangs on this, never an access: a
+ * missing file inside a denied directory must fail as an existing one does
+ * (EACCES), or a planted symlink would tell which exist.
+ */
+static int
+denied_on_the_way(const struct fs_policy *pol, const char *path)
+{
+	char		cur[PATH_MAX], rest[PATH_MAX], link[PATH_MAX], next[PATH_MAX];
+	const char	*r;
+	struct stat	st;
+	size_t		n, len;
+	ssize_t		ln;
+	int		links = 0;
+
+	cur[0] = '\0';		/* "/" */
+	if (fs_pathf(rest, sizeof(rest), "%s", path) != 0)
+		return 0;
+	for (r = rest;;) {
+		while (*r == '/')
+			r++;
+		if (*r == '\0')
+			return 0;
+		n = strcspn(r, "/");
+		if (n == 1 && r[0] == '.') {
+			r += n;
+			continue;
+		}
+		if (n == 2 && r[0] == '.' && r[1] == '.') {
+			*(strrchr(cur, '/') != NULL ? strrchr(cur, '/') : cur) = '\0';
+			r += n;
+			continue;
+		}
+		len = strlen(cur);
+		if (len + 1 + n >= sizeof(cur))
+			return 0;
+		cur[len] = '/';
+		memcpy(cur + len + 1, r, n);
+		cur[len + 1 + n] = '\0';
+		r += n;
+		if (fs_policy_check(pol, cur, FS_WANT_STAT) == EACCES)
+			return 1;
+		/* what /proc shows as links are execd's descriptors: not followed */
+		if (fs_path_covers("/proc", cur) || lstat(cur, &st) == -1)
+			return 0;
+		if (!S_ISLNK(st.st_mode))
+			continue;
+		if (++links > PIN_LINKS_MAX ||
+		    (ln = readlink(cur, link, sizeof(link) - 1)) == -1)
+			return 0;
+		link[ln] = '\0';
+		cur[len] = '\0';	/* relative to the link's directory */
+		if (link[0] == '/')
+			cur[0] = '\0';
+		if (fs_pathf(next, sizeof(next), "%s%s", link, r) != 0)
+			return 0;
+		memcpy(rest, next, strlen(next) + 1);
+		r = rest;
+	}
+}
+
+int
+fs_pin_enoent(const struct fs_policy *pol, const char *path, int err)
+{
+	return err == ENOENT && pol != NULL && denied_on_the_way(pol, path) ? EACCES : err;
+}
+
 /* Refused outright: a magic link, a kernel without openat2, a resolution racing on. */
 static int
-refused(int err)
+refused(const struct fs_policy *pol, const char *path, int err)
 {
+	if (err == ENOENT && denied_on_the_way(pol, path))
+		return EACCES;
 	return err == ENOSYS || err == EAGAIN || err == EXDEV ? EACCES : err;
 }
 
@@ -181,7 +251,7 @@ fs_pin_open(const struct fs_policy *pol, const char *path, int want, int oflags,
 
 	if ((fd = resolve(pol, path, oflags)) == -1) {
 		err = errno;
-		return err == ELOOP ? loop_or_magic(path) : refused(err);
+		return err == ELOOP ? loop_or_magic(path) : refused(pol, path, err);
 	}
 	if ((err = fs_fd_path(fd, real, reallen)) != 0 ||
 	    (err = fs_policy_check(pol, real, want)) != 0) {
@@ -223,7 +293,7 @@ pin_dir(const struct fs_policy *pol, const char *path, struct fs_pin *p)
 		return err;
 	if ((p->dfd = resolve(pol, dir, O_PATH | O_DIRECTORY)) == -1) {
 		err = errno;
-		return err == ELOOP ? loop_or_magic(dir) : refused(err);
+		return err == ELOOP ? loop_or_magic(dir) : refused(pol, dir, err);
 	}
 	if ((err = fs_fd_path(p->dfd, dreal, sizeof(dreal))) != 0 ||
 	    (err = fs_pathf(p->real, sizeof(p->real), "%s/%s", strcmp(dreal, "/") == 0 ?

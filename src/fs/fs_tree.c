@@ -176,7 +176,7 @@ fs_m_remove(struct rpc_req *req, json_t *params)
 		goto out;
 	/* what the policy hides is missing, as in the reference's sandbox */
 	if ((err = fs_allowed(pol, path, 0, FS_WANT_STAT)) == 0 && lstat(path, &st) == -1)
-		err = errno;
+		err = fs_pin_enoent(pol, path, errno);
 	if (err == ENOENT && force) {
 		fs_reply_empty(req);
 		goto out;
@@ -327,7 +327,11 @@ copy_check(struct tstack *s, const char *name, const char *dreal, const struct f
 	return err;
 }
 
-/* Copy the tree under sfd into dfd; dry: only check pol, creating nothing. */
+/*
+ * Copy the tree under sfd into dfd; dry: only check pol, creating nothing.
+ * With pol the copy checks each entry again: what a sandboxed command
+ * moves into the source after the dry pass is checked like the rest.
+ */
 static int
 copy_tree(int sfd, const char *sreal, int dfd, const char *dreal,
     const struct fs_policy *pol, int dry)
@@ -353,7 +357,7 @@ copy_tree(int sfd, const char *sreal, int dfd, const char *dreal,
 				break;
 			continue;
 		}
-		if (dry && (err = copy_check(&s, e->name, dreal, pol)) != 0)
+		if (pol != NULL && (err = copy_check(&s, e->name, dreal, pol)) != 0)
 			break;
 		if (e->type == DT_DIR) {
 			if (!dry && (err = make_dir_at(ts_fd(&d), e->name)) != 0)
@@ -441,7 +445,7 @@ copy_dir_pinned(const char *src, const char *dest, const struct fs_policy *pol)
 		fs_pin_close(&spin);
 		return EACCES;
 	}
-	err = copy_tree(again, spin.real, dfd, dreal, NULL, 0);
+	err = copy_tree(again, spin.real, dfd, dreal, pol, 0);
 	fs_pin_close(&spin);
 	return err;
 }
@@ -508,7 +512,7 @@ copy_one(struct rpc_req *req, const char *src, const char *dest, int recursive,
 	if ((err = fs_allowed(pol, src, 0, FS_WANT_READ)) != 0)
 		return err;
 	if (lstat(src, &st) == -1)
-		return errno;
+		return fs_pin_enoent(pol, src, errno);
 	if (S_ISDIR(st.st_mode)) {
 		if (!recursive) {
 			rpc_fail(req, RPC_INVALID_REQUEST,

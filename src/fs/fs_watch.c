@@ -107,8 +107,11 @@ nearest_ancestor(const char *path, char *dir, size_t dirlen, char **next)
 			dir[1] = '\0';
 		else
 			*slash = '\0';
-		if (stat(dir, &st) == 0 && S_ISDIR(st.st_mode))
-			break;
+		if (stat(dir, &st) == 0) {
+			if (S_ISDIR(st.st_mode))
+				break;
+			return -1;	/* a file there: nothing can appear below it */
+		}
 		if (strcmp(dir, "/") == 0)
 			return -1;
 	}

@@ -18,11 +18,24 @@
 #include "policy/fs_policy_int.h"
 #include "rpc/rpc.h"
 
+#define OWN_MAX	10	/* execd's own paths: state directory, keys, sockets, log */
+
+struct own_path {
+	char	*path;
+	int	 readonly;	/* seen, never written; else out of sight */
+};
+
 struct fs_policy {
 	struct fs_rule	*rules;
 	size_t		 nrules, cap;
 	char		*error;		/* the operation must fail with this */
+	struct own_path	 own[OWN_MAX];	/* resolved when the policy is made */
+	size_t		 nown;
 };
+
+/* execd's own paths as registered (sandbox_hide), resolved by each policy */
+static struct own_path	own_paths[OWN_MAX];
+static size_t		nown_paths;
 
 /* What the reference's Linux sandbox always shows, read-only... */
 static const char *const platform_roots[] = { "/bin", "/sbin", "/usr", "/etc", "/lib",
@@ -185,13 +198,14 @@ effective_path(const char *path, int *exists)
 #define R_KEEP_MISSING	0x4
 #define R_LITERAL	0x8	/* the path as written, a symlink staying one */
 #define R_REAL		0x10	/* with R_LITERAL: known to exist, its own real path */
+#define R_DEVICE	0x20	/* resolved, it must stay a /dev node */
 
 static int
 add_rule(struct fs_policy *p, const char *path, enum fs_access a, int flags)
 {
 	struct fs_rule	*r;
 	struct stat	 st;
-	char		*eff;
+	char		*eff, *given = NULL;
 	int		 exists;
 
 	if (flags & R_GLOB)
@@ -209,13 +223,28 @@ add_rule(struct fs_policy *p, const char *path, enum fs_access a, int flags)
 			free(eff);
 			return 0;
 		}
+		/*
+		 * /dev/stderr and the like resolve through execd's own
+		 * /proc/self/fd: to its log, its pipes.  A sandbox's are its
+		 * own: what they lead to here is granted nothing.
+		 */
+		if (eff != NULL && (flags & R_DEVICE) && !fs_path_covers("/dev", eff)) {
+			free(eff);
+			return 0;
+		}
 	}
 	if (eff == NULL)
 		return -1;
+	if (!(flags & (R_GLOB | R_LITERAL)) && strcmp(eff, path) != 0 &&
+	    (given = strdup(path)) == NULL) {
+		free(eff);
+		return -1;
+	}
 	if (p->nrules == p->cap) {
 		size_t ncap = p->cap ? p->cap * 2 : 16;
 		if ((r = reallocarray(p->rules, ncap, sizeof(*r))) == NULL) {
 			free(eff);
+			free(given);
 			return -1;
 		}
 		p->rules = r;
@@ -226,6 +255,7 @@ add_rule(struct fs_policy *p, const char *path, enum fs_access a, int flags)
 	r->access = a;
 	r->is_glob = (flags & R_GLOB) != 0;
 	r->implicit = (flags & R_IMPLICIT) != 0;
+	r->given = given;
 	return 0;
 }
 
@@ -233,7 +263,7 @@ add_rule(struct fs_policy *p, const char *path, enum fs_access a, int flags)
 static int
 add_glob(struct fs_policy *p, const char *cwd, const char *pattern)
 {
-	char	*abs, *eff, *lit_end, *slash, *full;
+	char	*abs, *eff, *lit_end, *slash, *full, *given;
 	size_t	 n;
 	int	 exists, r;
 
@@ -267,13 +297,20 @@ add_glob(struct fs_policy *p, const char *cwd, const char *pattern)
 	n = strlen(eff) + strlen(slash) + 1;
 	if ((full = malloc(n)) != NULL)
 		snprintf(full, n, "%s%s", strcmp(eff, "/") == 0 ? "" : eff, slash);
+	/* the literal directory as written, when links led elsewhere (drop_linked) */
+	*slash = '\0';
+	given = strcmp(eff, slash == abs ? "/" : abs) != 0 ? strdup(slash == abs ? "/" : abs) :
+	    NULL;
 	free(eff);
 	free(abs);
-	if (full == NULL)
+	if (full == NULL || (r = add_rule(p, full, FS_ACCESS_DENY, R_GLOB)) == -1) {
+		free(full);
+		free(given);
 		return -1;
-	r = add_rule(p, full, FS_ACCESS_DENY, R_GLOB);
+	}
 	free(full);
-	return r;
+	p->rules[p->nrules - 1].given = given;
+	return 0;
 }
 
 /* A relative subpath that stays inside its root, or NULL. */
@@ -373,13 +410,172 @@ unrestricted(const struct fsp_ctx *c)
  * same rule, made once.
  */
 static int
-add_platform(struct fs_policy *p, const char *path, enum fs_access a)
+add_platform(struct fs_policy *p, const char *path, enum fs_access a, int flags)
 {
 	if (already_real(path))
 		return add_rule(p, path, a, R_IMPLICIT | R_LITERAL | R_REAL);
-	if (add_rule(p, path, a, R_IMPLICIT) == -1 ||
+	if (add_rule(p, path, a, R_IMPLICIT | flags) == -1 ||
 	    add_rule(p, path, a, R_IMPLICIT | R_LITERAL) == -1)
 		return -1;
+	return 0;
+}
+
+void
+fs_policy_own_path(const char *path, int readonly)
+{
+	char	cwd[PATH_MAX];
+
+	if (nown_paths == OWN_MAX || path == NULL || path[0] == '\0')
+		return;
+	/* as given now: a relative one from where execd starts */
+	if (path[0] != '/' && (getcwd(cwd, sizeof(cwd)) == NULL ||
+	    asprintf(&own_paths[nown_paths].path, "%s/%s", cwd, path) == -1))
+		return;
+	if (path[0] == '/' && (own_paths[nown_paths].path = strdup(path)) == NULL)
+		return;
+	own_paths[nown_paths++].readonly = readonly;
+}
+
+static int
+own_add(struct fs_policy *p, const char *path, int readonly)
+{
+	int	exists;
+
+	if (p->nown == OWN_MAX)
+		return 0;
+	if ((p->own[p->nown].path = effective_path(path, &exists)) == NULL)
+		return -1;
+	p->own[p->nown++].readonly = readonly;
+	return 0;
+}
+
+/*
+ * What sandboxed commands never see of execd's (sandbox_hide): its state
+ * directory, the proxy's keys and control socket, its log when its stderr
+ * is a file.  A request in the same sandbox sees no more.
+ */
+static int
+add_own(struct fs_policy *p)
+{
+	size_t	i;
+
+	for (i = 0; i < nown_paths; i++)
+		if (own_add(p, own_paths[i].path, own_paths[i].readonly) == -1)
+			return -1;
+	return 0;
+}
+
+/* Is path inside an entry's writable root (where a sandboxed command makes what it likes)? */
+static int
+in_write_root(const struct fs_policy *p, const char *path)
+{
+	size_t	i;
+
+	for (i = 0; i < p->nrules; i++)
+		if (p->rules[i].access == FS_ACCESS_WRITE && !p->rules[i].is_glob &&
+		    !p->rules[i].implicit && fs_path_covers(p->rules[i].path, path))
+			return 1;
+	return 0;
+}
+
+/*
+ * The first symlink on the way to given that lies in a writable root,
+ * into link: 1; 0 if none.  Each link met is followed component by
+ * component, so that one inside another's target counts too.
+ */
+static int
+writable_link(const struct fs_policy *p, const char *given, char *link)
+{
+	char		cur[PATH_MAX], rest[PATH_MAX], next[PATH_MAX], target[PATH_MAX];
+	const char	*r;
+	struct stat	st;
+	size_t		n;
+	ssize_t		tn;
+	int		links = 0;
+
+	cur[0] = '\0';		/* "/" */
+	if (snprintf(rest, sizeof(rest), "%s", given) >= (int)sizeof(rest))
+		return 0;
+	for (r = rest;;) {
+		while (*r == '/')
+			r++;
+		if (*r == '\0')
+			return 0;
+		n = strcspn(r, "/");
+		if ((n == 1 && r[0] == '.') || (n == 2 && r[0] == '.' && r[1] == '.')) {
+			if (n == 2)
+				*(strrchr(cur, '/') != NULL ? strrchr(cur, '/') : cur) = '\0';
+			r += n;
+			continue;
+		}
+		if (snprintf(next, sizeof(next), "%s/%.*s", cur, (int)n, r) >= (int)sizeof(next) ||
+		    lstat(next, &st) == -1)
+			return 0;	/* what is missing leads nowhere yet */
+		r += n;
+		if (!S_ISLNK(st.st_mode)) {
+			memcpy(cur, next, strlen(next) + 1);
+			continue;
+		}
+		if (in_write_root(p, next)) {
+			memcpy(link, next, strlen(next) + 1);
+			return 1;
+		}
+		/* /proc's links are descriptors, not paths: no further */
+		if (fs_path_covers("/proc", next) || ++links > 40 ||
+		    (tn = readlink(next, target, sizeof(target) - 1)) == -1)
+			return 0;
+		target[tn] = '\0';
+		if (target[0] == '/')
+			cur[0] = '\0';
+		if (snprintf(next, sizeof(next), "%s%s", target, r) >= (int)sizeof(next))
+			return 0;
+		memcpy(rest, next, strlen(next) + 1);
+		r = rest;
+	}
+}
+
+/*
+ * An entry whose path leads through a symlink in a writable root names
+ * whatever the sandboxed command last pointed that link at: a command
+ * that makes one where an entry names a missing path (or swaps one in)
+ * would have the entry grant the link's target, to the fs requests and
+ * the next command of the same sandbox.  Such a grant is dropped.  A read
+ * entry that narrows a writable root cannot be dropped without widening
+ * it, nor can a deny (or a deny glob's directory) be trusted to still
+ * name what it meant: the policy is refused, in the reference's words for
+ * the same case of its protected names.
+ */
+static int
+drop_linked(struct fs_policy *p)
+{
+	char	link[PATH_MAX];
+	size_t	i, j, n;
+
+	for (i = j = 0; i < p->nrules; i++) {
+		struct fs_rule *r = &p->rules[i];
+
+		if (r->given == NULL || r->implicit || !writable_link(p, r->given, link)) {
+			p->rules[j++] = *r;
+			continue;
+		}
+		/* a deny (the place it meant may be elsewhere now) or a read-only carve-out */
+		if ((r->access == FS_ACCESS_DENY || (r->access == FS_ACCESS_READ &&
+		    in_write_root(p, r->path))) && p->error == NULL) {
+			n = strlen(r->given) + strlen(link) + 96;
+			if ((p->error = malloc(n)) == NULL)
+				return -1;
+			snprintf(p->error, n, "cannot enforce sandbox %s path %s because it crosses "
+			    "writable symlink %s", r->access == FS_ACCESS_DENY ? "denied" :
+			    "read-only", r->given, link);
+		}
+		if (r->access == FS_ACCESS_DENY) {
+			p->rules[j++] = *r;	/* and still denied as far as it goes */
+			continue;
+		}
+		free(r->path);
+		free(r->given);
+	}
+	p->nrules = j;
 	return 0;
 }
 
@@ -391,11 +587,13 @@ build(struct fs_policy *p, const struct fsp_ctx *c)
 	size_t			 i, j, n;
 
 	for (i = 0; platform_roots[i] != NULL; i++)
-		if (add_platform(p, platform_roots[i], FS_ACCESS_READ) == -1)
+		if (add_platform(p, platform_roots[i], FS_ACCESS_READ, 0) == -1)
 			return -1;
 	for (i = 0; platform_devices[i] != NULL; i++)
-		if (add_platform(p, platform_devices[i], FS_ACCESS_WRITE) == -1)
+		if (add_platform(p, platform_devices[i], FS_ACCESS_WRITE, R_DEVICE) == -1)
 			return -1;
+	if (add_own(p) == -1)
+		return -1;
 	for (i = 0; i < c->nentries; i++) {
 		en = &c->entries[i];
 		if (en->kind == E_PATH && en->path != NULL) {
@@ -407,6 +605,8 @@ build(struct fs_policy *p, const struct fsp_ctx *c)
 		} else if (en->kind == E_SPECIAL && add_special(p, c, en) == -1)
 			return -1;
 	}
+	if (drop_linked(p) == -1)
+		return -1;
 	/* a writable root keeps its repository and agent metadata read-only */
 	n = p->nrules;
 	for (i = 0; i < n; i++) {
@@ -454,8 +654,12 @@ fs_policy_free(struct fs_policy *p)
 
 	if (p == NULL)
 		return;
-	for (i = 0; i < p->nrules; i++)
+	for (i = 0; i < p->nrules; i++) {
 		free(p->rules[i].path);
+		free(p->rules[i].given);
+	}
+	for (i = 0; i < p->nown; i++)
+		free(p->own[i].path);
 	free(p->rules);
 	free(p->error);
 	free(p);
@@ -552,6 +756,47 @@ denied(const struct fs_rule *r, const char *path, int want)
 	return fs_path_covers(r->path, path);
 }
 
+/*
+ * A process of the host under /proc (a pid, self, thread-self)?  A
+ * sandbox's /proc holds its own processes only; through the host's, a
+ * request would read execd's environment and everyone else's.
+ */
+static int
+host_process(const char *path)
+{
+	const char	*c = path + 6;
+	size_t		 n, i;
+
+	if (strncmp(path, "/proc/", 6) != 0 || (n = strcspn(c, "/")) == 0)
+		return 0;
+	if ((n == 4 && strncmp(c, "self", 4) == 0) ||
+	    (n == 11 && strncmp(c, "thread-self", 11) == 0))
+		return 1;
+	for (i = 0; i < n; i++)
+		if (c[i] < '0' || c[i] > '9')
+			return 0;
+	return 1;
+}
+
+/*
+ * The host's devices a sandbox has its own of (a fresh /dev): other
+ * programs' shared memory in /dev/shm, their terminals in /dev/pts, and
+ * execd's controlling terminal as /dev/tty are not there for a request.
+ * 0, or the errno (the reference's helper's, as far as it has one).
+ */
+static int
+host_device(const char *path, int want)
+{
+	if (strncmp(path, "/dev/shm/", 9) == 0 && path[9] != '\0')
+		return want == FS_WANT_WRITE ? EACCES : ENOENT;
+	if (strncmp(path, "/dev/pts/", 9) == 0 && path[9] != '\0' &&
+	    strcmp(path + 9, "ptmx") != 0)
+		return EACCES;
+	if (strcmp(path, "/dev/tty") == 0 && want != FS_WANT_STAT)
+		return ENXIO;	/* a new session has no controlling terminal */
+	return 0;
+}
+
 int
 fs_policy_check(const struct fs_policy *p, const char *path, int want)
 {
@@ -562,6 +807,14 @@ fs_policy_check(const struct fs_policy *p, const char *path, int want)
 
 	if (p == NULL)
 		return 0;
+	if (host_process(path))
+		return ENOENT;
+	if ((up = host_device(path, want)) != 0)
+		return up;
+	for (i = 0; i < p->nown; i++)
+		if (!p->own[i].readonly && fs_path_covers(p->own[i].path, path) &&
+		    (want != FS_WANT_STAT || strcmp(p->own[i].path, path) != 0))
+			return EACCES;	/* masked, as in a command's view */
 	for (i = 0; i < p->nrules; i++)
 		if (denied(&p->rules[i], path, want))
 			return EACCES;
@@ -574,6 +827,11 @@ fs_policy_check(const struct fs_policy *p, const char *path, int want)
 			best = r;
 			bestn = n;
 		}
+	}
+	if (best != NULL && want == FS_WANT_WRITE && best->access == FS_ACCESS_WRITE) {
+		for (i = 0; i < p->nown; i++)
+			if (p->own[i].readonly && fs_path_covers(p->own[i].path, path))
+				return EROFS;
 	}
 	if (best != NULL)
 		return want == FS_WANT_WRITE && best->access != FS_ACCESS_WRITE ? EROFS : 0;

@@ -22,7 +22,12 @@
  *    to a readable root, which can be listed (showing only what leads on)
  *    but not written to (EROFS).
  *  - Read and write entries for paths that do not exist are dropped (the
- *    reference cannot mount them), deny entries are kept.
+ *    reference cannot mount them), deny entries are kept.  Read and write
+ *    entries whose path leads through a symlink inside a writable root are
+ *    dropped too (a sandboxed command may have made it; the reference
+ *    follows it); a read entry so reached that narrows a writable root,
+ *    or a deny entry (a deny glob's directory) so reached, makes the
+ *    policy fail.
  *  - `current_working_directory` entries grant nothing (as the reference's
  *    0.169.0 fs helper), `project_roots` means `workspaceRoots` (+subpath),
  *    `tmpdir` means execd's own $TMPDIR, `slash_tmp` /tmp, `unknown` nothing.
@@ -49,6 +54,7 @@ struct fs_rule {
 	enum fs_access	 access;
 	int		 is_glob;
 	int		 implicit;	/* a platform default or protected subpath */
+	char		*given;		/* as the entry named it, when symlinks led elsewhere */
 };
 
 struct fs_policy;
@@ -83,6 +89,12 @@ size_t	fs_path_depth(const char *p);
 int	fs_policy_check(const struct fs_policy *p, const char *path, int want);
 /* Does listing a directory show `path`, one of its entries? */
 int	fs_policy_visible(const struct fs_policy *p, const char *path);
+
+/*
+ * One of execd's own paths, which sandboxed requests see as sandboxed
+ * commands do (sandbox_hide): masked, or with readonly only not writable.
+ */
+void	fs_policy_own_path(const char *path, int readonly);
 
 /* The policy could not be built for an operation (a glob it cannot expand); NULL if fine. */
 const char *fs_policy_error(const struct fs_policy *p);

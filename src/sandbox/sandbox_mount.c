@@ -124,6 +124,70 @@ masked(const struct sandbox_plan *plan, const char *path)
 	return 0;
 }
 
+/* Is a mount planned at path itself?  The latest are looked at first. */
+static int
+planned_at(const struct sandbox_plan *plan, const char *path)
+{
+	size_t	i;
+
+	for (i = plan->nmounts; i > 0; i--)
+		if (strcmp(plan->mounts[i - 1].path, path) == 0)
+			return 1;
+	return 0;
+}
+
+/* Is path writable as every mount planned so far leaves it (a protected name's too)? */
+static int
+writable_now(const struct sandbox_plan *plan, const char *path, int base)
+{
+	const struct sbx_mount	*m, *best = NULL;
+	size_t			 i;
+
+	for (i = 0; i < plan->nmounts; i++) {
+		m = &plan->mounts[i];
+		if (m->op == SBX_MNT_RO_ALL || m->op == SBX_MNT_DEV || !fs_path_covers(m->path, path))
+			continue;
+		if (best == NULL || fs_path_depth(m->path) >= fs_path_depth(best->path))
+			best = m;
+	}
+	return best == NULL ? base : best->op == SBX_MNT_RW;
+}
+
+/*
+ * A mask or a read-only bind about to be made on path: the writable
+ * directories above it, up to the nearest mount point, become mount points
+ * themselves (bound writable on themselves).  A command may then not rename
+ * them (EBUSY): a mount moves with its directory in the command's view,
+ * but on the host the masked files would have a new name, which the
+ * policy, made of names, does not deny to fs requests or to the next
+ * command.
+ */
+static int
+pin_parents(struct sandbox_plan *plan, const char *path)
+{
+	char		 dir[PATH_MAX], *cut;
+	struct stat	 st;
+	size_t		 i;
+	int		 base = 1;
+
+	for (i = 0; i < plan->nmounts; i++)
+		if (plan->mounts[i].op == SBX_MNT_RO_ALL)
+			base = 0;
+	if (snprintf(dir, sizeof(dir), "%s", path) >= (int)sizeof(dir))
+		return -1;
+	for (;;) {
+		if ((cut = strrchr(dir, '/')) == NULL || cut == dir)
+			return 0;	/* "/" cannot be renamed */
+		*cut = '\0';
+		if (planned_at(plan, dir) || !writable_now(plan, dir, base))
+			return 0;
+		if (lstat(dir, &st) == -1 || !S_ISDIR(st.st_mode))
+			return 0;	/* gone, or no longer a directory: the mount fails */
+		if (push(plan, SBX_MNT_RW, dir) == -1)
+			return -1;
+	}
+}
+
 static int
 add_mask(struct sandbox_plan *plan, const char *path)
 {
@@ -134,6 +198,8 @@ add_mask(struct sandbox_plan *plan, const char *path)
 	/* under /dev only what the fresh one holds is there to mask */
 	if (fs_path_covers("/dev", path) && !sbx_dev_has(path))
 		return 0;
+	if (pin_parents(plan, path) == -1)
+		return -1;
 	return push(plan, S_ISDIR(st.st_mode) ? SBX_MNT_MASK_DIR : SBX_MNT_MASK_FILE, path);
 }
 
@@ -315,7 +381,8 @@ plan_protected(struct sandbox_plan *plan, const struct fs_rule **g, size_t ng, c
 			if ((!found || S_ISDIR(st.st_mode)) &&
 			    (held = sbx_guard_protected(plan, path, why, whylen)) == -1)
 				return -1;
-			if ((held || found) && push(plan, SBX_MNT_PROTECT, path) == -1)
+			if ((held || found) && (pin_parents(plan, path) == -1 ||
+			    push(plan, SBX_MNT_PROTECT, path) == -1))
 				goto oom;
 		}
 	}
@@ -359,8 +426,9 @@ sbx_mount_plan(struct sandbox_plan *plan, const struct fs_policy *pol, int platf
 		if (i > 0 && strcmp(g[i]->path, g[i - 1]->path) == 0)
 			continue;	/* the same path: write came first and wins */
 		want = g[i]->access == FS_ACCESS_WRITE;
-		if (mount_state(plan, g[i]->path, base) != want &&
-		    push(plan, want ? SBX_MNT_RW : SBX_MNT_RO, g[i]->path) == -1)
+		if (mount_state(plan, g[i]->path, base) != want && ((!want &&
+		    pin_parents(plan, g[i]->path) == -1) ||
+		    push(plan, want ? SBX_MNT_RW : SBX_MNT_RO, g[i]->path) == -1))
 			goto oom;
 	}
 	/*
@@ -404,6 +472,8 @@ hide_add(const char *path, int is_dir, int readonly)
 	}
 	hidden.readonly[hidden.n] = readonly;
 	hidden.is_dir[hidden.n++] = is_dir;
+	/* and a sandboxed fs request sees it as a command does */
+	fs_policy_own_path(path, readonly);
 }
 
 void
@@ -449,7 +519,8 @@ sbx_mount_hide(struct sandbox_plan *plan, char *why, size_t whylen)
 		    fs_path_covers("/proc", real) || fs_path_covers("/dev", real) ||
 		    masked(plan, real))
 			continue;
-		if (push(plan, hidden.readonly[i] ? SBX_MNT_RO : S_ISDIR(st.st_mode) ?
+		if (pin_parents(plan, real) == -1 ||
+		    push(plan, hidden.readonly[i] ? SBX_MNT_RO : S_ISDIR(st.st_mode) ?
 		    SBX_MNT_MASK_DIR : SBX_MNT_MASK_FILE, real) == -1) {
 			snprintf(why, whylen, "out of memory");
 			return -1;

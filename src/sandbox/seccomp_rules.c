@@ -15,7 +15,7 @@
  *    setting another process's limits (without a pid namespace, as with an
  *    unrestricted file system, execd and its spawn helper are in sight,
  *    and every later command inherits the helper's; Landlock does not
- *    see the call);
+ *    see the call); a set-user-ID or set-group-ID mode (setid_rules);
  *  - network off: socket and socketpair for any family but AF_UNIX, and
  *    no address at all, as the reference's restricted filter: connect,
  *    bind, listen, accept and accept4, sendto with a destination, and no
@@ -36,11 +36,13 @@
 #include <sys/ioctl.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 
 #include <linux/sockios.h>
 
 #include <errno.h>
+#include <fcntl.h>
 #include <sched.h>
 #include <stdio.h>
 #include <string.h>
@@ -341,6 +343,53 @@ rules_self(char *why, size_t whylen)
 	return ctx;
 }
 
+/*
+ * No set-user-ID or set-group-ID bit on what a command makes or changes:
+ * nosuid holds in its own view only, and on the host such a file in a
+ * writable root (/tmp, say) would run as execd's user for anyone.  Every
+ * call that sets a mode, by the argument holding it; open and openat only
+ * when they create (O_CREAT, O_TMPFILE).  openat2 keeps its mode where a
+ * filter cannot see it: ENOSYS, and the C library falls back to openat.
+ */
+static int
+setid_rules(scmp_filter_ctx ctx)
+{
+	static const struct {
+		const char	*name;
+		unsigned	 mode, flags;	/* argument numbers; flags 0: none */
+	} calls[] = {
+		{ "chmod", 1, 0 }, { "fchmod", 1, 0 }, { "fchmodat", 2, 0 },
+		{ "fchmodat2", 2, 0 }, { "creat", 1, 0 }, { "mknod", 1, 0 },
+		{ "mknodat", 2, 0 }, { "open", 2, 1 }, { "openat", 3, 2 },
+	};
+	static const unsigned	bits[] = { S_ISUID, S_ISGID };
+	static const unsigned	creating[] = { O_CREAT, O_TMPFILE & ~O_DIRECTORY };
+	size_t			i, b, k;
+	int			nr, rc = 0;
+
+	for (i = 0; rc == 0 && i < sizeof(calls) / sizeof(*calls); i++) {
+		if ((nr = seccomp_syscall_resolve_name(calls[i].name)) == __NR_SCMP_ERROR ||
+		    nr < 0)
+			continue;
+		for (b = 0; rc == 0 && b < sizeof(bits) / sizeof(*bits); b++) {
+			if (calls[i].flags == 0) {
+				rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), nr, 1,
+				    SCMP_CMP32(calls[i].mode, SCMP_CMP_MASKED_EQ, bits[b], bits[b]));
+				continue;
+			}
+			for (k = 0; rc == 0 && k < sizeof(creating) / sizeof(*creating); k++)
+				rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), nr, 2,
+				    SCMP_CMP32(calls[i].flags, SCMP_CMP_MASKED_EQ, creating[k],
+				    creating[k]),
+				    SCMP_CMP32(calls[i].mode, SCMP_CMP_MASKED_EQ, bits[b], bits[b]));
+		}
+	}
+	if (rc == 0 && (nr = seccomp_syscall_resolve_name("openat2")) != __NR_SCMP_ERROR &&
+	    nr >= 0)
+		rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(ENOSYS), nr, 0);
+	return rc;
+}
+
 scmp_filter_ctx
 rules_child(enum sbx_net net, char *why, size_t whylen)
 {
@@ -368,6 +417,10 @@ rules_child(enum sbx_net net, char *why, size_t whylen)
 	if ((rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(prlimit64), 2,
 	    SCMP_A0_32(SCMP_CMP_NE, 0), SCMP_A2_64(SCMP_CMP_NE, 0))) < 0) {
 		snprintf(why, whylen, "seccomp prlimit rule: %s", strerror(-rc));
+		goto out;
+	}
+	if ((rc = setid_rules(ctx)) < 0) {
+		snprintf(why, whylen, "seccomp mode rules: %s", strerror(-rc));
 		goto out;
 	}
 	return ctx;
