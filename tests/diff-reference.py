@@ -1350,6 +1350,42 @@ for _m, _base, _fields, _pre, _post, _opts in WRONG_TYPE_METHODS:
         _pre + wrong_type_steps(_m, _base, _fields) + _post, **_opts)
 
 
+# ---- a client's string in an error message: serde quotes it with Rust's Debug
+# escapes and echoes it whole, however long; a message cut inside a UTF-8
+# sequence once left the request unanswered
+ODD = 'a"b\\c\n\t\x01\x7f\u00ad\u0300\u00e9\u200b\U0001F600\ufeff'
+LONG_STRS = [ODD, "\u00e9" * 300, "x" * 1000, "\u00ad" * 300]
+START = P("z", ["true"])
+seq("a client's string in a params error: Debug escapes, echoed whole however long", [
+    req(10 + 10 * k + i, m, dict(base, **{f: s})) for k, (m, base, f) in enumerate([
+        ("fs/createDirectory", {"path": "file://@ROOT@/nd"}, "recursive"),
+        ("process/read", {"processId": "zz"}, "afterSeq"),
+        ("process/start", START, "env"),
+        ("process/start", START, "sandbox"),
+        ("process/start", START, "managedNetwork"),
+        ("process/start", dict(START, managedNetwork={}), "x"),
+        ("process/signal", {"processId": "zz"}, "signal"),
+        ("fs/open", {"handleId": "h", "path": "file://@ROOT@/afile"}, "mode"),
+        ("http/request", {"method": "GET", "url": "http://127.0.0.1:9/", "requestId": "r"},
+         "redirectPolicy"),
+        ("http/request", {"method": "GET", "url": "http://127.0.0.1:9/", "requestId": "r"},
+         "timeoutMs"),
+        ("environmentConfig/read", {"cwd": "file://@ROOT@", "requirementsPaths": []},
+         "configPaths"),
+    ]) for i, s in enumerate(LONG_STRS)
+] + [
+    req(200 + i, "process/start", dict(START, managedNetwork={f: s}))
+    for i, (f, s) in enumerate([("allowLocalBinding", ODD), ("allowLocalBinding", "x" * 600),
+                                ("loopbackPorts", [ODD]), ("loopbackPorts", ["\u00e9" * 300])])
+] + [
+    req(210, "process/start", dict(START, cwd="file://host/" + "x" * 600)),
+    req(211, "fs/readFile", {"path": "file://host/" + "\u00e9" * 300}),
+    req(212, "fs/readFile", {"path": "a" * 600 + "://x/"}),
+    req(213, "process/read", {"processId": "zz", "waitMs": "\u00e9" * 100000}),
+    req(214, "initialize", "\u00e9" * 300),
+])
+
+
 # ---- nesting depth and message size (issue 16)
 def nested(d, kind="array", inner="0"):
     if kind == "array":
