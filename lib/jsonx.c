@@ -42,6 +42,10 @@ jx_type_error(struct jx_err *e, json_t *v, const char *expected)
 {
 	char	what[256];
 
+	if (json_is_string(v)) {
+		snprintf(what, sizeof(what), ", expected %s", expected);
+		return jx_type_error_str(e, "invalid type: string ", v, what);
+	}
 	jx_describe(v, what, sizeof(what));
 	snprintf(e->msg, sizeof(e->msg), "invalid type: %s, expected %s", what, expected);
 	return -1;

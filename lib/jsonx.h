@@ -10,6 +10,8 @@
 
 #include <jansson.h>
 
+#include "buf.h"
+
 #define JX_ERRLEN	512
 
 struct jx_err {
@@ -25,6 +27,25 @@ enum jx_need {
 /* "null", "integer `5`", "string \"x\"", "map", ... as serde words them */
 void	 jx_describe(json_t *v, char *out, size_t outlen);
 int	 jx_type_error(struct jx_err *e, json_t *v, const char *expected);
+
+/*
+ * jxtext.c: Rust's Debug form of a string (quoted, "\u{ad}" escapes), as
+ * serde quotes one in its messages; 0 or -1.
+ */
+int	 jx_debug_str(struct buf *b, const char *s, size_t len);
+int	 jx_rust_escaped(uint32_t cp);
+/* pre, the Debug form of the string v, post: e's message; returns -1 */
+int	 jx_type_error_str(struct jx_err *e, const char *pre, json_t *v, const char *post);
+/*
+ * e's message from text of len bytes.  One longer than msg is cut there at a
+ * UTF-8 boundary, and jx_err_whole() gives it back whole: a client's string
+ * is echoed whole, however long, as the reference echoes it.
+ */
+void	 jx_err_setn(struct jx_err *e, const void *text, size_t len);
+/* The whole message of which msg is what jx_err_setn() kept, else msg. */
+const char *jx_err_whole(const char *msg);
+/* A malloc'd copy of s with every byte that is not UTF-8 made U+FFFD. */
+char	*jx_utf8_lossy(const char *s);
 
 int	 jx_struct(json_t *params, const char *name, struct jx_err *e);
 int	 jx_unit(json_t *params, struct jx_err *e);	/* omitted, null or {} */

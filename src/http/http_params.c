@@ -8,40 +8,12 @@
 #include "b64.h"
 #include "buf.h"
 #include "http/http_params.h"
-
-/* Rust's {:?} of a str, as serde quotes strings in its messages. */
-static void
-debug_str(const char *s, char *out, size_t outlen)
-{
-	size_t	o = 0;
-
-	if (outlen < 8)
-		return;
-	out[o++] = '"';
-	for (; *s != '\0' && o + 12 < outlen; s++) {
-		unsigned char c = (unsigned char)*s;
-
-		if (c == '"' || c == '\\')
-			o += snprintf(out + o, outlen - o, "\\%c", c);
-		else if (c == '\n')
-			o += snprintf(out + o, outlen - o, "\\n");
-		else if (c == '\r')
-			o += snprintf(out + o, outlen - o, "\\r");
-		else if (c == '\t')
-			o += snprintf(out + o, outlen - o, "\\t");
-		else if (c < 0x20 || c == 0x7f)
-			o += snprintf(out + o, outlen - o, "\\u{%x}", c);
-		else
-			out[o++] = (char)c;
-	}
-	out[o++] = '"';
-	out[o] = '\0';
-}
+#include "rpc/rpc_serde.h"
 
 static int
 type_error(struct jx_err *e, json_t *v, const char *expected)
 {
-	char	what[300], q[280];
+	char	what[300];
 
 	switch (json_typeof(v)) {
 	case JSON_NULL:
@@ -56,9 +28,8 @@ type_error(struct jx_err *e, json_t *v, const char *expected)
 		snprintf(what, sizeof(what), "number");
 		break;
 	case JSON_STRING:
-		debug_str(json_string_value(v), q, sizeof(q));
-		snprintf(what, sizeof(what), "string %s", q);
-		break;
+		snprintf(what, sizeof(what), ", expected %s", expected);
+		return jx_type_error_str(e, "invalid type: string ", v, what);
 	case JSON_ARRAY:
 		snprintf(what, sizeof(what), "sequence");
 		break;
@@ -174,7 +145,7 @@ decode_policy(json_t *v, struct http_params *p, struct jx_err *e)
 {
 	const char	*s;
 	json_t		*unit = NULL;
-	char		 q[280];
+	static const char *const policies[] = { "follow", "stop", NULL };
 
 	/* serde's unit variant: its name, or a map of that one key to null */
 	if (json_is_object(v) && json_object_size(v) != 1) {
@@ -195,10 +166,7 @@ decode_policy(json_t *v, struct http_params *p, struct jx_err *e)
 		p->follow = (s[0] == 'f');
 		return 0;
 	}
-	debug_str(s, q, sizeof(q));
-	snprintf(e->msg, sizeof(e->msg), "unknown variant `%.*s`, expected `follow` or `stop`",
-	    (int)strlen(q) - 2, q + 1);
-	return -1;
+	return serde_unknown_variant(e, s, policies);
 }
 
 /*

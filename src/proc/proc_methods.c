@@ -359,7 +359,7 @@ start_with(struct rpc_req *req, json_t *params, long n, int resumed)
 		/* a well-formed URI naming no local path: the reference's cwd wording */
 		if (code == RPC_INVALID_REQUEST)
 			rpc_fail(req, RPC_INVALID_PARAMS, "cwd URI `%s` is not valid on this "
-			    "exec-server host: %s", sp.cwd_uri, e.msg);
+			    "exec-server host: %s", sp.cwd_uri, jx_err_whole(e.msg));
 		else
 			rpc_fail_params(req, &e);
 		goto done;

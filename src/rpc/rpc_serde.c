@@ -11,39 +11,24 @@
 #include "log.h"
 #include "rpc/rpc_serde.h"
 
-/* Rust's Debug form of a string, as serde quotes one. */
+/* Rust's Debug form of a string, as serde quotes one, cut to fit out. */
 static void
-debug_string(const char *s, char *out, size_t len)
+debug_string(json_t *v, char *out, size_t len)
 {
-	size_t	o = 0;
-	char	esc[16];
+	struct buf	b = { 0 };
+	size_t		n;
 
-	if (len < 3) {
-		if (len > 0)
-			out[0] = '\0';
+	if (len == 0)
 		return;
+	out[0] = '\0';
+	if (jx_debug_str(&b, json_string_value(v), json_string_length(v)) == 0) {
+		n = b.len < len ? b.len : len - 1;
+		while (n > 0 && n < b.len && (b.data[n] & 0xc0) == 0x80)
+			n--;
+		memcpy(out, b.data, n);
+		out[n] = '\0';
 	}
-	out[o++] = '"';
-	for (; *s != '\0' && o + 12 < len; s++) {
-		unsigned char c = (unsigned char)*s;
-		switch (c) {
-		case '"':	snprintf(esc, sizeof(esc), "\\\""); break;
-		case '\\':	snprintf(esc, sizeof(esc), "\\\\"); break;
-		case '\n':	snprintf(esc, sizeof(esc), "\\n"); break;
-		case '\r':	snprintf(esc, sizeof(esc), "\\r"); break;
-		case '\t':	snprintf(esc, sizeof(esc), "\\t"); break;
-		default:
-			if (c < 0x20 || c == 0x7f)
-				snprintf(esc, sizeof(esc), "\\u{%x}", c);
-			else {
-				esc[0] = (char)c;
-				esc[1] = '\0';
-			}
-		}
-		o += (size_t)snprintf(out + o, len - o, "%s", esc);
-	}
-	out[o++] = '"';
-	out[o] = '\0';
+	buf_free(&b);
 }
 
 void
@@ -77,7 +62,7 @@ serde_describe(json_t *v, int content, char *out, size_t len)
 			snprintf(out, len, "floating point `%.17g`", json_real_value(v));
 		break;
 	case JSON_STRING:
-		debug_string(json_string_value(v), q, sizeof(q));
+		debug_string(v, q, sizeof(q));
 		snprintf(out, len, "string %s", q);
 		break;
 	case JSON_ARRAY:
@@ -94,6 +79,10 @@ serde_type_error(struct jx_err *e, json_t *v, const char *expected, int content)
 {
 	char	what[450];
 
+	if (json_is_string(v)) {
+		snprintf(what, sizeof(what), ", expected %s", expected);
+		return jx_type_error_str(e, "invalid type: string ", v, what);
+	}
 	serde_describe(v, content, what, sizeof(what));
 	if (snprintf(e->msg, sizeof(e->msg), "invalid type: %s, expected %s", what,
 	    expected) >= (int)sizeof(e->msg))
@@ -122,23 +111,28 @@ serde_variant(const char *s, const char *const *variants)
 int
 serde_unknown_variant(struct jx_err *e, const char *got, const char *const *variants)
 {
-	size_t	n, i, o;
-	char	q[300];
+	struct buf	 b = { 0 };
+	size_t		 n, i;
+	const char	*sep;
+	int		 r;
 
 	for (n = 0; variants[n] != NULL; n++)
 		;
-	snprintf(q, sizeof(q), "%s", got);
-	o = (size_t)snprintf(e->msg, sizeof(e->msg), "unknown variant `%s`, expected ", q);
-	for (i = 0; i < n && o < sizeof(e->msg); i++) {
-		if (n == 2 && i == 1)
-			o += (size_t)snprintf(e->msg + o, sizeof(e->msg) - o, " or ");
-		else if (i > 0)
-			o += (size_t)snprintf(e->msg + o, sizeof(e->msg) - o, ", ");
-		else if (n > 2)
-			o += (size_t)snprintf(e->msg + o, sizeof(e->msg) - o, "one of ");
-		if (o < sizeof(e->msg))
-			o += (size_t)snprintf(e->msg + o, sizeof(e->msg) - o, "`%s`", variants[i]);
+	/* serde names the variant as it came (Display, not Debug) */
+	r = buf_append(&b, "unknown variant `", 17) == 0 &&
+	    buf_append(&b, got, strlen(got)) == 0 &&
+	    buf_append(&b, "`, expected ", 12) == 0 ? 0 : -1;
+	for (i = 0; i < n && r == 0; i++) {
+		sep = n == 2 && i == 1 ? " or " : i > 0 ? ", " : n > 2 ? "one of " : "";
+		r = buf_append(&b, sep, strlen(sep)) == 0 && buf_append(&b, "`", 1) == 0 &&
+		    buf_append(&b, variants[i], strlen(variants[i])) == 0 &&
+		    buf_append(&b, "`", 1) == 0 ? 0 : -1;
 	}
+	if (r == 0)
+		jx_err_setn(e, b.data, b.len);
+	else
+		snprintf(e->msg, sizeof(e->msg), "out of memory");
+	buf_free(&b);
 	return -1;
 }
 
