@@ -1386,6 +1386,33 @@ seq("a client's string in a params error: Debug escapes, echoed whole however lo
 ])
 
 
+# ---- serde reads a struct's fields in input order: the first bad value wins,
+# over a bad value of a field declared earlier and over any missing field;
+# nested structs and PathUris are decoded where they come
+IN_ORDER = [
+    ("initialize", {"resumeSessionId": 5}),
+    ("process/read", {"waitMs": "x", "processId": 5}), ("process/read", {"afterSeq": -1}),
+    ("process/write", {"writeId": 5}), ("process/write", {"chunk": 5, "processId": 5}),
+    ("process/signal", {"signal": 5}), ("process/signal", {"signal": "nope", "processId": 5}),
+    ("process/start", {"tty": 5}), ("process/start", {"env": 5, "argv": 5}),
+    ("process/start", {"cwd": "rel", "env": 5}), ("process/start", {"cwd": "rel"}),
+    ("process/start", {"cwd": "file://h/x", "env": 5}),
+    ("process/start", {"sandbox": 5, "processId": 5}),
+    ("process/start", {"networkProxy": {}, "processId": 5}),
+    ("process/start", {"shellSnapshot": {"shell": {}}, "processId": 5}),
+    ("process/start", {"envPolicy": {"inherit": "x"}, "processId": 5}),
+    ("environmentConfig/read", {"configPaths": 5}),
+    ("environmentConfig/read", {"requirementsPaths": 5, "configPaths": 6}),
+    ("environmentConfig/read", {"configPaths": [], "cwd": "rel"}),
+    ("fs/watchMissing", {"missing": 5}), ("fs/watchMissing", {"missing": [5], "watchId": "x"}),
+    ("fs/watchMissing", {"missing": ["rel"], "watchId": "x"}),
+    ("fs/watchMissing", {"missing": ["rel"]}),
+]
+seq("params fields in input order: the first bad value, then the first missing field", [
+    req(10 + i, m, p) for i, (m, p) in enumerate(IN_ORDER)
+] + [req(100, "initialize", {"resumeSessionId": None})])
+
+
 # ---- nesting depth and message size (issue 16)
 def nested(d, kind="array", inner="0"):
     if kind == "array":
