@@ -48,6 +48,17 @@ const char *jx_err_whole(const char *msg);
 char	*jx_utf8_lossy(const char *s);
 
 int	 jx_struct(json_t *params, const char *name, struct jx_err *e);
+/*
+ * decode(params, arg, e) as serde reads a struct: its fields in input order,
+ * the first bad value winning, and only then the first missing field (in
+ * decode's order).  decode is run on each field alone first, a required
+ * field it lacks there not missing (jx_field), then on params; it must
+ * leave nothing to free when it fails, and fill arg again each time.
+ */
+int	 jx_in_order(json_t *params, int (*decode)(json_t *, void *, struct jx_err *),
+	    void *arg, struct jx_err *e);
+/* jx_in_order()'s object of one field: a field absent from it may be missing elsewhere */
+int	 jx_partial(json_t *o);
 int	 jx_unit(json_t *params, struct jx_err *e);	/* omitted, null or {} */
 /*
  * A string.  Without len it is a C string: one holding a NUL byte is
