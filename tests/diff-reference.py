@@ -1413,6 +1413,26 @@ seq("params fields in input order: the first bad value, then the first missing f
 ] + [req(100, "initialize", {"resumeSessionId": None})])
 
 
+# ---- serde's sequence (positional) form of http/request's params (method, url,
+# headers, bodyBase64, timeoutMs, redirectPolicy, requestId, streamResponse),
+# and of fs/readDirectory's and fs/canonicalize's, whose sandbox has no default
+HSEQ = ["GET", "http://127.0.0.1:9/", [], None, None, "follow", "r", False]
+seq("sequence forms: http/request by position, fs/readDirectory and canonicalize's sandbox", [
+    req(10 + i, "http/request", HSEQ[:i] + [{"zz": 1}]) for i in range(2, 8)
+] + [
+    req(20 + k, "http/request", (HSEQ + [None, None])[:k]) for k in range(10)
+] + [
+    req(40, "http/request", ["GET", "http://127.0.0.1:9/", None, None, None, "stop", "r"]),
+    req(41, "http/request", ["GET", "http://127.0.0.1:9/", [{"name": "a", "value": "b"}],
+                             "eA==", 100, {"follow": None}, "r", False]),
+    req(42, "http/request", HSEQ[:7] + [None]), req(43, "http/request", [5]),
+    req(44, "fs/readDirectory", ["file:///nonexistent-x"]),
+    req(45, "fs/readDirectory", ["file:///nonexistent-x", None]),
+    req(46, "fs/canonicalize", ["file:///nonexistent-x"]),
+    req(47, "fs/canonicalize", ["file:///", None]), req(48, "fs/canonicalize", ["file:///", None, 1]),
+])
+
+
 # ---- nesting depth and message size (issue 16)
 def nested(d, kind="array", inner="0"):
     if kind == "array":
