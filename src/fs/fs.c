@@ -316,7 +316,8 @@ m_read_directory(struct rpc_req *req, json_t *params)
 	struct fp_deferred	 d = { 0 };
 	struct fp_field		 f[] = {
 		{ "path", FP_PATH, FP_REQ, &path },
-		{ "sandbox", FP_DECODE, FP_SEQ_DEFAULT, &pol, &fs_sandbox_field },
+		/* an Option without serde(default): its sequence form must give it */
+		{ "sandbox", FP_DECODE, FP_OPT, &pol, &fs_sandbox_field },
 	};
 	struct fs_dirent	*ents = NULL;
 	size_t			 n = 0, i;
@@ -368,7 +369,8 @@ m_canonicalize(struct rpc_req *req, json_t *params)
 	struct fp_deferred	 d = { 0 };
 	struct fp_field		 f[] = {
 		{ "path", FP_PATH, FP_REQ, &path },
-		{ "sandbox", FP_DECODE, FP_SEQ_DEFAULT, &pol, &fs_sandbox_field },
+		/* as fs/readDirectory's */
+		{ "sandbox", FP_DECODE, FP_OPT, &pol, &fs_sandbox_field },
 	};
 	int			 fd, err;
 

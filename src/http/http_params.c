@@ -241,24 +241,21 @@ decode_field(const char *key, json_t *v, struct http_params *p, struct jx_err *e
 	return 0;
 }
 
-int
-http_params_decode(json_t *params, struct http_params *p, struct jx_err *e)
+/* HttpRequestParams in its declaration order (its sequence form's) */
+static const char *const http_fields[] = {
+	"method", "url", "headers", "bodyBase64", "timeoutMs", "redirectPolicy", "requestId",
+	"streamResponse", NULL
+};
+static const struct serde_struct http_struct = {
+	"HttpRequestParams", http_fields, 1UL << 2 | 1UL << 3 | 1UL << 4 | 1UL << 5 | 1UL << 7
+};
+
+static int
+decode_map(json_t *params, struct http_params *p, struct jx_err *e)
 {
 	const char	*key;
 	json_t		*v;
 
-	memset(p, 0, sizeof(*p));
-	p->follow = 1;
-	if (params == NULL || json_is_null(params)) {
-		snprintf(e->msg, sizeof(e->msg),
-		    "invalid type: null, expected struct HttpRequestParams");
-		return -1;
-	}
-	if (json_is_array(params)) {
-		snprintf(e->msg, sizeof(e->msg), "invalid length %zu, expected "
-		    "struct HttpRequestParams with 8 elements", json_array_size(params));
-		return -1;
-	}
 	if (!json_is_object(params))
 		return type_error(e, params, "struct HttpRequestParams");
 	json_object_foreach(params, key, v)
@@ -271,4 +268,31 @@ http_params_decode(json_t *params, struct http_params *p, struct jx_err *e)
 		return -1;
 	}
 	return 0;
+}
+
+/* The strings stay valid: params still holds them (its sequence form too). */
+int
+http_params_decode(json_t *params, struct http_params *p, struct jx_err *e)
+{
+	json_t	*o;
+	long	 n;
+	int	 rc;
+
+	memset(p, 0, sizeof(*p));
+	p->follow = 1;
+	if (params == NULL || json_is_null(params)) {
+		snprintf(e->msg, sizeof(e->msg),
+		    "invalid type: null, expected struct HttpRequestParams");
+		return -1;
+	}
+	if (!json_is_array(params))
+		return decode_map(params, p, e);
+	/* serde's sequence form: the fields by position */
+	if ((o = serde_struct_params(params, &http_struct, &n)) == NULL) {
+		snprintf(e->msg, sizeof(e->msg), "out of memory");
+		return -1;
+	}
+	rc = serde_struct_seq_end(&http_struct, n, decode_map(o, p, e), e);
+	json_decref(o);
+	return rc;
 }
