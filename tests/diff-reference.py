@@ -1433,6 +1433,19 @@ seq("sequence forms: http/request by position, fs/readDirectory and canonicalize
 ])
 
 
+# ---- a PTY command's relative program, found as portable-pty finds it: ./x
+# and ../x in cwd only, any other name (a/b too) along the child's PATH with
+# each entry taken from cwd; the words of each failure
+PTY_PROGS = [("nope/x", None), ("nope/x", {}), ("./nope", {}), ("./sub", None), ("./afile", {}),
+             ("../nope", None), ("sub/afile", None), (".", {}), ("sub", {"PATH": "."}),
+             ("afile", {"PATH": ":"}), ("afile", {"PATH": ""}), ("sub", {"PATH": "/nonexistent:."}),
+             ("x", {"PATH": 'a"b\tc\u00e9\u00ad'}), ("\u00e9" * 300, None),
+             ("x", {"PATH": "/nonexistent/" + "d" * 600})]
+seq("process/start tty: relative programs, PATH entries from cwd, every failure's words", [
+    start(10 + i, "y%d" % i, [prog], tty=True, env=env) for i, (prog, env) in enumerate(PTY_PROGS)
+])
+
+
 # ---- nesting depth and message size (issue 16)
 def nested(d, kind="array", inner="0"):
     if kind == "array":
