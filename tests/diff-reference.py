@@ -1446,6 +1446,23 @@ seq("process/start tty: relative programs, PATH entries from cwd, every failure'
 ])
 
 
+WALK_OPTS = {"maxDepth": 1, "maxDirectories": 5, "maxEntries": 5, "followDirectorySymlinks": False}
+seq("fs/open, copy, walk: sandbox without a default in the sequence form; discoverV1 roots in input order", [
+    req(10, "fs/open", ["o1", "file://@ROOT@/afile", "read"]),
+    req(11, "fs/open", ["o2", "file://@ROOT@/afile", "read", None]),
+    req(12, "fs/copy", ["file://@ROOT@/afile", "file://@ROOT@/nope/cp", False]),
+    req(13, "fs/copy", ["file://@ROOT@/afile", "file://@ROOT@/nope/cp", False, None]),
+    req(14, "fs/walk", ["file://@ROOT@/sub", WALK_OPTS]),
+    req(15, "fs/walk", ["file://@ROOT@/sub", WALK_OPTS, None]),
+    req(16, "capabilityRoots/discoverV1", {"roots": [{"path": 5}]}),
+    req(17, "capabilityRoots/discoverV1", {"roots": [{"sandbox": 5, "id": 5}]}),
+    req(18, "capabilityRoots/discoverV1", {"roots": [{"path": "rel", "id": 5}]}),
+    req(19, "capabilityRoots/discoverV1", {"roots": [["a", "rel", 5]]}),
+    req(20, "capabilityRoots/discoverV1", {"roots": [{"path": "file://h/x", "id": 5}]}),
+    req(21, "capabilityRoots/discoverV1", {"roots": [{"id": "a", "path": "file://h/x"}]}),
+])
+
+
 # ---- nesting depth and message size (issue 16)
 def nested(d, kind="array", inner="0"):
     if kind == "array":
