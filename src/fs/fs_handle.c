@@ -181,7 +181,7 @@ fs_m_open(struct rpc_req *req, json_t *params)
 		{ "handleId", FP_STR, FP_REQ, &id },
 		{ "path", FP_PATH, FP_REQ, &path },
 		{ "mode", FP_MODE, FP_PLAIN, &mode },
-		{ "sandbox", FP_DECODE, FP_SEQ_DEFAULT, &pol, &fs_sandbox_field },
+		{ "sandbox", FP_DECODE, FP_OPT, &pol, &fs_sandbox_field },
 	};
 	struct handle		*h = NULL;
 	size_t			 i;
