@@ -1463,6 +1463,36 @@ seq("fs/open, copy, walk: sandbox without a default in the sequence form; discov
 ])
 
 
+# ---- a NUL in a variant's name or a field's name: never the name its prefix
+# spells (a signal "interrupt\0x" sent SIGINT, a mode "replace\0" opened for
+# writing, a key "tty\0" was read as tty)
+seq("NUL in variant names and field names: none of them, never the prefix", [
+    req(10, "process/signal", {"processId": "zz", "signal": "interrupt" + NUL + "x"}),
+    req(11, "process/signal", {"processId": "zz", "signal": {"interrupt" + NUL: None}}),
+    req(12, "fs/open", {"handleId": "h1", "path": "file://@ROOT@/afile", "mode": "read" + NUL}),
+    req(13, "fs/open", {"handleId": "h2", "path": "file://@ROOT@/afile",
+                        "mode": "replace" + NUL + "x"}),
+    req(14, "http/request", {"method": "GET", "url": "http://127.0.0.1:9/", "requestId": "r",
+                             "redirectPolicy": "follow" + NUL}),
+    req(15, "process/start", dict(P("v1", ["true"]), envPolicy={"inherit": "all" + NUL})),
+    req(16, "fs/readFile", {"path": "file://@ROOT@/afile",
+                            "sandbox": {"permissions": {"type": "disabled" + NUL}}}),
+    req(17, "process/read", {"processId": "zz", "waitMs" + NUL: "x"}),
+    req(18, "process/start", dict(P("v2", ["true"]), **{"tty" + NUL: 5})),
+    req(19, "fs/readFile", {"path": "file://@ROOT@/afile", "path" + NUL: 5}),
+    req(20, "http/request", {"method": "GET", "url": "http://127.0.0.1:9/", "requestId" + NUL: "r"}),
+    req(21, "fs/readFile", {"path": "file://@ROOT@/afile", "sandbox": {"permissions" + NUL: 5}}),
+    req(22, "environmentConfig/read", {"cwd": "file://@ROOT@", "configPaths": [],
+                                       "requirementsPaths": [], "cwd" + NUL: 5}),
+    req(23, "capabilityRoots/discoverV1", {"roots": [{"id": "a", "path": "file://@ROOT@/sub",
+                                                      "path" + NUL: 5}]}),
+    req(24, "http/request", {"method": "GET", "url": "http://127.0.0.1:9/", "requestId": "r",
+                             "headers": [{"name": "a", "value" + NUL: "b"}]}),
+    req(25, "fs/open", ["o", "file://@ROOT@/afile"]),
+    CLOSED("v1"), CLOSED("v2"),
+])
+
+
 # ---- nesting depth and message size (issue 16)
 def nested(d, kind="array", inner="0"):
     if kind == "array":
