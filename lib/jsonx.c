@@ -85,10 +85,11 @@ jx_in_order(json_t *params, int (*decode)(json_t *, void *, struct jx_err *), vo
 {
 	json_t		*one, *v, *outer = one_field;	/* a struct in a struct */
 	const char	*k;
+	size_t		 klen;
 	int		 r;
 
 	if (json_is_object(params)) {
-		json_object_foreach(params, k, v) {
+		jx_fields_foreach(params, k, klen, v) {
 			if ((one = json_object()) == NULL || json_object_set(one, k, v) == -1) {
 				json_decref(one);
 				snprintf(e->msg, sizeof(e->msg), "out of memory");

@@ -49,6 +49,14 @@ char	*jx_utf8_lossy(const char *s);
 
 int	 jx_struct(json_t *params, const char *name, struct jx_err *e);
 /*
+ * json_object_foreach over the keys that can name a field: a key holding a
+ * NUL names none (serde ignores it as any unknown field), never the field
+ * its prefix names.  klen: a size_t for the key's length.
+ */
+#define jx_fields_foreach(obj, key, klen, value) \
+	json_object_keylen_foreach(obj, key, klen, value) \
+		if (strlen(key) == (klen))
+/*
  * decode(params, arg, e) as serde reads a struct: its fields in input order,
  * the first bad value winning, and only then the first missing field (in
  * decode's order).  decode is run on each field alone first, a required

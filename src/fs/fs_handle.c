@@ -180,7 +180,7 @@ fs_m_open(struct rpc_req *req, json_t *params)
 	struct fp_field		 f[] = {
 		{ "handleId", FP_STR, FP_REQ, &id },
 		{ "path", FP_PATH, FP_REQ, &path },
-		{ "mode", FP_MODE, FP_PLAIN, &mode },
+		{ "mode", FP_MODE, FP_PLAIN | FP_SEQ_DEFAULT, &mode },
 		{ "sandbox", FP_DECODE, FP_OPT, &pol, &fs_sandbox_field },
 	};
 	struct handle		*h = NULL;

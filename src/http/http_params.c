@@ -55,6 +55,7 @@ decode_header(json_t *h, struct jx_err *e)
 {
 	const char	*key, *s;
 	json_t		*v;
+	size_t		 klen;
 	int		 have_name = 0, have_value = 0;
 
 	if (json_is_array(h)) {
@@ -74,7 +75,7 @@ decode_header(json_t *h, struct jx_err *e)
 	}
 	if (!json_is_object(h))
 		return type_error(e, h, "struct HttpHeader");
-	json_object_foreach(h, key, v) {
+	jx_fields_foreach(h, key, klen, v) {
 		if (strcmp(key, "name") == 0) {
 			if (want_string(v, &s, e) == -1)
 				return -1;
@@ -143,30 +144,14 @@ decode_timeout(json_t *v, struct http_params *p, struct jx_err *e)
 static int
 decode_policy(json_t *v, struct http_params *p, struct jx_err *e)
 {
-	const char	*s;
-	json_t		*unit = NULL;
 	static const char *const policies[] = { "follow", "stop", NULL };
+	int	which;
 
 	/* serde's unit variant: its name, or a map of that one key to null */
-	if (json_is_object(v) && json_object_size(v) != 1) {
-		snprintf(e->msg, sizeof(e->msg),
-		    "invalid value: map, expected map with a single key");
+	if (serde_unit_variant(v, policies, &which, e) == -1)
 		return -1;
-	}
-	if (json_is_object(v)) {
-		s = json_object_iter_key(json_object_iter(v));
-		unit = json_object_iter_value(json_object_iter(v));
-	} else if (json_is_string(v))
-		s = json_string_value(v);
-	else
-		return type_error(e, v, "string or map");
-	if (strcmp(s, "follow") == 0 || strcmp(s, "stop") == 0) {
-		if (unit != NULL && !json_is_null(unit))
-			return type_error(e, unit, "unit");
-		p->follow = (s[0] == 'f');
-		return 0;
-	}
-	return serde_unknown_variant(e, s, policies);
+	p->follow = which == 0;
+	return 0;
 }
 
 /*
@@ -255,10 +240,11 @@ decode_map(json_t *params, struct http_params *p, struct jx_err *e)
 {
 	const char	*key;
 	json_t		*v;
+	size_t		 klen;
 
 	if (!json_is_object(params))
 		return type_error(e, params, "struct HttpRequestParams");
-	json_object_foreach(params, key, v)
+	jx_fields_foreach(params, key, klen, v)
 		if (decode_field(key, v, p, e) == -1)
 			return -1;
 	key = p->method == NULL ? "method" : p->url == NULL ? "url" :

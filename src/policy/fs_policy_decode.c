@@ -55,8 +55,8 @@ want_variant(json_t *o, const char *key, int req, const char *const *vars, int *
 	}
 	if (!json_is_string(v))
 		return serde_type_error(e, v, "string or map", 1);
-	if ((*out = serde_variant(json_string_value(v), vars)) == -1)
-		return serde_unknown_variant(e, json_string_value(v), vars);
+	if ((*out = serde_variant_json(v, vars)) == -1)
+		return serde_unknown_variant_json(e, v, vars);
 	return 0;
 }
 
@@ -74,15 +74,15 @@ want_tag(json_t *o, const char *enum_name, const char *const *vars, int *out, st
 		return serde_missing(e, "type");
 	if (!json_is_string(t))
 		return serde_type_error(e, t, "variant identifier", 0);
-	if ((*out = serde_variant(json_string_value(t), vars)) == -1)
-		return serde_unknown_variant(e, json_string_value(t), vars);
+	if ((*out = serde_variant_json(t, vars)) == -1)
+		return serde_unknown_variant_json(e, t, vars);
 	return 0;
 }
 
 static int
 decode_special(json_t *v, struct fsp_entry *en, struct jx_err *e)
 {
-	const char	*kind, *sub = NULL, *path = NULL;
+	const char	*sub = NULL, *path = NULL;
 	json_t		*k;
 	int		 i;
 
@@ -92,9 +92,8 @@ decode_special(json_t *v, struct fsp_entry *en, struct jx_err *e)
 		return serde_missing(e, "kind");
 	if (!json_is_string(k))
 		return serde_type_error(e, k, "variant identifier", 0);
-	kind = json_string_value(k);
-	if ((i = serde_variant(kind, specials)) == -1)
-		return serde_unknown_variant(e, kind, specials);
+	if ((i = serde_variant_json(k, specials)) == -1)
+		return serde_unknown_variant_json(e, k, specials);
 	en->special = (enum fsp_special)i;
 	if (en->special == S_PROJECT_ROOTS) {
 		if (want_str(v, "subpath", 0, &sub, e) == -1)
@@ -279,8 +278,8 @@ ctx_field(const char *key, json_t *v, struct fsp_ctx *c, struct jx_err *e)
 	if (strcmp(key, "windowsSandboxLevel") == 0) {
 		if (!json_is_string(v))
 			return serde_type_error(e, v, "string or map", 0);
-		if (serde_variant(json_string_value(v), win_levels) == -1)
-			return serde_unknown_variant(e, json_string_value(v), win_levels);
+		if (serde_variant_json(v, win_levels) == -1)
+			return serde_unknown_variant_json(e, v, win_levels);
 	} else if (strcmp(key, "cwd") == 0)
 		return ctx_path(v, &c->cwd, e);
 	else if (strcmp(key, "userHomeDir") == 0) {
@@ -298,8 +297,8 @@ ctx_field(const char *key, json_t *v, struct fsp_ctx *c, struct jx_err *e)
 	} else if (strcmp(key, "windowsSandboxProxySettingsMode") == 0) {
 		if (!json_is_string(v))
 			return serde_type_error(e, v, "string or map", 0);
-		if ((i = serde_variant(json_string_value(v), proxy_modes)) == -1)
-			return serde_unknown_variant(e, json_string_value(v), proxy_modes);
+		if ((i = serde_variant_json(v, proxy_modes)) == -1)
+			return serde_unknown_variant_json(e, v, proxy_modes);
 	}
 	return 0;
 }
@@ -341,11 +340,12 @@ fsp_decode(json_t *sandbox, struct fsp_ctx *c, struct jx_err *e, int *code)
 {
 	const char	*key;
 	json_t		*v;
+	size_t		 klen;
 
 	memset(c, 0, sizeof(*c));
 	*code = RPC_INVALID_PARAMS;
 	snprintf(e->msg, sizeof(e->msg), "out of memory");
-	json_object_foreach(sandbox, key, v)
+	jx_fields_foreach(sandbox, key, klen, v)
 		if (ctx_field(key, v, c, e) == -1)
 			return -1;
 	if (json_object_get(sandbox, "permissions") == NULL)

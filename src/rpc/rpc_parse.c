@@ -176,9 +176,9 @@ check_struct_map(struct rpc_msg *m, json_t *o, const struct shape *sh,
 {
 	const char	*key;
 	json_t		*v;
-	size_t		 k;
+	size_t		 k, klen;
 
-	json_object_foreach(o, key, v)
+	jx_fields_foreach(o, key, klen, v)
 		for (k = 0; k < sh->nfields; k++)
 			if (strcmp(key, sh->fields[k].name) == 0 && sh->fields[k].check != NULL &&
 			    sh->fields[k].check(m, v, s) == -1)

@@ -111,17 +111,32 @@ serde_variant(const char *s, const char *const *variants)
 int
 serde_unknown_variant(struct jx_err *e, const char *got, const char *const *variants)
 {
+	return serde_unknown_variant_n(e, got, strlen(got), variants);
+}
+
+int
+serde_variant_n(const char *s, size_t len, const char *const *variants)
+{
+	/* a name with a NUL is none of them, never its prefix */
+	return memchr(s, '\0', len) != NULL ? -1 : serde_variant(s, variants);
+}
+
+int
+serde_unknown_variant_n(struct jx_err *e, const char *got, size_t len,
+    const char *const *variants)
+{
 	struct buf	 b = { 0 };
 	size_t		 n, i;
 	const char	*sep;
-	int		 r;
+	int		 r = 0;
 
 	for (n = 0; variants[n] != NULL; n++)
 		;
-	/* serde names the variant as it came (Display, not Debug) */
-	r = buf_append(&b, "unknown variant `", 17) == 0 &&
-	    buf_append(&b, got, strlen(got)) == 0 &&
-	    buf_append(&b, "`, expected ", 12) == 0 ? 0 : -1;
+	/* serde names the variant as it came (Display, not Debug), NULs too (as jx_id()) */
+	r = buf_append(&b, "unknown variant `", 17);
+	for (i = 0; i < len && r == 0; i++)
+		r = got[i] == '\0' ? buf_append(&b, "\xc0\x80", 2) : buf_append(&b, got + i, 1);
+	r = r == 0 && buf_append(&b, "`, expected ", 12) == 0 ? 0 : -1;
 	for (i = 0; i < n && r == 0; i++) {
 		sep = n == 2 && i == 1 ? " or " : i > 0 ? ", " : n > 2 ? "one of " : "";
 		r = buf_append(&b, sep, strlen(sep)) == 0 && buf_append(&b, "`", 1) == 0 &&
@@ -142,6 +157,7 @@ serde_unit_variant(json_t *v, const char *const *variants, int *idx, struct jx_e
 {
 	json_t		*unit = NULL;
 	const char	*name;
+	size_t		 len;
 
 	if (json_is_object(v)) {
 		if (json_object_size(v) != 1) {
@@ -150,13 +166,15 @@ serde_unit_variant(json_t *v, const char *const *variants, int *idx, struct jx_e
 			return -1;
 		}
 		name = json_object_iter_key(json_object_iter(v));
+		len = json_object_iter_key_len(json_object_iter(v));
 		unit = json_object_iter_value(json_object_iter(v));
-	} else if (json_is_string(v))
+	} else if (json_is_string(v)) {
 		name = json_string_value(v);
-	else
+		len = json_string_length(v);
+	} else
 		return serde_type_error(e, v, "string or map", 0);
-	if ((*idx = serde_variant(name, variants)) == -1)
-		return serde_unknown_variant(e, name, variants);
+	if ((*idx = serde_variant_n(name, len, variants)) == -1)
+		return serde_unknown_variant_n(e, name, len, variants);
 	if (unit != NULL && !json_is_null(unit))
 		return serde_type_error(e, unit, "unit", 0);
 	return 0;
