@@ -1493,6 +1493,12 @@ seq("NUL in variant names and field names: none of them, never the prefix", [
 ])
 
 
+seq("fs/canonicalize of a path of PATH_MAX bytes or more: too long before any lookup", [
+    req(10 + i, "fs/canonicalize", {"path": "file://@ROOT@/" + p}) for i, p in enumerate(
+        ["a/" * 2100, "a" * 4090, "a/" * 1000, "sub/" + "./" * 2100])
+])
+
+
 # ---- nesting depth and message size (issue 16)
 def nested(d, kind="array", inner="0"):
     if kind == "array":
