@@ -387,7 +387,11 @@ m_canonicalize(struct rpc_req *req, json_t *params)
 	}
 	if (pol != NULL)
 		close(fd);
-	else if (realpath(path, real) == NULL) {
+	else if (strlen(path) >= PATH_MAX) {
+		/* the reference's realpath (musl) refuses it before any lookup */
+		rpc_fail_errno(req, ENAMETOOLONG);
+		goto out;
+	} else if (realpath(path, real) == NULL) {
 		rpc_fail_errno(req, errno);
 		goto out;
 	}
