@@ -1787,6 +1787,10 @@ seq("http/request: methods, bodies, headers, status codes, redirects, timeouts",
     H(38, timeoutMs=-1), H(39, redirectPolicy="Follow"),
     H(40, url="http://@HTTP@/slow", timeoutMs=2500),
 ])
+seq("http/request: an error names a long URL whole", [
+    H(1, url="http://127.0.0.1:9/" + "x" * 5000, timeoutMs=2000),
+    H(2, url="http://127.0.0.1:9/" + "\u00e9" * 600 + "?" + "q" * 2000, timeoutMs=2000),
+])
 seq("http/request streamResponse: bodyDelta notifications, a requestId in use", [
     H(1, streamResponse=True), H(2, url="http://@HTTP@/big", streamResponse=True),
     H(3, url="http://@HTTP@/status/404", streamResponse=True),
