@@ -1499,6 +1499,26 @@ seq("fs/canonicalize of a path of PATH_MAX bytes or more: too long before any lo
 ])
 
 
+# ---- a ByteChunk (process/write's and fs/writeBlock's chunk) is base64-decoded
+# with the params, where it stands among them, even before initialize;
+# capabilities/discoverV2's cwd chooses nothing, so one naming no local path is
+# no error
+seq("base64 chunks decoded with the params; discoverV2's cwd naming no local path", [
+    req(1, "process/write", {"processId": "s", "chunk": "!!", "writeId": "w"}),
+    req(2, "fs/writeBlock", {"chunk": "!!", "handleId": 5}),
+    req(3, "initialize", {"clientName": "t"}), N('{"method":"initialized"}'),
+    req(4, "process/write", {"chunk": "!!", "processId": 5}),
+    req(5, "process/write", {"chunk": "YQ", "writeId": 5}),
+    req(6, "process/write", {"chunk": "!!"}),
+    req(7, "fs/writeBlock", {"chunk": "!!", "handleId": 5}),
+    req(8, "fs/writeBlock", {"chunk": "!!"}),
+    req(9, "fs/writeBlock", {"offset": "x", "chunk": "!!"}),
+    req(10, "fs/writeBlock", ["h", 0, "!!"]),
+    req(11, "capabilities/discoverV2", {"cwd": "file://h/x"}),
+    req(12, "capabilities/discoverV2", {"cwd": "rel"}),
+], init=False)
+
+
 # ---- nesting depth and message size (issue 16)
 def nested(d, kind="array", inner="0"):
     if kind == "array":
