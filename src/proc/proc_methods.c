@@ -567,9 +567,11 @@ write_decode(json_t *o, void *arg, struct jx_err *e)
 	struct write_args	*a = arg;
 
 	memset(a, 0, sizeof(*a));
+	/* chunk is a ByteChunk: base64 decoded with the params, where it stands */
 	return jx_struct(o, "WriteParams", e) == -1 ||
 	    jx_id(o, "processId", JX_REQ, &a->id, e) == -1 ||
 	    jx_str(o, "chunk", JX_REQ, &a->chunk, &a->clen, e) == -1 ||
+	    (a->chunk != NULL && b64_valid(a->chunk, a->clen, e->msg, sizeof(e->msg)) == -1) ||
 	    jx_id(o, "writeId", JX_REQ, &a->wid, e) == -1 ? -1 : 0;
 }
 
