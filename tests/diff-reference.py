@@ -1519,6 +1519,14 @@ seq("base64 chunks decoded with the params; discoverV2's cwd naming no local pat
 ], init=False)
 
 
+seq("process/start tty: a relative program holding a NUL is looked for first, never found", [
+    start(10 + i, "u%d" % i, [prog, "x"], tty=True, env=env) for i, (prog, env) in enumerate([
+        ("a" + NUL + "b", None), ("a" + NUL + "b", {}), ("./a" + NUL, {}),
+        ("../afile" + NUL, None), ("afile" + NUL, {"PATH": ":"}), ("sub/" + NUL, {"PATH": 'a"b'}),
+        ("/bin/true" + NUL, {})])
+])
+
+
 # ---- nesting depth and message size (issue 16)
 def nested(d, kind="array", inner="0"):
     if kind == "array":
