@@ -1527,6 +1527,18 @@ seq("process/start tty: a relative program holding a NUL is looked for first, ne
 ])
 
 
+seq("capabilityRoots/discoverV1 decodes every root before gating", [
+    req(1, "capabilityRoots/discoverV1", {"roots": [{"id": "a", "path": "rel"}]}),
+    req(2, "capabilityRoots/discoverV1", {"roots": [{"id": "a", "path": 1.0}]}),
+    req(3, "capabilityRoots/discoverV1", {"roots": [{"id": "a", "path": "file:///"}, {"id": 5}]}),
+    req(4, "capabilityRoots/discoverV1", {"roots": [{"id": "a", "path": "file://h/x"}]}),
+    req(5, "capabilityRoots/discoverV1", {"roots": [{"id": "a"}]}),
+    req(6, "initialize", {"clientName": "t"}),
+    req(7, "capabilityRoots/discoverV1", {"roots": [{"id": "a", "path": "file:///"}, {"id": 5}]}),
+    req(8, "capabilityRoots/discoverV1", {"roots": [{"id": "a", "path": "rel"}]}),
+], init=False)
+
+
 # ---- nesting depth and message size (issue 16)
 def nested(d, kind="array", inner="0"):
     if kind == "array":
