@@ -305,6 +305,22 @@ root_decode(json_t *root, void *arg, struct jx_err *e)
 	return 0;
 }
 
+/* A root decoded and let go: the reference decodes every root before it gates. */
+static int
+root_check(json_t *raw, struct jx_err *e)
+{
+	struct root_args	 a = { NULL, NULL, NULL };
+	json_t			*root;
+	long			 n;
+	int			 rc;
+
+	root = serde_struct_params(raw, &root_struct, &n);
+	rc = serde_struct_seq_end(&root_struct, n, jx_in_order(root, root_decode, &a, e), e);
+	fs_sandbox_field.release(&a.pol);
+	json_decref(root);
+	return rc;
+}
+
 static json_t *
 root_result(json_t *raw, struct jx_err *e)
 {
@@ -358,6 +374,10 @@ fs_m_discover_v1(struct rpc_req *req, json_t *params)
 	rc = jx_struct(o, dp.name, &e) == -1 || jx_any(o, "roots", JX_REQ, &roots, &e) == -1 ||
 	    (!json_is_array(roots) && serde_type_error(&e, roots, "a sequence", 0) == -1) ?
 	    -1 : 0;
+	if (rc == 0)
+		json_array_foreach(roots, i, root)
+			if ((rc = root_check(root, &e)) == -1)
+				break;
 	if (serde_struct_seq_end(&dp, n, rc, &e) == -1) {
 		rpc_fail_params(req, &e);
 		goto done;
