@@ -1539,6 +1539,19 @@ seq("capabilityRoots/discoverV1 decodes every root before gating", [
 ], init=False)
 
 
+# ---- metadata.threadId is a UUID, read by the uuid crate: anything else is
+# refused in its words (execd started the process)
+TID = "6168bd23-fcc4-454b-a860-64d903f7ee10"
+seq("process/start metadata.threadId: a UUID in the uuid crate's forms, else its words", [
+    req(10 + i, "process/start", dict(P("t%d" % i, ["true"]), metadata={"threadId": t}))
+    for i, t in enumerate(["x", "", TID[:-1], TID.replace("-", "", 3), TID.replace("-", ""),
+                           TID.replace("-", "")[:-1] + "g", "{" + TID + "}", "urn:uuid:" + TID,
+                           "URN:UUID:" + TID, "{" + TID, "urn:uuid:", TID + "0",
+                           TID.replace("bd23-f", "bd2-3f"), TID[:-1] + "\u00e9", "a" + NUL + "b",
+                           TID.upper(), "1-2-3-4-5", "0" * 31 + "-"])
+] + [CLOSED("t4"), CLOSED("t6"), CLOSED("t7"), CLOSED("t15")])
+
+
 # ---- nesting depth and message size (issue 16)
 def nested(d, kind="array", inner="0"):
     if kind == "array":
