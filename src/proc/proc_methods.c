@@ -68,7 +68,9 @@ metadata_parse(json_t *params, struct jx_err *e)
 		return -1;
 	if ((r = jx_substruct(params, "metadata", JX_OPT, "ExecMetadata", &md, e)) <= 0)
 		return r;
-	if (jx_str(md, "threadId", JX_OPT, &s, &len, e) == -1 ||
+	/* threadId is a ThreadId, a UUID */
+	if ((r = jx_str(md, "threadId", JX_OPT, &s, &len, e)) == -1 ||
+	    (r == 1 && serde_uuid(s, len, e) == -1) ||
 	    jx_str(md, "toolCallId", JX_OPT, &s, &len, e) == -1)
 		return -1;
 	return 0;

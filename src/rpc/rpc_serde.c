@@ -90,6 +90,91 @@ serde_type_error(struct jx_err *e, json_t *v, const char *expected, int content)
 	return -1;
 }
 
+static int
+is_hex(unsigned char c)
+{
+	return (c >= '0' && c <= '9') || ((c | 0x20) >= 'a' && (c | 0x20) <= 'f');
+}
+
+/* The hyphenated form: 8-4-4-4-12 hex digits. */
+static int
+uuid_hyphenated(const unsigned char *s, size_t n)
+{
+	size_t	i;
+
+	if (n != 36)
+		return 0;
+	for (i = 0; i < n; i++)
+		if ((i == 8 || i == 13 || i == 18 || i == 23) ? s[i] != '-' : !is_hex(s[i]))
+			return 0;
+	return 1;
+}
+
+int
+serde_uuid(const char *str, size_t len, struct jx_err *e)
+{
+	static const size_t	 starts[] = { 0, 9, 14, 19, 24 }, want[] = { 8, 4, 4, 4, 12 };
+	const unsigned char	*s = (const unsigned char *)str, *u = s;
+	size_t			 i, n = len, off = 0, hyphens = 0, bounds[4] = { 0 }, cl;
+	int			 simple = 0;
+
+	/* accepted as uuid::Uuid::parse_str accepts */
+	if (len == 32) {
+		for (i = 0; i < 32 && is_hex(s[i]); i++)
+			;
+		if (i == 32)
+			return 0;
+	}
+	if (uuid_hyphenated(s, len) || (len == 38 && s[0] == '{' && s[37] == '}' &&
+	    uuid_hyphenated(s + 1, 36)) || (len == 45 && memcmp(s, "urn:uuid:", 9) == 0 &&
+	    uuid_hyphenated(s + 9, 36)))
+		return 0;
+	/* and refused in its words */
+	if (len >= 2 && s[0] == '{' && s[len - 1] == '}')
+		u = s + 1, n = len - 2, off = 1;
+	else if (len >= 9 && memcmp(s, "urn:uuid:", 9) == 0)
+		u = s + 9, n = len - 9, off = 9;
+	else
+		simple = 1;
+	for (i = 0; i < n; i += cl) {
+		cl = 1;
+		if (u[i] >= 0x80) {
+			while (i + cl < n && (u[i + cl] & 0xc0) == 0x80)
+				cl++;
+			snprintf(e->msg, sizeof(e->msg), "invalid character: expected an optional "
+			    "prefix of `urn:uuid:` followed by [0-9a-fA-F-], found `%.*s` at %zu",
+			    (int)cl, (const char *)u + i, i + off + 1);
+			return -1;
+		}
+		if (u[i] == '-') {
+			if (hyphens < 4)
+				bounds[hyphens] = i;
+			hyphens++;
+		} else if (!is_hex(u[i])) {
+			/* a NUL as jx_id() keeps it */
+			snprintf(e->msg, sizeof(e->msg), "invalid character: expected an optional "
+			    "prefix of `urn:uuid:` followed by [0-9a-fA-F-], found `%.*s` at %zu",
+			    u[i] == '\0' ? 2 : 1, u[i] == '\0' ? "\xc0\x80" : (const char *)u + i,
+			    i + off + 1);
+			return -1;
+		}
+	}
+	if (hyphens == 0 && simple)
+		snprintf(e->msg, sizeof(e->msg), "invalid length: expected length 32 for simple "
+		    "format, found %zu", len);
+	else if (hyphens != 4)
+		snprintf(e->msg, sizeof(e->msg), "invalid group count: expected 5, found %zu",
+		    hyphens + 1);
+	else {
+		for (i = 0; i < 4; i++)
+			if (bounds[i] != starts[i + 1] - 1)
+				break;
+		snprintf(e->msg, sizeof(e->msg), "invalid group length in group %zu: expected "
+		    "%zu, found %zu", i, want[i], i < 4 ? bounds[i] - starts[i] : len - starts[4]);
+	}
+	return -1;
+}
+
 int
 serde_missing(struct jx_err *e, const char *field)
 {
