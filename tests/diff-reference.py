@@ -1552,6 +1552,14 @@ seq("process/start metadata.threadId: a UUID in the uuid crate's forms, else its
 ] + [CLOSED("t4"), CLOSED("t6"), CLOSED("t7"), CLOSED("t15")])
 
 
+seq("fs/readFile and getMetadata by position: path, an Option<bool>, then the sandbox", [
+    req(10 + 10 * k + i, m, ["file://@ROOT@/afile"] + p) for k, m in enumerate(
+        ["fs/readFile", "fs/getMetadata"]) for i, p in enumerate(
+        [[None, None], [True, None], [False, None], [5, None], [{}, None], [None, 5],
+         [None, None, None], [{"permissions": 5}], []])
+])
+
+
 # ---- nesting depth and message size (issue 16)
 def nested(d, kind="array", inner="0"):
     if kind == "array":
