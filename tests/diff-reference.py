@@ -1560,6 +1560,22 @@ seq("fs/readFile and getMetadata by position: path, an Option<bool>, then the sa
 ])
 
 
+FS_R = {"type": "restricted", "entries": [{"path": {"type": "path", "path": "file://@ROOT@"},
+                                          "access": "read"}]}
+seq("a managed permission profile's fields in input order, then what is missing", [
+    req(10 + i, "fs/readFile", {"path": "file://@ROOT@/afile", "sandbox": {
+        "permissions": pm, "windowsSandboxLevel": "disabled", "cwd": "file://@ROOT@"}})
+    for i, pm in enumerate([
+        {"type": "managed", "network": [[]]}, {"type": "managed", "network": 5, "file_system": 5},
+        {"network": "x", "type": "managed", "file_system": FS_R},
+        {"type": "managed", "file_system": FS_R, "network": "x"},
+        {"type": "managed", "file_system": FS_R},
+        {"type": "managed", "file_system": {"type": "restricted", "entries": 5}, "network": 5},
+        {"type": "managed", "network": "restricted", "file_system": {"type": "zz"}},
+        {"type": "managed", "network": "restricted", "file_system": FS_R}])
+])
+
+
 # ---- nesting depth and message size (issue 16)
 def nested(d, kind="array", inner="0"):
     if kind == "array":
