@@ -206,20 +206,27 @@ decode_restricted(json_t *fs, struct fsp_ctx *c, struct jx_err *e)
 static int
 decode_permissions(json_t *perm, struct fsp_ctx *c, struct jx_err *e)
 {
-	json_t	*fs;
-	int	 type, net, fst;
+	const char	*key;
+	json_t		*v;
+	size_t		 klen;
+	int		 type, net, fst;
 
 	if (want_tag(perm, "ExecPermissionProfile", profile_types, &type, e) == -1)
 		return -1;
 	if (type == 1)		/* disabled */
 		return 0;
-	if (type == 0) {	/* managed */
-		if ((fs = json_object_get(perm, "file_system")) == NULL)
+	if (type == 0) {	/* managed: its fields as they come, then what is missing */
+		jx_fields_foreach(perm, key, klen, v) {
+			if (strcmp(key, "file_system") == 0) {
+				if (want_tag(v, "ExecManagedFileSystemPermissions", fs_types, &fst,
+				    e) == -1 || (fst == 0 && decode_restricted(v, c, e) == -1))
+					return -1;
+			} else if (strcmp(key, "network") == 0 &&
+			    want_variant(perm, "network", 1, networks, &net, e) == -1)
+				return -1;
+		}
+		if (json_object_get(perm, "file_system") == NULL)
 			return serde_missing(e, "file_system");
-		if (want_tag(fs, "ExecManagedFileSystemPermissions", fs_types, &fst, e) == -1)
-			return -1;
-		if (fst == 0 && decode_restricted(fs, c, e) == -1)
-			return -1;
 	}
 	return want_variant(perm, "network", 1, networks, &net, e);
 }
