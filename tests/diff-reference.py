@@ -1576,6 +1576,18 @@ seq("a managed permission profile's fields in input order, then what is missing"
 ])
 
 
+seq("a nested internally tagged enum's tag: serde's buffered value, an index or named", [
+    req(10 + 3 * i + k, "fs/readFile", {"path": "file://@ROOT@/afile", "sandbox": {
+        "permissions": pm, "windowsSandboxLevel": "disabled", "cwd": "file://@ROOT@"}})
+    for i, v in enumerate([5, -5, 1.5, True, None, [], {}, 0, 1, 2, -9223372036854775808])
+    for k, pm in enumerate([
+        {"type": "managed", "file_system": {"type": v, "entries": []}, "network": "restricted"},
+        {"type": v},
+        {"type": "managed", "network": "restricted", "file_system": {"type": "restricted",
+         "entries": [{"path": {"type": v, "path": "file://@ROOT@"}, "access": "read"}]}}])
+])
+
+
 # ---- nesting depth and message size (issue 16)
 def nested(d, kind="array", inner="0"):
     if kind == "array":
