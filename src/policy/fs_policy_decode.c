@@ -60,9 +60,37 @@ want_variant(json_t *o, const char *key, int req, const char *const *vars, int *
 	return 0;
 }
 
-/* The "type" tag of an internally tagged enum. */
+/*
+ * A tag that is no string.  Within an enum serde has buffered (one inside
+ * another internally tagged enum) a value keeps its kind: an unsigned
+ * integer is the variant's index, anything else is named with its value.
+ */
 static int
-want_tag(json_t *o, const char *enum_name, const char *const *vars, int *out, struct jx_err *e)
+tag_not_string(json_t *t, const char *const *vars, int buffered, int *out, struct jx_err *e)
+{
+	json_int_t	i;
+	int		n;
+
+	if (!buffered)
+		return serde_type_error(e, t, "variant identifier", 0);
+	for (n = 0; vars[n] != NULL; n++)
+		;
+	if (json_is_integer(t) && (i = json_integer_value(t)) >= 0) {
+		if (i < n) {
+			*out = (int)i;
+			return 0;
+		}
+		snprintf(e->msg, sizeof(e->msg), "invalid value: integer `%" JSON_INTEGER_FORMAT
+		    "`, expected variant index 0 <= i < %d", i, n);
+		return -1;
+	}
+	return serde_type_error(e, t, "variant identifier", 1);
+}
+
+/* The "type" tag of an internally tagged enum (buffered: see tag_not_string()). */
+static int
+want_tag(json_t *o, const char *enum_name, const char *const *vars, int buffered, int *out,
+    struct jx_err *e)
 {
 	char	 exp[128];
 	json_t	*t;
@@ -73,7 +101,7 @@ want_tag(json_t *o, const char *enum_name, const char *const *vars, int *out, st
 	if ((t = json_object_get(o, "type")) == NULL)
 		return serde_missing(e, "type");
 	if (!json_is_string(t))
-		return serde_type_error(e, t, "variant identifier", 0);
+		return tag_not_string(t, vars, buffered, out, e);
 	if ((*out = serde_variant_json(t, vars)) == -1)
 		return serde_unknown_variant_json(e, t, vars);
 	return 0;
@@ -116,7 +144,7 @@ decode_entry_path(json_t *v, struct fsp_entry *en, struct fsp_ctx *c, struct jx_
 	int		 type, code;
 	json_t		*val;
 
-	if (want_tag(v, "ExecFileSystemPath", path_types, &type, e) == -1)
+	if (want_tag(v, "ExecFileSystemPath", path_types, 1, &type, e) == -1)
 		return -1;
 	en->kind = (enum fsp_kind)type;
 	switch (en->kind) {
@@ -211,15 +239,15 @@ decode_permissions(json_t *perm, struct fsp_ctx *c, struct jx_err *e)
 	size_t		 klen;
 	int		 type, net, fst;
 
-	if (want_tag(perm, "ExecPermissionProfile", profile_types, &type, e) == -1)
+	if (want_tag(perm, "ExecPermissionProfile", profile_types, 0, &type, e) == -1)
 		return -1;
 	if (type == 1)		/* disabled */
 		return 0;
 	if (type == 0) {	/* managed: its fields as they come, then what is missing */
 		jx_fields_foreach(perm, key, klen, v) {
 			if (strcmp(key, "file_system") == 0) {
-				if (want_tag(v, "ExecManagedFileSystemPermissions", fs_types, &fst,
-				    e) == -1 || (fst == 0 && decode_restricted(v, c, e) == -1))
+				if (want_tag(v, "ExecManagedFileSystemPermissions", fs_types, 1,
+				    &fst, e) == -1 || (fst == 0 && decode_restricted(v, c, e) == -1))
 					return -1;
 			} else if (strcmp(key, "network") == 0 &&
 			    want_variant(perm, "network", 1, networks, &net, e) == -1)
