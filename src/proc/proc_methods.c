@@ -209,53 +209,6 @@ start_nul(const struct start_params *sp, json_t *env)
 	return NULL;
 }
 
-static int
-bufs(struct buf *b, const char *s)
-{
-	return buf_append(b, s, strlen(s));
-}
-
-/*
- * A PTY command's relative program holding a NUL: the reference's PTY
- * spawner looks for it before anything refuses the NUL, and finds nothing
- * of that name (proc_spawn.c pty_resolve()).  1: answered.
- */
-static int
-pty_nul_program(struct rpc_req *req, json_t *prog, const char *cwd, json_t *env)
-{
-	struct buf	 b = { 0 };
-	const char	*s = json_string_value(prog), *path;
-	size_t		 i, len = json_string_length(prog);
-	json_t		*pv;
-	int		 r;
-
-	if (s == NULL || strlen(s) == len || s[0] == '/')
-		return 0;
-	r = bufs(&b, "Unable to spawn ");
-	if (strncmp(s, "./", 2) == 0 || strncmp(s, "../", 3) == 0) {
-		r = r == 0 && buf_append(&b, cwd, strlen(cwd)) == 0 &&
-		    buf_append(&b, "/", cwd[0] != '\0' && cwd[strlen(cwd) - 1] == '/' ? 0 : 1) == 0 ?
-		    0 : -1;
-	}
-	for (i = 0; i < len && r == 0; i++)	/* the NUL as jx_id() keeps it */
-		r = s[i] == '\0' ? buf_append(&b, "\xc0\x80", 2) : buf_append(&b, s + i, 1);
-	pv = json_object_get(env, "PATH");
-	path = json_string_value(pv);
-	if (r == 0 && (strncmp(s, "./", 2) == 0 || strncmp(s, "../", 3) == 0))
-		r = bufs(&b, " because it does not exist");
-	else if (r == 0 && path == NULL)
-		r = bufs(&b, " because:\nUnable to resolve the PATH");
-	else if (r == 0)
-		r = bufs(&b, " because:\nNo viable candidates found in PATH ") == 0 &&
-		    jx_debug_str(&b, path, json_string_length(pv)) == 0 ? 0 : -1;
-	if (r == 0 && buf_append(&b, "", 1) == 0)
-		rpc_fail(req, RPC_INTERNAL_ERROR, "%s", (char *)b.data);
-	else
-		rpc_fail(req, RPC_INTERNAL_ERROR, "out of memory");
-	buf_free(&b);
-	return 1;
-}
-
 static char **
 argv_array(json_t *argv)
 {
@@ -385,7 +338,7 @@ start_with(struct rpc_req *req, json_t *params, long n, int resumed)
 	struct netproxy_reg	*reg = NULL;
 	struct sandbox_plan	*sbx = NULL;
 	json_t			*env = NULL;
-	char			**av = NULL, **envp = NULL, *cwd = NULL, msg[512];
+	char			**av = NULL, **envp = NULL, *cwd = NULL, msg[512], *words;
 	const char		*nul;
 	int			 err, code, restore_fd = -1, again = 0;
 	enum snap_use		 use = SNAP_PLAIN;
@@ -460,8 +413,11 @@ start_with(struct rpc_req *req, json_t *params, long n, int resumed)
 			goto done;	/* answered once the capture is over */
 		use = SNAP_PLAIN;
 	}
-	if (sp.tty && pty_nul_program(req, json_array_get(sp.argv, 0), cwd, env))
+	if (sp.tty && (words = proc_pty_nul_words(json_array_get(sp.argv, 0), cwd, env)) != NULL) {
+		rpc_fail(req, RPC_INTERNAL_ERROR, "%s", words);
+		free(words);
 		goto done;
+	}
 	if ((nul = start_nul(&sp, env)) != NULL) {
 		rpc_fail(req, RPC_INTERNAL_ERROR, "%s", nul);
 		goto done;

@@ -171,6 +171,45 @@ pty_resolve(const struct spawn_req *rq, char *prog, size_t len, char *msg, size_
 	return pty_fail(&b, msg, msglen);
 }
 
+/*
+ * A PTY command's relative program holding a NUL: the reference's PTY
+ * spawner looks for it before anything refuses the NUL, and finds nothing
+ * of that name (pty_resolve()).
+ */
+char *
+proc_pty_nul_words(json_t *prog, const char *cwd, json_t *env)
+{
+	struct buf	 b = { 0 };
+	const char	*s = json_string_value(prog), *path;
+	size_t		 i, len = json_string_length(prog);
+	json_t		*pv;
+	int		 r;
+
+	if (s == NULL || strlen(s) == len || s[0] == '/')
+		return NULL;
+	r = bufs(&b, "Unable to spawn ");
+	if (strncmp(s, "./", 2) == 0 || strncmp(s, "../", 3) == 0) {
+		r = r == 0 && buf_append(&b, cwd, strlen(cwd)) == 0 &&
+		    buf_append(&b, "/", cwd[0] != '\0' && cwd[strlen(cwd) - 1] == '/' ? 0 : 1) == 0 ?
+		    0 : -1;
+	}
+	for (i = 0; i < len && r == 0; i++)	/* the NUL as jx_id() keeps it */
+		r = s[i] == '\0' ? buf_append(&b, "\xc0\x80", 2) : buf_append(&b, s + i, 1);
+	pv = json_object_get(env, "PATH");
+	path = json_string_value(pv);
+	if (r == 0 && (strncmp(s, "./", 2) == 0 || strncmp(s, "../", 3) == 0))
+		r = bufs(&b, " because it does not exist");
+	else if (r == 0 && path == NULL)
+		r = bufs(&b, " because:\nUnable to resolve the PATH");
+	else if (r == 0)
+		r = bufs(&b, " because:\nNo viable candidates found in PATH ") == 0 &&
+		    jx_debug_str(&b, path, json_string_length(pv)) == 0 ? 0 : -1;
+	if (r == 0 && buf_append(&b, "", 1) == 0)
+		return (char *)b.data;
+	buf_free(&b);
+	return NULL;
+}
+
 static int
 open_pty(int *master, char *slave, size_t slavelen, unsigned short rows, unsigned short cols)
 {
