@@ -42,6 +42,10 @@ jx_type_error(struct jx_err *e, json_t *v, const char *expected)
 {
 	char	what[256];
 
+	if (json_is_string(v)) {
+		snprintf(what, sizeof(what), ", expected %s", expected);
+		return jx_type_error_str(e, "invalid type: string ", v, what);
+	}
 	jx_describe(v, what, sizeof(what));
 	snprintf(e->msg, sizeof(e->msg), "invalid type: %s, expected %s", what, expected);
 	return -1;
@@ -72,13 +76,49 @@ jx_unit(json_t *params, struct jx_err *e)
 	return jx_type_error(e, params, "unit");
 }
 
+/* jx_in_order()'s object of one field: the fields it lacks are not missing */
+static json_t	*one_field;
+
+int
+jx_in_order(json_t *params, int (*decode)(json_t *, void *, struct jx_err *), void *arg,
+    struct jx_err *e)
+{
+	json_t		*one, *v, *outer = one_field;	/* a struct in a struct */
+	const char	*k;
+	size_t		 klen;
+	int		 r;
+
+	if (json_is_object(params)) {
+		jx_fields_foreach(params, k, klen, v) {
+			if ((one = json_object()) == NULL || json_object_set(one, k, v) == -1) {
+				json_decref(one);
+				snprintf(e->msg, sizeof(e->msg), "out of memory");
+				return -1;
+			}
+			one_field = one;
+			r = decode(one, arg, e);
+			one_field = outer;
+			json_decref(one);
+			if (r == -1)
+				return -1;
+		}
+	}
+	return decode(params, arg, e);
+}
+
+int
+jx_partial(json_t *o)
+{
+	return o != NULL && o == one_field;
+}
+
 /* 1: present (and not null where optional), 0: absent, -1: error */
 static int
 jx_field(json_t *o, const char *key, enum jx_need need, json_t **v, struct jx_err *e)
 {
 	*v = json_object_get(o, key);
 	if (*v == NULL) {
-		if (need == JX_REQ) {
+		if (need == JX_REQ && o != one_field) {
 			snprintf(e->msg, sizeof(e->msg), "missing field `%s`", key);
 			return -1;
 		}

@@ -10,6 +10,8 @@
 
 #include <jansson.h>
 
+#include "buf.h"
+
 #define JX_ERRLEN	512
 
 struct jx_err {
@@ -26,7 +28,45 @@ enum jx_need {
 void	 jx_describe(json_t *v, char *out, size_t outlen);
 int	 jx_type_error(struct jx_err *e, json_t *v, const char *expected);
 
+/*
+ * jxtext.c: Rust's Debug form of a string (quoted, "\u{ad}" escapes), as
+ * serde quotes one in its messages; 0 or -1.
+ */
+int	 jx_debug_str(struct buf *b, const char *s, size_t len);
+int	 jx_rust_escaped(uint32_t cp);
+/* pre, the Debug form of the string v, post: e's message; returns -1 */
+int	 jx_type_error_str(struct jx_err *e, const char *pre, json_t *v, const char *post);
+/*
+ * e's message from text of len bytes.  One longer than msg is cut there at a
+ * UTF-8 boundary, and jx_err_whole() gives it back whole: a client's string
+ * is echoed whole, however long, as the reference echoes it.
+ */
+void	 jx_err_setn(struct jx_err *e, const void *text, size_t len);
+/* The whole message of which msg is what jx_err_setn() kept, else msg. */
+const char *jx_err_whole(const char *msg);
+/* A malloc'd copy of s with every byte that is not UTF-8 made U+FFFD. */
+char	*jx_utf8_lossy(const char *s);
+
 int	 jx_struct(json_t *params, const char *name, struct jx_err *e);
+/*
+ * json_object_foreach over the keys that can name a field: a key holding a
+ * NUL names none (serde ignores it as any unknown field), never the field
+ * its prefix names.  klen: a size_t for the key's length.
+ */
+#define jx_fields_foreach(obj, key, klen, value) \
+	json_object_keylen_foreach(obj, key, klen, value) \
+		if (strlen(key) == (klen))
+/*
+ * decode(params, arg, e) as serde reads a struct: its fields in input order,
+ * the first bad value winning, and only then the first missing field (in
+ * decode's order).  decode is run on each field alone first, a required
+ * field it lacks there not missing (jx_field), then on params; it must
+ * leave nothing to free when it fails, and fill arg again each time.
+ */
+int	 jx_in_order(json_t *params, int (*decode)(json_t *, void *, struct jx_err *),
+	    void *arg, struct jx_err *e);
+/* jx_in_order()'s object of one field: a field absent from it may be missing elsewhere */
+int	 jx_partial(json_t *o);
 int	 jx_unit(json_t *params, struct jx_err *e);	/* omitted, null or {} */
 /*
  * A string.  Without len it is a C string: one holding a NUL byte is

@@ -805,11 +805,12 @@ seq("a bare managedNetwork (no sandbox) runs the process unsandboxed, env untouc
     CLOSED("a"), CLOSED("b"), CLOSED("c"),
 ])
 seq("fs/open mode: serde's unit-variant forms and each wrong shape's words", [
-    req(10 + i, "fs/open", {"handleId": "h%d" % i, "path": "file:///etc/hostname", "mode": w})
+    # a file of our own: mode replace truncates it (it was the host's /etc/hostname)
+    req(10 + i, "fs/open", {"handleId": "h%d" % i, "path": "file://@ROOT@/afile", "mode": w})
     for i, w in enumerate(WRONG_TYPES + [None, {}, {"read": None, "x": None}, {"read": 1},
                                          {"write": None}, "write", "Read", {"read": None},
                                          {"replace": None}])
-])
+], own_roots=True)
 SP = ["p", None, ["true"], "file:///tmp", None, None, {"PATH": "/usr/bin:/bin"}, False, False,
       None, None, False, None, None]   # WireExecParams in its declaration order
 seq("process/start: positional params, field by field, as serde reads them", [
@@ -1350,6 +1351,244 @@ for _m, _base, _fields, _pre, _post, _opts in WRONG_TYPE_METHODS:
         _pre + wrong_type_steps(_m, _base, _fields) + _post, **_opts)
 
 
+# ---- a client's string in an error message: serde quotes it with Rust's Debug
+# escapes and echoes it whole, however long; a message cut inside a UTF-8
+# sequence once left the request unanswered
+ODD = 'a"b\\c\n\t\x01\x7f\u00ad\u0300\u00e9\u200b\U0001F600\ufeff'
+LONG_STRS = [ODD, "\u00e9" * 300, "x" * 1000, "\u00ad" * 300]
+START = P("z", ["true"])
+seq("a client's string in a params error: Debug escapes, echoed whole however long", [
+    req(10 + 10 * k + i, m, dict(base, **{f: s})) for k, (m, base, f) in enumerate([
+        ("fs/createDirectory", {"path": "file://@ROOT@/nd"}, "recursive"),
+        ("process/read", {"processId": "zz"}, "afterSeq"),
+        ("process/start", START, "env"),
+        ("process/start", START, "sandbox"),
+        ("process/start", START, "managedNetwork"),
+        ("process/start", dict(START, managedNetwork={}), "x"),
+        ("process/signal", {"processId": "zz"}, "signal"),
+        ("fs/open", {"handleId": "h", "path": "file://@ROOT@/afile"}, "mode"),
+        ("http/request", {"method": "GET", "url": "http://127.0.0.1:9/", "requestId": "r"},
+         "redirectPolicy"),
+        ("http/request", {"method": "GET", "url": "http://127.0.0.1:9/", "requestId": "r"},
+         "timeoutMs"),
+        ("environmentConfig/read", {"cwd": "file://@ROOT@", "requirementsPaths": []},
+         "configPaths"),
+    ]) for i, s in enumerate(LONG_STRS)
+] + [
+    req(200 + i, "process/start", dict(START, managedNetwork={f: s}))
+    for i, (f, s) in enumerate([("allowLocalBinding", ODD), ("allowLocalBinding", "x" * 600),
+                                ("loopbackPorts", [ODD]), ("loopbackPorts", ["\u00e9" * 300])])
+] + [
+    req(210, "process/start", dict(START, cwd="file://host/" + "x" * 600)),
+    req(211, "fs/readFile", {"path": "file://host/" + "\u00e9" * 300}),
+    req(212, "fs/readFile", {"path": "a" * 600 + "://x/"}),
+    req(213, "process/read", {"processId": "zz", "waitMs": "\u00e9" * 100000}),
+    req(214, "initialize", "\u00e9" * 300),
+])
+
+
+# ---- serde reads a struct's fields in input order: the first bad value wins,
+# over a bad value of a field declared earlier and over any missing field;
+# nested structs and PathUris are decoded where they come
+IN_ORDER = [
+    ("initialize", {"resumeSessionId": 5}),
+    ("process/read", {"waitMs": "x", "processId": 5}), ("process/read", {"afterSeq": -1}),
+    ("process/write", {"writeId": 5}), ("process/write", {"chunk": 5, "processId": 5}),
+    ("process/signal", {"signal": 5}), ("process/signal", {"signal": "nope", "processId": 5}),
+    ("process/start", {"tty": 5}), ("process/start", {"env": 5, "argv": 5}),
+    ("process/start", {"cwd": "rel", "env": 5}), ("process/start", {"cwd": "rel"}),
+    ("process/start", {"cwd": "file://h/x", "env": 5}),
+    ("process/start", {"sandbox": 5, "processId": 5}),
+    ("process/start", {"networkProxy": {}, "processId": 5}),
+    ("process/start", {"shellSnapshot": {"shell": {}}, "processId": 5}),
+    ("process/start", {"envPolicy": {"inherit": "x"}, "processId": 5}),
+    ("environmentConfig/read", {"configPaths": 5}),
+    ("environmentConfig/read", {"requirementsPaths": 5, "configPaths": 6}),
+    ("environmentConfig/read", {"configPaths": [], "cwd": "rel"}),
+    ("fs/watchMissing", {"missing": 5}), ("fs/watchMissing", {"missing": [5], "watchId": "x"}),
+    ("fs/watchMissing", {"missing": ["rel"], "watchId": "x"}),
+    ("fs/watchMissing", {"missing": ["rel"]}),
+]
+seq("params fields in input order: the first bad value, then the first missing field", [
+    req(10 + i, m, p) for i, (m, p) in enumerate(IN_ORDER)
+] + [req(100, "initialize", {"resumeSessionId": None})])
+
+
+# ---- serde's sequence (positional) form of http/request's params (method, url,
+# headers, bodyBase64, timeoutMs, redirectPolicy, requestId, streamResponse),
+# and of fs/readDirectory's and fs/canonicalize's, whose sandbox has no default
+HSEQ = ["GET", "http://127.0.0.1:9/", [], None, None, "follow", "r", False]
+seq("sequence forms: http/request by position, fs/readDirectory and canonicalize's sandbox", [
+    req(10 + i, "http/request", HSEQ[:i] + [{"zz": 1}]) for i in range(2, 8)
+] + [
+    req(20 + k, "http/request", (HSEQ + [None, None])[:k]) for k in range(10)
+] + [
+    req(40, "http/request", ["GET", "http://127.0.0.1:9/", None, None, None, "stop", "r"]),
+    req(41, "http/request", ["GET", "http://127.0.0.1:9/", [{"name": "a", "value": "b"}],
+                             "eA==", 100, {"follow": None}, "r", False]),
+    req(42, "http/request", HSEQ[:7] + [None]), req(43, "http/request", [5]),
+    req(44, "fs/readDirectory", ["file:///nonexistent-x"]),
+    req(45, "fs/readDirectory", ["file:///nonexistent-x", None]),
+    req(46, "fs/canonicalize", ["file:///nonexistent-x"]),
+    req(47, "fs/canonicalize", ["file:///", None]), req(48, "fs/canonicalize", ["file:///", None, 1]),
+])
+
+
+# ---- a PTY command's relative program, found as portable-pty finds it: ./x
+# and ../x in cwd only, any other name (a/b too) along the child's PATH with
+# each entry taken from cwd; the words of each failure
+PTY_PROGS = [("nope/x", None), ("nope/x", {}), ("./nope", {}), ("./sub", None), ("./afile", {}),
+             ("../nope", None), ("sub/afile", None), (".", {}), ("sub", {"PATH": "."}),
+             ("afile", {"PATH": ":"}), ("afile", {"PATH": ""}), ("sub", {"PATH": "/nonexistent:."}),
+             ("x", {"PATH": 'a"b\tc\u00e9\u00ad'}), ("\u00e9" * 300, None),
+             ("x", {"PATH": "/nonexistent/" + "d" * 600})]
+seq("process/start tty: relative programs, PATH entries from cwd, every failure's words", [
+    start(10 + i, "y%d" % i, [prog], tty=True, env=env) for i, (prog, env) in enumerate(PTY_PROGS)
+])
+
+
+WALK_OPTS = {"maxDepth": 1, "maxDirectories": 5, "maxEntries": 5, "followDirectorySymlinks": False}
+seq("fs/open, copy, walk: sandbox without a default in the sequence form; discoverV1 roots in input order", [
+    req(10, "fs/open", ["o1", "file://@ROOT@/afile", "read"]),
+    req(11, "fs/open", ["o2", "file://@ROOT@/afile", "read", None]),
+    req(12, "fs/copy", ["file://@ROOT@/afile", "file://@ROOT@/nope/cp", False]),
+    req(13, "fs/copy", ["file://@ROOT@/afile", "file://@ROOT@/nope/cp", False, None]),
+    req(14, "fs/walk", ["file://@ROOT@/sub", WALK_OPTS]),
+    req(15, "fs/walk", ["file://@ROOT@/sub", WALK_OPTS, None]),
+    req(16, "capabilityRoots/discoverV1", {"roots": [{"path": 5}]}),
+    req(17, "capabilityRoots/discoverV1", {"roots": [{"sandbox": 5, "id": 5}]}),
+    req(18, "capabilityRoots/discoverV1", {"roots": [{"path": "rel", "id": 5}]}),
+    req(19, "capabilityRoots/discoverV1", {"roots": [["a", "rel", 5]]}),
+    req(20, "capabilityRoots/discoverV1", {"roots": [{"path": "file://h/x", "id": 5}]}),
+    req(21, "capabilityRoots/discoverV1", {"roots": [{"id": "a", "path": "file://h/x"}]}),
+])
+
+
+# ---- a NUL in a variant's name or a field's name: never the name its prefix
+# spells (a signal "interrupt\0x" sent SIGINT, a mode "replace\0" opened for
+# writing, a key "tty\0" was read as tty)
+seq("NUL in variant names and field names: none of them, never the prefix", [
+    req(10, "process/signal", {"processId": "zz", "signal": "interrupt" + NUL + "x"}),
+    req(11, "process/signal", {"processId": "zz", "signal": {"interrupt" + NUL: None}}),
+    req(12, "fs/open", {"handleId": "h1", "path": "file://@ROOT@/afile", "mode": "read" + NUL}),
+    req(13, "fs/open", {"handleId": "h2", "path": "file://@ROOT@/afile",
+                        "mode": "replace" + NUL + "x"}),
+    req(14, "http/request", {"method": "GET", "url": "http://127.0.0.1:9/", "requestId": "r",
+                             "redirectPolicy": "follow" + NUL}),
+    req(15, "process/start", dict(P("v1", ["true"]), envPolicy={"inherit": "all" + NUL})),
+    req(16, "fs/readFile", {"path": "file://@ROOT@/afile",
+                            "sandbox": {"permissions": {"type": "disabled" + NUL}}}),
+    req(17, "process/read", {"processId": "zz", "waitMs" + NUL: "x"}),
+    req(18, "process/start", dict(P("v2", ["true"]), **{"tty" + NUL: 5})),
+    req(19, "fs/readFile", {"path": "file://@ROOT@/afile", "path" + NUL: 5}),
+    req(20, "http/request", {"method": "GET", "url": "http://127.0.0.1:9/", "requestId" + NUL: "r"}),
+    req(21, "fs/readFile", {"path": "file://@ROOT@/afile", "sandbox": {"permissions" + NUL: 5}}),
+    req(22, "environmentConfig/read", {"cwd": "file://@ROOT@", "configPaths": [],
+                                       "requirementsPaths": [], "cwd" + NUL: 5}),
+    req(23, "capabilityRoots/discoverV1", {"roots": [{"id": "a", "path": "file://@ROOT@/sub",
+                                                      "path" + NUL: 5}]}),
+    req(24, "http/request", {"method": "GET", "url": "http://127.0.0.1:9/", "requestId": "r",
+                             "headers": [{"name": "a", "value" + NUL: "b"}]}),
+    req(25, "fs/open", ["o", "file://@ROOT@/afile"]),
+    CLOSED("v1"), CLOSED("v2"),
+])
+
+
+seq("fs/canonicalize of a path of PATH_MAX bytes or more: too long before any lookup", [
+    req(10 + i, "fs/canonicalize", {"path": "file://@ROOT@/" + p}) for i, p in enumerate(
+        ["a/" * 2100, "a" * 4090, "a/" * 1000, "sub/" + "./" * 2100])
+])
+
+
+# ---- a ByteChunk (process/write's and fs/writeBlock's chunk) is base64-decoded
+# with the params, where it stands among them, even before initialize;
+# capabilities/discoverV2's cwd chooses nothing, so one naming no local path is
+# no error
+seq("base64 chunks decoded with the params; discoverV2's cwd naming no local path", [
+    req(1, "process/write", {"processId": "s", "chunk": "!!", "writeId": "w"}),
+    req(2, "fs/writeBlock", {"chunk": "!!", "handleId": 5}),
+    req(3, "initialize", {"clientName": "t"}), N('{"method":"initialized"}'),
+    req(4, "process/write", {"chunk": "!!", "processId": 5}),
+    req(5, "process/write", {"chunk": "YQ", "writeId": 5}),
+    req(6, "process/write", {"chunk": "!!"}),
+    req(7, "fs/writeBlock", {"chunk": "!!", "handleId": 5}),
+    req(8, "fs/writeBlock", {"chunk": "!!"}),
+    req(9, "fs/writeBlock", {"offset": "x", "chunk": "!!"}),
+    req(10, "fs/writeBlock", ["h", 0, "!!"]),
+    req(11, "capabilities/discoverV2", {"cwd": "file://h/x"}),
+    req(12, "capabilities/discoverV2", {"cwd": "rel"}),
+], init=False)
+
+
+seq("process/start tty: a relative program holding a NUL is looked for first, never found", [
+    start(10 + i, "u%d" % i, [prog, "x"], tty=True, env=env) for i, (prog, env) in enumerate([
+        ("a" + NUL + "b", None), ("a" + NUL + "b", {}), ("./a" + NUL, {}),
+        ("../afile" + NUL, None), ("afile" + NUL, {"PATH": ":"}), ("sub/" + NUL, {"PATH": 'a"b'}),
+        ("/bin/true" + NUL, {})])
+])
+
+
+seq("capabilityRoots/discoverV1 decodes every root before gating", [
+    req(1, "capabilityRoots/discoverV1", {"roots": [{"id": "a", "path": "rel"}]}),
+    req(2, "capabilityRoots/discoverV1", {"roots": [{"id": "a", "path": 1.0}]}),
+    req(3, "capabilityRoots/discoverV1", {"roots": [{"id": "a", "path": "file:///"}, {"id": 5}]}),
+    req(4, "capabilityRoots/discoverV1", {"roots": [{"id": "a", "path": "file://h/x"}]}),
+    req(5, "capabilityRoots/discoverV1", {"roots": [{"id": "a"}]}),
+    req(6, "initialize", {"clientName": "t"}),
+    req(7, "capabilityRoots/discoverV1", {"roots": [{"id": "a", "path": "file:///"}, {"id": 5}]}),
+    req(8, "capabilityRoots/discoverV1", {"roots": [{"id": "a", "path": "rel"}]}),
+], init=False)
+
+
+# ---- metadata.threadId is a UUID, read by the uuid crate: anything else is
+# refused in its words (execd started the process)
+TID = "6168bd23-fcc4-454b-a860-64d903f7ee10"
+seq("process/start metadata.threadId: a UUID in the uuid crate's forms, else its words", [
+    req(10 + i, "process/start", dict(P("t%d" % i, ["true"]), metadata={"threadId": t}))
+    for i, t in enumerate(["x", "", TID[:-1], TID.replace("-", "", 3), TID.replace("-", ""),
+                           TID.replace("-", "")[:-1] + "g", "{" + TID + "}", "urn:uuid:" + TID,
+                           "URN:UUID:" + TID, "{" + TID, "urn:uuid:", TID + "0",
+                           TID.replace("bd23-f", "bd2-3f"), TID[:-1] + "\u00e9", "a" + NUL + "b",
+                           TID.upper(), "1-2-3-4-5", "0" * 31 + "-"])
+] + [CLOSED("t4"), CLOSED("t6"), CLOSED("t7"), CLOSED("t15")])
+
+
+seq("fs/readFile and getMetadata by position: path, an Option<bool>, then the sandbox", [
+    req(10 + 10 * k + i, m, ["file://@ROOT@/afile"] + p) for k, m in enumerate(
+        ["fs/readFile", "fs/getMetadata"]) for i, p in enumerate(
+        [[None, None], [True, None], [False, None], [5, None], [{}, None], [None, 5],
+         [None, None, None], [{"permissions": 5}], []])
+])
+
+
+FS_R = {"type": "restricted", "entries": [{"path": {"type": "path", "path": "file://@ROOT@"},
+                                          "access": "read"}]}
+seq("a managed permission profile's fields in input order, then what is missing", [
+    req(10 + i, "fs/readFile", {"path": "file://@ROOT@/afile", "sandbox": {
+        "permissions": pm, "windowsSandboxLevel": "disabled", "cwd": "file://@ROOT@"}})
+    for i, pm in enumerate([
+        {"type": "managed", "network": [[]]}, {"type": "managed", "network": 5, "file_system": 5},
+        {"network": "x", "type": "managed", "file_system": FS_R},
+        {"type": "managed", "file_system": FS_R, "network": "x"},
+        {"type": "managed", "file_system": FS_R},
+        {"type": "managed", "file_system": {"type": "restricted", "entries": 5}, "network": 5},
+        {"type": "managed", "network": "restricted", "file_system": {"type": "zz"}},
+        {"type": "managed", "network": "restricted", "file_system": FS_R}])
+])
+
+
+seq("a nested internally tagged enum's tag: serde's buffered value, an index or named", [
+    req(10 + 3 * i + k, "fs/readFile", {"path": "file://@ROOT@/afile", "sandbox": {
+        "permissions": pm, "windowsSandboxLevel": "disabled", "cwd": "file://@ROOT@"}})
+    for i, v in enumerate([5, -5, 1.5, True, None, [], {}, 0, 1, 2, -9223372036854775808])
+    for k, pm in enumerate([
+        {"type": "managed", "file_system": {"type": v, "entries": []}, "network": "restricted"},
+        {"type": v},
+        {"type": "managed", "network": "restricted", "file_system": {"type": "restricted",
+         "entries": [{"path": {"type": v, "path": "file://@ROOT@"}, "access": "read"}]}}])
+])
+
+
 # ---- nesting depth and message size (issue 16)
 def nested(d, kind="array", inner="0"):
     if kind == "array":
@@ -1637,6 +1876,10 @@ seq("http/request: methods, bodies, headers, status codes, redirects, timeouts",
     H(35, bodyBase64="!!"), H(36, bodyBase64="YQ"), H(37, requestId=""),
     H(38, timeoutMs=-1), H(39, redirectPolicy="Follow"),
     H(40, url="http://@HTTP@/slow", timeoutMs=2500),
+])
+seq("http/request: an error names a long URL whole", [
+    H(1, url="http://127.0.0.1:9/" + "x" * 5000, timeoutMs=2000),
+    H(2, url="http://127.0.0.1:9/" + "\u00e9" * 600 + "?" + "q" * 2000, timeoutMs=2000),
 ])
 seq("http/request streamResponse: bodyDelta notifications, a requestId in use", [
     H(1, streamResponse=True), H(2, url="http://@HTTP@/big", streamResponse=True),

@@ -119,8 +119,11 @@ key_paths(json_t *o, const char *field, json_t **out, struct jx_err *e)
 	json_t	*p, *seg;
 	size_t	 i, j;
 
+	*out = NULL;
 	if (jx_any(o, field, JX_REQ, out, e) == -1)
 		return -1;
+	if (*out == NULL)	/* missing in jx_in_order()'s one field */
+		return 0;
 	if (!json_is_array(*out))
 		return serde_type_error(e, *out, "a sequence", 0);
 	json_array_foreach(*out, i, p) {
@@ -218,6 +221,29 @@ struct read_params {
 	json_t	*config_paths, *requirements_paths;
 };
 
+/* The fields of rp->obj-like o, checked; cwd only turned into a path later. */
+static int
+read_decode(json_t *o, void *arg, struct jx_err *e)
+{
+	struct read_params	*rp = arg;
+	json_t			*cwd = NULL;
+	char			*path;
+	int			 r, code;
+
+	if (jx_struct(o, "EnvironmentConfigReadParams", e) == -1 ||
+	    (r = jx_any(o, "cwd", JX_REQ, &cwd, e)) == -1)
+		return -1;
+	if (r == 1) {
+		if (!json_is_string(cwd))
+			return serde_type_error(e, cwd, "a string", 0);
+		if ((path = uri_json_to_path(cwd, e, &code)) == NULL)
+			return -1;
+		free(path);
+	}
+	return key_paths(o, "configPaths", &rp->config_paths, e) == -1 ||
+	    key_paths(o, "requirementsPaths", &rp->requirements_paths, e) == -1 ? -1 : 0;
+}
+
 /* 0, or -1 with the request answered. */
 static int
 read_params(struct rpc_req *req, json_t *params, struct read_params *rp)
@@ -225,19 +251,14 @@ read_params(struct rpc_req *req, json_t *params, struct read_params *rp)
 	static const char *const fields[] = { "cwd", "configPaths", "requirementsPaths", NULL };
 	static const struct serde_struct sp = { "EnvironmentConfigReadParams", fields, 0 };
 	struct jx_err	 e;
-	json_t		*cwd = NULL;
 	long		 n;
 	int		 rc, code;
 
 	rp->obj = serde_struct_params(params, &sp, &n);
-	rc = jx_struct(rp->obj, sp.name, &e) == -1 ||
-	    jx_any(rp->obj, "cwd", JX_REQ, &cwd, &e) == -1 ||
-	    (!json_is_string(cwd) && serde_type_error(&e, cwd, "a string", 0) == -1) ? -1 : 0;
+	rc = jx_in_order(rp->obj, read_decode, rp, &e);
 	/* here even a URI that names no local path is -32602, as the reference says */
-	if (rc == 0 && (rp->cwd = uri_json_to_path(cwd, &e, &code)) == NULL)
-		rc = -1;
-	if (rc == 0 && (key_paths(rp->obj, "configPaths", &rp->config_paths, &e) == -1 ||
-	    key_paths(rp->obj, "requirementsPaths", &rp->requirements_paths, &e) == -1))
+	if (rc == 0 && (rp->cwd = uri_json_to_path(json_object_get(rp->obj, "cwd"), &e,
+	    &code)) == NULL)
 		rc = -1;
 	if (serde_struct_seq_end(&sp, n, rc, &e) == 0)
 		return 0;

@@ -183,10 +183,12 @@ m_get_metadata(struct rpc_req *req, json_t *params)
 	char			*path = NULL;
 	struct fs_policy	*pol = NULL;
 	struct fp_deferred	 d = { 0 };
+	int			 flag = 0;
 	struct fp_field		 f[] = {
 		{ "path", FP_PATH, FP_REQ, &path },
-		{ "sandbox", FP_DECODE, FP_SEQ_DEFAULT, &pol, &fs_sandbox_field },
-		{ " options", FP_ANY, 0, NULL },
+		/* an Option<bool> execd has no use for, by position only */
+		{ " flag", FP_BOOL, FP_SEQ_DEFAULT, &flag },
+		{ "sandbox", FP_DECODE, FP_OPT, &pol, &fs_sandbox_field },
 	};
 	struct stat		 st, lst;
 	int			 err;
@@ -336,7 +338,8 @@ m_read_directory(struct rpc_req *req, json_t *params)
 	struct fp_deferred	 d = { 0 };
 	struct fp_field		 f[] = {
 		{ "path", FP_PATH, FP_REQ, &path },
-		{ "sandbox", FP_DECODE, FP_SEQ_DEFAULT, &pol, &fs_sandbox_field },
+		/* an Option without serde(default): its sequence form must give it */
+		{ "sandbox", FP_DECODE, FP_OPT, &pol, &fs_sandbox_field },
 	};
 	struct fs_dirent	*ents = NULL;
 	size_t			 n = 0, i;
@@ -388,7 +391,8 @@ m_canonicalize(struct rpc_req *req, json_t *params)
 	struct fp_deferred	 d = { 0 };
 	struct fp_field		 f[] = {
 		{ "path", FP_PATH, FP_REQ, &path },
-		{ "sandbox", FP_DECODE, FP_SEQ_DEFAULT, &pol, &fs_sandbox_field },
+		/* as fs/readDirectory's */
+		{ "sandbox", FP_DECODE, FP_OPT, &pol, &fs_sandbox_field },
 	};
 	int			 fd, err;
 
@@ -405,7 +409,11 @@ m_canonicalize(struct rpc_req *req, json_t *params)
 	}
 	if (pol != NULL)
 		close(fd);
-	else if (realpath(path, real) == NULL) {
+	else if (strlen(path) >= PATH_MAX) {
+		/* the reference's realpath (musl) refuses it before any lookup */
+		rpc_fail_errno(req, ENAMETOOLONG);
+		goto out;
+	} else if (realpath(path, real) == NULL) {
 		rpc_fail_errno(req, errno);
 		goto out;
 	}

@@ -297,27 +297,103 @@ root_sandbox(json_t *root, struct fs_policy **pol, struct jx_err *e)
 }
 
 static json_t *
+root_failed(const char *id, const char *uri, const char *why, json_t *warnings)
+{
+	json_t	*res;
+	char	*err;
+
+	if (asprintf(&err, "failed to inspect capability root %s: %s", uri, why) == -1) {
+		json_decref(warnings);
+		return NULL;
+	}
+	res = json_pack("{s:s,s:s,s:n,s:[],s:[],s:o,s:s}", "id", id, "path", uri, "plugin",
+	    "skills", "namespaceManifests", "warnings", warnings != NULL ? warnings :
+	    json_array(), "error", err);
+	free(err);
+	return res;
+}
+
+struct root_args {
+	const char		*id, *uri;
+	struct fs_policy	*pol;
+};
+
+/* path is a PathUri: a malformed one fails the decoding (one naming no local path, later) */
+static int
+root_path(const char *uri, struct jx_err *e)
+{
+	char	*dir;
+	int	 code;
+
+	if (uri == NULL)
+		return 0;
+	if ((dir = uri_to_path_code(uri, e, &code)) == NULL && code == RPC_INVALID_PARAMS)
+		return -1;
+	free(dir);
+	return 0;
+}
+
+static int
+root_decode(json_t *root, void *arg, struct jx_err *e)
+{
+	struct root_args	*a = arg;
+
+	fs_sandbox_field.release(&a->pol);
+	a->id = a->uri = NULL;
+	if (jx_struct(root, root_struct.name, e) == -1 ||
+	    jx_str(root, "id", JX_REQ, &a->id, NULL, e) == -1 ||
+	    jx_str(root, "path", JX_REQ, &a->uri, NULL, e) == -1 ||
+	    root_path(a->uri, e) == -1 || root_sandbox(root, &a->pol, e) == -1) {
+		fs_sandbox_field.release(&a->pol);
+		return -1;
+	}
+	return 0;
+}
+
+/* A root decoded and let go: the reference decodes every root before it gates. */
+static int
+root_check(json_t *raw, struct jx_err *e)
+{
+	struct root_args	 a = { NULL, NULL, NULL };
+	json_t			*root;
+	long			 n;
+	int			 rc;
+
+	root = serde_struct_params(raw, &root_struct, &n);
+	rc = serde_struct_seq_end(&root_struct, n, jx_in_order(root, root_decode, &a, e), e);
+	fs_sandbox_field.release(&a.pol);
+	json_decref(root);
+	return rc;
+}
+
+static json_t *
 root_result(json_t *raw, struct jx_err *e)
 {
+	struct root_args	 a = { NULL, NULL, NULL };
 	const char		*id, *uri;
 	char			*dir, err[PATH_MAX + 256];
 	json_t			*skills, *root, *res, *warnings;
-	struct fs_policy	*pol = NULL;
+	struct fs_policy	*pol;
 	long			 n;
 	int			 code, rc;
 
+	/* serde's order: the first bad field of the input, then the first missing one */
 	root = serde_struct_params(raw, &root_struct, &n);
-	rc = jx_struct(root, root_struct.name, e) == -1 ||
-	    jx_str(root, "id", JX_REQ, &id, NULL, e) == -1 ||
-	    jx_str(root, "path", JX_REQ, &uri, NULL, e) == -1 ||
-	    root_sandbox(root, &pol, e) == -1 ? -1 : 0;
-	if (serde_struct_seq_end(&root_struct, n, rc, e) == -1 ||
-	    (dir = uri_to_path_code(uri, e, &code)) == NULL) {
+	rc = jx_in_order(root, root_decode, &a, e);
+	id = a.id, uri = a.uri, pol = a.pol;
+	if (serde_struct_seq_end(&root_struct, n, rc, e) == -1) {
 		fs_sandbox_field.release(&pol);
 		json_decref(root);
 		return NULL;
 	}
 	warnings = json_array();
+	if ((dir = uri_to_path_code(uri, e, &code)) == NULL) {
+		/* a URI naming no local path: this root's error, as the reference has it */
+		res = root_failed(id, uri, jx_err_whole(e->msg), warnings);
+		fs_sandbox_field.release(&pol);
+		json_decref(root);
+		return res;
+	}
 	skills = discover_root(pol, dir, uri, err, sizeof(err), warnings);
 	fs_sandbox_field.release(&pol);
 	free(dir);
@@ -343,6 +419,10 @@ fs_m_discover_v1(struct rpc_req *req, json_t *params)
 	rc = jx_struct(o, dp.name, &e) == -1 || jx_any(o, "roots", JX_REQ, &roots, &e) == -1 ||
 	    (!json_is_array(roots) && serde_type_error(&e, roots, "a sequence", 0) == -1) ?
 	    -1 : 0;
+	if (rc == 0)
+		json_array_foreach(roots, i, root)
+			if ((rc = root_check(root, &e)) == -1)
+				break;
 	if (serde_struct_seq_end(&dp, n, rc, &e) == -1) {
 		rpc_fail_params(req, &e);
 		goto done;

@@ -493,6 +493,9 @@ fs_m_discover_v2(struct rpc_req *req, json_t *params)
 		rpc_fail(req, RPC_INVALID_PARAMS, "missing field `cwd`");
 		goto out;
 	}
+	/* cwd chooses nothing: one naming no local path is no error (the sandbox's are) */
+	if (fd.code != 0 && fd.rank >= 100)
+		fd.code = 0;
 	if (!rpc_admit(req) || fs_deferred(req, &fd, pol))
 		goto out;
 	d.pol = pol;

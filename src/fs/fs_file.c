@@ -190,10 +190,12 @@ fs_m_read_file(struct rpc_req *req, json_t *params)
 	char			*path = NULL, real[PATH_MAX];
 	struct fs_policy	*pol = NULL;
 	struct fp_deferred	 d = { 0 };
+	int			 flag = 0;
 	struct fp_field		 f[] = {
 		{ "path", FP_PATH, FP_REQ, &path },
-		{ "sandbox", FP_DECODE, FP_SEQ_DEFAULT, &pol, &fs_sandbox_field },
-		{ " options", FP_ANY, 0, NULL },
+		/* an Option<bool> execd has no use for, by position only */
+		{ " flag", FP_BOOL, FP_SEQ_DEFAULT, &flag },
+		{ "sandbox", FP_DECODE, FP_OPT, &pol, &fs_sandbox_field },
 	};
 	struct stat		 st;
 	int			 fd = -1, err;

@@ -22,6 +22,7 @@
 #include "log.h"
 #include "fs/fs.h"
 #include "fs/fs_int.h"
+#include "rpc/rpc_serde.h"
 
 #define HANDLES_MAX	128
 #define HANDLE_ID_MAX	32
@@ -180,8 +181,8 @@ fs_m_open(struct rpc_req *req, json_t *params)
 	struct fp_field		 f[] = {
 		{ "handleId", FP_STR, FP_REQ, &id },
 		{ "path", FP_PATH, FP_REQ, &path },
-		{ "mode", FP_MODE, FP_PLAIN, &mode },
-		{ "sandbox", FP_DECODE, FP_SEQ_DEFAULT, &pol, &fs_sandbox_field },
+		{ "mode", FP_MODE, FP_PLAIN | FP_SEQ_DEFAULT, &mode },
+		{ "sandbox", FP_DECODE, FP_OPT, &pol, &fs_sandbox_field },
 	};
 	struct handle		*h = NULL;
 	size_t			 i;
@@ -300,6 +301,28 @@ write_at(int fd, uint64_t offset, const unsigned char *p, size_t len)
 	return 0;
 }
 
+/* chunk is a ByteChunk: base64 decoded with the params, where it stands among them */
+static int
+chunk_decode(json_t *v, void *out, struct jx_err *e, int *code)
+{
+	*code = RPC_INVALID_PARAMS;
+	if (!json_is_string(v))
+		return serde_type_error(e, v, "a string", 0);
+	if (b64_valid(json_string_value(v), json_string_length(v), e->msg,
+	    sizeof(e->msg)) == -1)
+		return -1;
+	*(json_t **)out = v;
+	return 0;
+}
+
+static void
+chunk_release(void *out)
+{
+	*(json_t **)out = NULL;
+}
+
+static const struct fp_decoder chunk_field = { chunk_decode, chunk_release };
+
 void
 fs_m_write_block(struct rpc_req *req, json_t *params)
 {
@@ -309,7 +332,7 @@ fs_m_write_block(struct rpc_req *req, json_t *params)
 	struct fp_field	 f[] = {
 		{ "handleId", FP_STR, FP_REQ, &id },
 		{ "offset", FP_U64, FP_REQ, &offset },
-		{ "chunk", FP_JSTR, FP_REQ, &chunk },
+		{ "chunk", FP_DECODE, FP_REQ, &chunk, &chunk_field },
 	};
 	struct fp_deferred d = { 0 };
 	struct jx_err	 e;

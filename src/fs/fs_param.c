@@ -167,7 +167,7 @@ fp_parse(json_t *params, const char *sname, const struct fp_field *f, size_t nf,
 {
 	const char	*key;
 	json_t		*v;
-	size_t		 i;
+	size_t		 i, klen;
 	char		 exp[128];
 
 	snprintf(exp, sizeof(exp), "struct %s", sname);
@@ -180,7 +180,7 @@ fp_parse(json_t *params, const char *sname, const struct fp_field *f, size_t nf,
 	if (!json_is_object(params))
 		return serde_type_error(e, params, exp, 0);
 	/* serde visits the keys as they come, then reports what is missing */
-	json_object_foreach(params, key, v) {
+	jx_fields_foreach(params, key, klen, v) {
 		for (i = 0; i < nf; i++)
 			if (strcmp(f[i].name, key) == 0)
 				break;

@@ -546,7 +546,7 @@ fs_m_copy(struct rpc_req *req, json_t *params)
 		{ "sourcePath", FP_PATH, FP_REQ, &src },
 		{ "destinationPath", FP_PATH, FP_REQ, &dest },
 		{ "recursive", FP_BOOL, FP_REQ, &recursive },
-		{ "sandbox", FP_DECODE, FP_SEQ_DEFAULT, &pol, &fs_sandbox_field },
+		{ "sandbox", FP_DECODE, FP_OPT, &pol, &fs_sandbox_field },
 	};
 
 	if (fs_begin(req, params, "WireFsCopyParams", f, 4, &d, &pol) == -1)

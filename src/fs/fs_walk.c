@@ -331,7 +331,7 @@ fs_m_walk(struct rpc_req *req, json_t *params)
 	struct fp_field		 f[] = {
 		{ "path", FP_PATH, FP_REQ, &path },
 		{ "options", FP_WALK, FP_REQ, &o },
-		{ "sandbox", FP_DECODE, FP_SEQ_DEFAULT, &pol, &fs_sandbox_field },
+		{ "sandbox", FP_DECODE, FP_OPT, &pol, &fs_sandbox_field },
 	};
 	struct walk		 w;
 	int			 err;

@@ -166,9 +166,39 @@ m_watch_missing(struct rpc_req *req, json_t *raw)
 	json_decref(params);
 }
 
+struct watch_args {
+	uint64_t	 id;
+	json_t		*missing;
+};
+
+/* each of missing is a PathUri: a malformed one fails the decoding */
+static int
+watch_decode(json_t *o, void *arg, struct jx_err *e)
+{
+	struct watch_args	*a = arg;
+	json_t			*v;
+	size_t			 i;
+	char			*path;
+	int			 code;
+
+	a->id = 0;
+	a->missing = NULL;
+	if (jx_struct(o, "FsWatchMissingParams", e) == -1 ||
+	    jx_u64(o, "watchId", JX_REQ, &a->id, e) == -1 ||
+	    jx_strarray(o, "missing", JX_REQ, &a->missing, e) == -1)
+		return -1;
+	json_array_foreach(a->missing, i, v) {
+		if ((path = uri_json_to_path(v, e, &code)) == NULL)
+			return -1;
+		free(path);
+	}
+	return 0;
+}
+
 static void
 watch_missing(struct rpc_req *req, json_t *params, long seq_n)
 {
+	struct watch_args	 a;
 	struct jx_err	 e;
 	struct stat	 st;
 	json_t		*missing = NULL, *v;
@@ -177,9 +207,9 @@ watch_missing(struct rpc_req *req, json_t *params, long seq_n)
 	size_t		 i, n;
 	int		 ok = 1, code, rc;
 
-	rc = jx_struct(params, "FsWatchMissingParams", &e) == -1 ||
-	    jx_u64(params, "watchId", JX_REQ, &id, &e) == -1 ||
-	    jx_strarray(params, "missing", JX_REQ, &missing, &e) == -1 ? -1 : 0;
+	rc = jx_in_order(params, watch_decode, &a, &e);
+	id = a.id;
+	missing = a.missing;
 	if (serde_struct_seq_end(&watch_struct, seq_n, rc, &e) == -1) {
 		rpc_fail_params(req, &e);
 		return;

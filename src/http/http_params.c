@@ -8,40 +8,12 @@
 #include "b64.h"
 #include "buf.h"
 #include "http/http_params.h"
-
-/* Rust's {:?} of a str, as serde quotes strings in its messages. */
-static void
-debug_str(const char *s, char *out, size_t outlen)
-{
-	size_t	o = 0;
-
-	if (outlen < 8)
-		return;
-	out[o++] = '"';
-	for (; *s != '\0' && o + 12 < outlen; s++) {
-		unsigned char c = (unsigned char)*s;
-
-		if (c == '"' || c == '\\')
-			o += snprintf(out + o, outlen - o, "\\%c", c);
-		else if (c == '\n')
-			o += snprintf(out + o, outlen - o, "\\n");
-		else if (c == '\r')
-			o += snprintf(out + o, outlen - o, "\\r");
-		else if (c == '\t')
-			o += snprintf(out + o, outlen - o, "\\t");
-		else if (c < 0x20 || c == 0x7f)
-			o += snprintf(out + o, outlen - o, "\\u{%x}", c);
-		else
-			out[o++] = (char)c;
-	}
-	out[o++] = '"';
-	out[o] = '\0';
-}
+#include "rpc/rpc_serde.h"
 
 static int
 type_error(struct jx_err *e, json_t *v, const char *expected)
 {
-	char	what[300], q[280];
+	char	what[300];
 
 	switch (json_typeof(v)) {
 	case JSON_NULL:
@@ -56,9 +28,8 @@ type_error(struct jx_err *e, json_t *v, const char *expected)
 		snprintf(what, sizeof(what), "number");
 		break;
 	case JSON_STRING:
-		debug_str(json_string_value(v), q, sizeof(q));
-		snprintf(what, sizeof(what), "string %s", q);
-		break;
+		snprintf(what, sizeof(what), ", expected %s", expected);
+		return jx_type_error_str(e, "invalid type: string ", v, what);
 	case JSON_ARRAY:
 		snprintf(what, sizeof(what), "sequence");
 		break;
@@ -84,6 +55,7 @@ decode_header(json_t *h, struct jx_err *e)
 {
 	const char	*key, *s;
 	json_t		*v;
+	size_t		 klen;
 	int		 have_name = 0, have_value = 0;
 
 	if (json_is_array(h)) {
@@ -103,7 +75,7 @@ decode_header(json_t *h, struct jx_err *e)
 	}
 	if (!json_is_object(h))
 		return type_error(e, h, "struct HttpHeader");
-	json_object_foreach(h, key, v) {
+	jx_fields_foreach(h, key, klen, v) {
 		if (strcmp(key, "name") == 0) {
 			if (want_string(v, &s, e) == -1)
 				return -1;
@@ -172,33 +144,14 @@ decode_timeout(json_t *v, struct http_params *p, struct jx_err *e)
 static int
 decode_policy(json_t *v, struct http_params *p, struct jx_err *e)
 {
-	const char	*s;
-	json_t		*unit = NULL;
-	char		 q[280];
+	static const char *const policies[] = { "follow", "stop", NULL };
+	int	which;
 
 	/* serde's unit variant: its name, or a map of that one key to null */
-	if (json_is_object(v) && json_object_size(v) != 1) {
-		snprintf(e->msg, sizeof(e->msg),
-		    "invalid value: map, expected map with a single key");
+	if (serde_unit_variant(v, policies, &which, e) == -1)
 		return -1;
-	}
-	if (json_is_object(v)) {
-		s = json_object_iter_key(json_object_iter(v));
-		unit = json_object_iter_value(json_object_iter(v));
-	} else if (json_is_string(v))
-		s = json_string_value(v);
-	else
-		return type_error(e, v, "string or map");
-	if (strcmp(s, "follow") == 0 || strcmp(s, "stop") == 0) {
-		if (unit != NULL && !json_is_null(unit))
-			return type_error(e, unit, "unit");
-		p->follow = (s[0] == 'f');
-		return 0;
-	}
-	debug_str(s, q, sizeof(q));
-	snprintf(e->msg, sizeof(e->msg), "unknown variant `%.*s`, expected `follow` or `stop`",
-	    (int)strlen(q) - 2, q + 1);
-	return -1;
+	p->follow = which == 0;
+	return 0;
 }
 
 /*
@@ -273,27 +226,25 @@ decode_field(const char *key, json_t *v, struct http_params *p, struct jx_err *e
 	return 0;
 }
 
-int
-http_params_decode(json_t *params, struct http_params *p, struct jx_err *e)
+/* HttpRequestParams in its declaration order (its sequence form's) */
+static const char *const http_fields[] = {
+	"method", "url", "headers", "bodyBase64", "timeoutMs", "redirectPolicy", "requestId",
+	"streamResponse", NULL
+};
+static const struct serde_struct http_struct = {
+	"HttpRequestParams", http_fields, 1UL << 2 | 1UL << 3 | 1UL << 4 | 1UL << 5 | 1UL << 7
+};
+
+static int
+decode_map(json_t *params, struct http_params *p, struct jx_err *e)
 {
 	const char	*key;
 	json_t		*v;
+	size_t		 klen;
 
-	memset(p, 0, sizeof(*p));
-	p->follow = 1;
-	if (params == NULL || json_is_null(params)) {
-		snprintf(e->msg, sizeof(e->msg),
-		    "invalid type: null, expected struct HttpRequestParams");
-		return -1;
-	}
-	if (json_is_array(params)) {
-		snprintf(e->msg, sizeof(e->msg), "invalid length %zu, expected "
-		    "struct HttpRequestParams with 8 elements", json_array_size(params));
-		return -1;
-	}
 	if (!json_is_object(params))
 		return type_error(e, params, "struct HttpRequestParams");
-	json_object_foreach(params, key, v)
+	jx_fields_foreach(params, key, klen, v)
 		if (decode_field(key, v, p, e) == -1)
 			return -1;
 	key = p->method == NULL ? "method" : p->url == NULL ? "url" :
@@ -303,4 +254,31 @@ http_params_decode(json_t *params, struct http_params *p, struct jx_err *e)
 		return -1;
 	}
 	return 0;
+}
+
+/* The strings stay valid: params still holds them (its sequence form too). */
+int
+http_params_decode(json_t *params, struct http_params *p, struct jx_err *e)
+{
+	json_t	*o;
+	long	 n;
+	int	 rc;
+
+	memset(p, 0, sizeof(*p));
+	p->follow = 1;
+	if (params == NULL || json_is_null(params)) {
+		snprintf(e->msg, sizeof(e->msg),
+		    "invalid type: null, expected struct HttpRequestParams");
+		return -1;
+	}
+	if (!json_is_array(params))
+		return decode_map(params, p, e);
+	/* serde's sequence form: the fields by position */
+	if ((o = serde_struct_params(params, &http_struct, &n)) == NULL) {
+		snprintf(e->msg, sizeof(e->msg), "out of memory");
+		return -1;
+	}
+	rc = serde_struct_seq_end(&http_struct, n, decode_map(o, p, e), e);
+	json_decref(o);
+	return rc;
 }

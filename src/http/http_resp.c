@@ -44,16 +44,23 @@ http_resp_fail(struct xfer *x, int code, const char *fmt, ...)
 {
 	struct rpc_req	*req = x->req;
 	va_list		 ap;
-	char		 msg[1024];
+	char		*msg;
+	int		 n;
 
 	x->req = NULL;
 	x->dead = 1;
 	if (req == NULL)
 		return;
+	/* whole, however long the URL it names */
 	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
+	n = vasprintf(&msg, fmt, ap);
 	va_end(ap);
+	if (n == -1) {
+		rpc_fail(req, code, "out of memory");
+		return;
+	}
 	rpc_fail(req, code, "%s", msg);
+	free(msg);
 }
 
 #define RESULT_BODY	",\"bodyBase64\":\""

@@ -55,14 +55,42 @@ want_variant(json_t *o, const char *key, int req, const char *const *vars, int *
 	}
 	if (!json_is_string(v))
 		return serde_type_error(e, v, "string or map", 1);
-	if ((*out = serde_variant(json_string_value(v), vars)) == -1)
-		return serde_unknown_variant(e, json_string_value(v), vars);
+	if ((*out = serde_variant_json(v, vars)) == -1)
+		return serde_unknown_variant_json(e, v, vars);
 	return 0;
 }
 
-/* The "type" tag of an internally tagged enum. */
+/*
+ * A tag that is no string.  Within an enum serde has buffered (one inside
+ * another internally tagged enum) a value keeps its kind: an unsigned
+ * integer is the variant's index, anything else is named with its value.
+ */
 static int
-want_tag(json_t *o, const char *enum_name, const char *const *vars, int *out, struct jx_err *e)
+tag_not_string(json_t *t, const char *const *vars, int buffered, int *out, struct jx_err *e)
+{
+	json_int_t	i;
+	int		n;
+
+	if (!buffered)
+		return serde_type_error(e, t, "variant identifier", 0);
+	for (n = 0; vars[n] != NULL; n++)
+		;
+	if (json_is_integer(t) && (i = json_integer_value(t)) >= 0) {
+		if (i < n) {
+			*out = (int)i;
+			return 0;
+		}
+		snprintf(e->msg, sizeof(e->msg), "invalid value: integer `%" JSON_INTEGER_FORMAT
+		    "`, expected variant index 0 <= i < %d", i, n);
+		return -1;
+	}
+	return serde_type_error(e, t, "variant identifier", 1);
+}
+
+/* The "type" tag of an internally tagged enum (buffered: see tag_not_string()). */
+static int
+want_tag(json_t *o, const char *enum_name, const char *const *vars, int buffered, int *out,
+    struct jx_err *e)
 {
 	char	 exp[128];
 	json_t	*t;
@@ -73,16 +101,16 @@ want_tag(json_t *o, const char *enum_name, const char *const *vars, int *out, st
 	if ((t = json_object_get(o, "type")) == NULL)
 		return serde_missing(e, "type");
 	if (!json_is_string(t))
-		return serde_type_error(e, t, "variant identifier", 0);
-	if ((*out = serde_variant(json_string_value(t), vars)) == -1)
-		return serde_unknown_variant(e, json_string_value(t), vars);
+		return tag_not_string(t, vars, buffered, out, e);
+	if ((*out = serde_variant_json(t, vars)) == -1)
+		return serde_unknown_variant_json(e, t, vars);
 	return 0;
 }
 
 static int
 decode_special(json_t *v, struct fsp_entry *en, struct jx_err *e)
 {
-	const char	*kind, *sub = NULL, *path = NULL;
+	const char	*sub = NULL, *path = NULL;
 	json_t		*k;
 	int		 i;
 
@@ -92,9 +120,8 @@ decode_special(json_t *v, struct fsp_entry *en, struct jx_err *e)
 		return serde_missing(e, "kind");
 	if (!json_is_string(k))
 		return serde_type_error(e, k, "variant identifier", 0);
-	kind = json_string_value(k);
-	if ((i = serde_variant(kind, specials)) == -1)
-		return serde_unknown_variant(e, kind, specials);
+	if ((i = serde_variant_json(k, specials)) == -1)
+		return serde_unknown_variant_json(e, k, specials);
 	en->special = (enum fsp_special)i;
 	if (en->special == S_PROJECT_ROOTS) {
 		if (want_str(v, "subpath", 0, &sub, e) == -1)
@@ -117,7 +144,7 @@ decode_entry_path(json_t *v, struct fsp_entry *en, struct fsp_ctx *c, struct jx_
 	int		 type, code;
 	json_t		*val;
 
-	if (want_tag(v, "ExecFileSystemPath", path_types, &type, e) == -1)
+	if (want_tag(v, "ExecFileSystemPath", path_types, 1, &type, e) == -1)
 		return -1;
 	en->kind = (enum fsp_kind)type;
 	switch (en->kind) {
@@ -207,20 +234,27 @@ decode_restricted(json_t *fs, struct fsp_ctx *c, struct jx_err *e)
 static int
 decode_permissions(json_t *perm, struct fsp_ctx *c, struct jx_err *e)
 {
-	json_t	*fs;
-	int	 type, net, fst;
+	const char	*key;
+	json_t		*v;
+	size_t		 klen;
+	int		 type, net, fst;
 
-	if (want_tag(perm, "ExecPermissionProfile", profile_types, &type, e) == -1)
+	if (want_tag(perm, "ExecPermissionProfile", profile_types, 0, &type, e) == -1)
 		return -1;
 	if (type == 1)		/* disabled */
 		return 0;
-	if (type == 0) {	/* managed */
-		if ((fs = json_object_get(perm, "file_system")) == NULL)
+	if (type == 0) {	/* managed: its fields as they come, then what is missing */
+		jx_fields_foreach(perm, key, klen, v) {
+			if (strcmp(key, "file_system") == 0) {
+				if (want_tag(v, "ExecManagedFileSystemPermissions", fs_types, 1,
+				    &fst, e) == -1 || (fst == 0 && decode_restricted(v, c, e) == -1))
+					return -1;
+			} else if (strcmp(key, "network") == 0 &&
+			    want_variant(perm, "network", 1, networks, &net, e) == -1)
+				return -1;
+		}
+		if (json_object_get(perm, "file_system") == NULL)
 			return serde_missing(e, "file_system");
-		if (want_tag(fs, "ExecManagedFileSystemPermissions", fs_types, &fst, e) == -1)
-			return -1;
-		if (fst == 0 && decode_restricted(fs, c, e) == -1)
-			return -1;
 	}
 	return want_variant(perm, "network", 1, networks, &net, e);
 }
@@ -279,8 +313,8 @@ ctx_field(const char *key, json_t *v, struct fsp_ctx *c, struct jx_err *e)
 	if (strcmp(key, "windowsSandboxLevel") == 0) {
 		if (!json_is_string(v))
 			return serde_type_error(e, v, "string or map", 0);
-		if (serde_variant(json_string_value(v), win_levels) == -1)
-			return serde_unknown_variant(e, json_string_value(v), win_levels);
+		if (serde_variant_json(v, win_levels) == -1)
+			return serde_unknown_variant_json(e, v, win_levels);
 	} else if (strcmp(key, "cwd") == 0)
 		return ctx_path(v, &c->cwd, e);
 	else if (strcmp(key, "userHomeDir") == 0) {
@@ -298,8 +332,8 @@ ctx_field(const char *key, json_t *v, struct fsp_ctx *c, struct jx_err *e)
 	} else if (strcmp(key, "windowsSandboxProxySettingsMode") == 0) {
 		if (!json_is_string(v))
 			return serde_type_error(e, v, "string or map", 0);
-		if ((i = serde_variant(json_string_value(v), proxy_modes)) == -1)
-			return serde_unknown_variant(e, json_string_value(v), proxy_modes);
+		if ((i = serde_variant_json(v, proxy_modes)) == -1)
+			return serde_unknown_variant_json(e, v, proxy_modes);
 	}
 	return 0;
 }
@@ -341,11 +375,12 @@ fsp_decode(json_t *sandbox, struct fsp_ctx *c, struct jx_err *e, int *code)
 {
 	const char	*key;
 	json_t		*v;
+	size_t		 klen;
 
 	memset(c, 0, sizeof(*c));
 	*code = RPC_INVALID_PARAMS;
 	snprintf(e->msg, sizeof(e->msg), "out of memory");
-	json_object_foreach(sandbox, key, v)
+	jx_fields_foreach(sandbox, key, klen, v)
 		if (ctx_field(key, v, c, e) == -1)
 			return -1;
 	if (json_object_get(sandbox, "permissions") == NULL)

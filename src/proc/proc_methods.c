@@ -68,7 +68,9 @@ metadata_parse(json_t *params, struct jx_err *e)
 		return -1;
 	if ((r = jx_substruct(params, "metadata", JX_OPT, "ExecMetadata", &md, e)) <= 0)
 		return r;
-	if (jx_str(md, "threadId", JX_OPT, &s, &len, e) == -1 ||
+	/* threadId is a ThreadId, a UUID */
+	if ((r = jx_str(md, "threadId", JX_OPT, &s, &len, e)) == -1 ||
+	    (r == 1 && serde_uuid(s, len, e) == -1) ||
 	    jx_str(md, "toolCallId", JX_OPT, &s, &len, e) == -1)
 		return -1;
 	return 0;
@@ -102,19 +104,36 @@ env_policy_check(json_t *policy, struct jx_err *e)
 	return env == NULL ? -1 : 0;
 }
 
-/* Fields decoded in declaration order: a sequence's errors come as serde's. */
+/* cwd is a PathUri: a malformed one fails the decoding (one naming no local path, later) */
 static int
-start_parse(json_t *params, long n, struct start_params *sp, struct jx_err *e)
+cwd_check(const struct start_params *sp, struct jx_err *e)
 {
-	json_t	*unused;
-	int	rc;
+	char	*path;
+	int	 code;
+
+	if (sp->cwd_uri == NULL)
+		return 0;
+	if ((path = uri_to_path_n(sp->cwd_uri, sp->cwd_len, e, &code)) == NULL &&
+	    code == RPC_INVALID_PARAMS)
+		return -1;
+	free(path);
+	return 0;
+}
+
+/* Fields in declaration order: a sequence's errors come as serde's. */
+static int
+start_decode(json_t *params, void *arg, struct jx_err *e)
+{
+	struct start_params	*sp = arg;
+	json_t			*unused;
 
 	memset(sp, 0, sizeof(*sp));
-	rc = jx_struct(params, "WireExecParams", e) == -1 ||
+	return jx_struct(params, "WireExecParams", e) == -1 ||
 	    jx_id(params, "processId", JX_REQ, &sp->id, e) == -1 ||
 	    metadata_parse(params, e) == -1 ||
 	    jx_strarray(params, "argv", JX_REQ, &sp->argv, e) == -1 ||
 	    jx_str(params, "cwd", JX_REQ, &sp->cwd_uri, &sp->cwd_len, e) == -1 ||
+	    cwd_check(sp, e) == -1 ||
 	    serde_empty_seq(params, "envPolicy", "ExecEnvPolicy", 5, e) == -1 ||
 	    jx_substruct(params, "envPolicy", JX_OPT, "ExecEnvPolicy", &sp->env_policy, e) == -1 ||
 	    env_policy_check(sp->env_policy, e) == -1 ||
@@ -135,7 +154,14 @@ start_parse(json_t *params, long n, struct start_params *sp, struct jx_err *e)
 	    &sp->network_proxy, e) == -1 ||
 	    (sp->network_proxy != NULL && jx_any(sp->network_proxy, "proxy", JX_REQ, &unused,
 	    e) == -1) ? -1 : 0;
-	return serde_struct_seq_end(&start_struct, n, rc, e);
+}
+
+/* serde's order: the first bad field of the input, then the first missing one */
+static int
+start_parse(json_t *params, long n, struct start_params *sp, struct jx_err *e)
+{
+	return serde_struct_seq_end(&start_struct, n, jx_in_order(params, start_decode, sp, e),
+	    e);
 }
 
 /*
@@ -312,7 +338,7 @@ start_with(struct rpc_req *req, json_t *params, long n, int resumed)
 	struct netproxy_reg	*reg = NULL;
 	struct sandbox_plan	*sbx = NULL;
 	json_t			*env = NULL;
-	char			**av = NULL, **envp = NULL, *cwd = NULL, msg[512];
+	char			**av = NULL, **envp = NULL, *cwd = NULL, msg[512], *words;
 	const char		*nul;
 	int			 err, code, restore_fd = -1, again = 0;
 	enum snap_use		 use = SNAP_PLAIN;
@@ -359,7 +385,7 @@ start_with(struct rpc_req *req, json_t *params, long n, int resumed)
 		/* a well-formed URI naming no local path: the reference's cwd wording */
 		if (code == RPC_INVALID_REQUEST)
 			rpc_fail(req, RPC_INVALID_PARAMS, "cwd URI `%s` is not valid on this "
-			    "exec-server host: %s", sp.cwd_uri, e.msg);
+			    "exec-server host: %s", sp.cwd_uri, jx_err_whole(e.msg));
 		else
 			rpc_fail_params(req, &e);
 		goto done;
@@ -386,6 +412,11 @@ start_with(struct rpc_req *req, json_t *params, long n, int resumed)
 		if (proc_snapshot_wait(snap_key, req, params, n, start_resume) == 0)
 			goto done;	/* answered once the capture is over */
 		use = SNAP_PLAIN;
+	}
+	if (sp.tty && (words = proc_pty_nul_words(json_array_get(sp.argv, 0), cwd, env)) != NULL) {
+		rpc_fail(req, RPC_INTERNAL_ERROR, "%s", words);
+		free(words);
+		goto done;
 	}
 	if ((nul = start_nul(&sp, env)) != NULL) {
 		rpc_fail(req, RPC_INTERNAL_ERROR, "%s", nul);
@@ -484,30 +515,44 @@ static const struct serde_struct signal_struct = { "SignalParams", signal_fields
 static const char *const terminate_fields[] = { "processId", NULL };
 static const struct serde_struct terminate_struct = { "TerminateParams", terminate_fields, 0 };
 
+struct read_args {
+	const char	*id;
+	uint64_t	 after, max, wait;
+	int		 has_max;
+};
+
+static int
+read_decode(json_t *o, void *arg, struct jx_err *e)
+{
+	struct read_args	*a = arg;
+
+	memset(a, 0, sizeof(*a));
+	return jx_struct(o, "ReadParams", e) == -1 ||
+	    jx_id(o, "processId", JX_REQ, &a->id, e) == -1 ||
+	    jx_u64(o, "afterSeq", JX_OPT, &a->after, e) == -1 ||
+	    (a->has_max = jx_uint(o, "maxBytes", JX_OPT, &a->max, "usize", e)) == -1 ||
+	    jx_u64(o, "waitMs", JX_OPT, &a->wait, e) == -1 ? -1 : 0;
+}
+
 static void
 m_read(struct rpc_req *req, json_t *params)
 {
-	struct jx_err	 e;
-	const char	*id;
-	uint64_t	 after = 0, max = 0, wait = 0;
-	int		 has_max = 0, rc;
-	struct proc	*p;
-	json_t		*o;
-	long		 n;
+	struct jx_err		 e;
+	struct read_args	 a;
+	struct proc		*p;
+	json_t			*o;
+	long			 n;
+	int			 rc;
 
 	o = serde_struct_params(params, &read_struct, &n);
-	rc = jx_struct(o, "ReadParams", &e) == -1 ||
-	    jx_id(o, "processId", JX_REQ, &id, &e) == -1 ||
-	    jx_u64(o, "afterSeq", JX_OPT, &after, &e) == -1 ||
-	    (has_max = jx_uint(o, "maxBytes", JX_OPT, &max, "usize", &e)) == -1 ||
-	    jx_u64(o, "waitMs", JX_OPT, &wait, &e) == -1 ? -1 : 0;
+	rc = jx_in_order(o, read_decode, &a, &e);
 	if (serde_struct_seq_end(&read_struct, n, rc, &e) == -1)
 		rpc_fail_params(req, &e);
 	else if (rpc_admit(req)) {
-		if ((p = proc_find(id)) == NULL)
-			rpc_fail(req, RPC_INVALID_REQUEST, "unknown process id %s", id);
+		if ((p = proc_find(a.id)) == NULL)
+			rpc_fail(req, RPC_INVALID_REQUEST, "unknown process id %s", a.id);
 		else
-			proc_read(req, p, after, has_max, max, wait);
+			proc_read(req, p, a.after, a.has_max == 1, a.max, a.wait);
 	}
 	json_decref(o);
 }
@@ -518,9 +563,29 @@ write_status(const char *status)
 	return json_pack("{s:s}", "status", status);
 }
 
+struct write_args {
+	const char	*id, *chunk, *wid;
+	size_t		 clen;
+};
+
+static int
+write_decode(json_t *o, void *arg, struct jx_err *e)
+{
+	struct write_args	*a = arg;
+
+	memset(a, 0, sizeof(*a));
+	/* chunk is a ByteChunk: base64 decoded with the params, where it stands */
+	return jx_struct(o, "WriteParams", e) == -1 ||
+	    jx_id(o, "processId", JX_REQ, &a->id, e) == -1 ||
+	    jx_str(o, "chunk", JX_REQ, &a->chunk, &a->clen, e) == -1 ||
+	    (a->chunk != NULL && b64_valid(a->chunk, a->clen, e->msg, sizeof(e->msg)) == -1) ||
+	    jx_id(o, "writeId", JX_REQ, &a->wid, e) == -1 ? -1 : 0;
+}
+
 static void
 m_write(struct rpc_req *req, json_t *params)
 {
+	struct write_args	 a;
 	struct jx_err	 e;
 	const char	*id, *chunk, *wid;
 	size_t		 clen, dlen;
@@ -532,10 +597,8 @@ m_write(struct rpc_req *req, json_t *params)
 	int		 rc;
 
 	o = serde_struct_params(params, &write_struct, &n);
-	rc = jx_struct(o, "WriteParams", &e) == -1 ||
-	    jx_id(o, "processId", JX_REQ, &id, &e) == -1 ||
-	    jx_str(o, "chunk", JX_REQ, &chunk, &clen, &e) == -1 ||
-	    jx_id(o, "writeId", JX_REQ, &wid, &e) == -1 ? -1 : 0;
+	rc = jx_in_order(o, write_decode, &a, &e);
+	id = a.id, chunk = a.chunk, clen = a.clen, wid = a.wid;
 	if (serde_struct_seq_end(&write_struct, n, rc, &e) == -1) {
 		rpc_fail_params(req, &e);
 		goto out;
@@ -565,22 +628,33 @@ out:
 	json_decref(o);
 }
 
+static int
+signal_decode(json_t *o, void *arg, struct jx_err *e)
+{
+	static const char *const signals[] = { "interrupt", NULL };
+	const char	**id = arg;
+	json_t		 *sig;
+	int		  which, r;
+
+	*id = NULL;
+	return jx_struct(o, "SignalParams", e) == -1 ||
+	    jx_id(o, "processId", JX_REQ, id, e) == -1 ||
+	    (r = jx_any(o, "signal", JX_REQ, &sig, e)) == -1 ||
+	    (r == 1 && serde_unit_variant(sig, signals, &which, e) == -1) ? -1 : 0;
+}
+
 static void
 m_signal(struct rpc_req *req, json_t *params)
 {
-	static const char *const signals[] = { "interrupt", NULL };
 	struct jx_err	 e;
 	const char	*id;
-	json_t		*sig, *o;
-	int		 which, rc;
+	json_t		*o;
+	int		 rc;
 	struct proc	*p;
 	long		 n;
 
 	o = serde_struct_params(params, &signal_struct, &n);
-	rc = jx_struct(o, "SignalParams", &e) == -1 ||
-	    jx_id(o, "processId", JX_REQ, &id, &e) == -1 ||
-	    jx_any(o, "signal", JX_REQ, &sig, &e) == -1 ||
-	    serde_unit_variant(sig, signals, &which, &e) == -1 ? -1 : 0;
+	rc = jx_in_order(o, signal_decode, &id, &e);
 	if (serde_struct_seq_end(&signal_struct, n, rc, &e) == -1)
 		rpc_fail_params(req, &e);
 	else if (rpc_admit(req)) {

@@ -55,19 +55,38 @@ snap_sub(json_t *o, const char *key, enum jx_need need, const struct serde_struc
 	return 1;
 }
 
+static int	shell_parse(json_t *, struct snap_req *, struct jx_err *);
+
+static int
+shell_decode(json_t *shell, void *arg, struct jx_err *e)
+{
+	struct snap_req	*r = arg;
+	size_t		 len;
+
+	return snap_str(shell, "name", &r->name, &len, e) == -1 ||
+	    snap_str(shell, "path", &r->path, &len, e) == -1 ? -1 : 0;
+}
+
+static int
+snap_decode(json_t *snap, void *arg, struct jx_err *e)
+{
+	struct snap_req	*r = arg;
+
+	return snap_str(snap, "scopeId", &r->scope, &r->scope_len, e) == -1 ||
+	    shell_parse(snap, r, e) == -1 ? -1 : 0;
+}
+
 /* The strings stay valid: params still holds them. */
 static int
 shell_parse(json_t *snap, struct snap_req *r, struct jx_err *e)
 {
 	json_t	*shell;
-	size_t	 len;
 	long	 n;
 	int	 rc;
 
-	if (snap_sub(snap, "shell", JX_REQ, &shell_struct, &shell, &n, e) == -1)
-		return -1;
-	rc = snap_str(shell, "name", &r->name, &len, e) == -1 ||
-	    snap_str(shell, "path", &r->path, &len, e) == -1 ? -1 : 0;
+	if ((rc = snap_sub(snap, "shell", JX_REQ, &shell_struct, &shell, &n, e)) <= 0)
+		return rc;
+	rc = jx_in_order(shell, shell_decode, r, e);
 	json_decref(shell);
 	return serde_struct_seq_end(&shell_struct, n, rc, e);
 }
@@ -82,8 +101,7 @@ snap_req_parse(json_t *params, struct snap_req *r, struct jx_err *e)
 	memset(r, 0, sizeof(*r));
 	if ((rc = snap_sub(params, "shellSnapshot", JX_OPT, &snap_struct, &snap, &n, e)) <= 0)
 		return rc;
-	rc = snap_str(snap, "scopeId", &r->scope, &r->scope_len, e) == -1 ||
-	    shell_parse(snap, r, e) == -1 ? -1 : 0;
+	rc = jx_in_order(snap, snap_decode, r, e);
 	json_decref(snap);
 	if (serde_struct_seq_end(&snap_struct, n, rc, e) == -1)
 		return -1;

@@ -14,6 +14,8 @@
 #include <termios.h>
 #include <unistd.h>
 
+#include "buf.h"
+#include "jsonx.h"
 #include "log.h"
 #include "rpc/errno_text.h"
 #include "proc/proc_spawn.h"
@@ -66,6 +68,148 @@ resolve_program(const char *prog, char *const *envp, char *out, size_t outlen)
 	return saw_eacces ? EACCES : ENOENT;
 }
 
+/* Rust's Path::join: an absolute b replaces a; "" adds a separator */
+static int
+path_join(char *out, size_t len, const char *a, const char *b, size_t blen)
+{
+	size_t	alen = strlen(a);
+
+	if (blen > 0 && b[0] == '/')
+		return snprintf(out, len, "%.*s", (int)blen, b) < (int)len ? 0 : -1;
+	return snprintf(out, len, "%s%s%.*s", a, alen > 0 && a[alen - 1] == '/' ? "" : "/",
+	    (int)blen, b) < (int)len ? 0 : -1;
+}
+
+/* msg from b, whole however long once sent (jx_err_setn); -1 */
+static int
+pty_fail(struct buf *b, char *msg, size_t msglen)
+{
+	struct jx_err	je;
+
+	if (b->data == NULL)
+		snprintf(msg, msglen, "out of memory");
+	else {
+		jx_err_setn(&je, b->data, b->len);
+		snprintf(msg, msglen, "%s", je.msg);
+	}
+	buf_free(b);
+	return -1;
+}
+
+static int
+bufs(struct buf *b, const char *s)
+{
+	return buf_append(b, s, strlen(s));
+}
+
+/*
+ * A PTY command's relative program, found as the reference's PTY spawner
+ * (portable-pty) finds it: ./x and ../x in cwd only; any other name, a/b
+ * too, along the child's own PATH, each entry taken from cwd.  0 with prog,
+ * or -1 with its words in msg.
+ */
+static int
+pty_resolve(const struct spawn_req *rq, char *prog, size_t len, char *msg, size_t msglen)
+{
+	const char	*exe = rq->argv[0], *cwd = rq->cwd != NULL ? rq->cwd : ".";
+	const char	*path, *p, *end, *why;
+	char		 dir[PATH_MAX];
+	struct buf	 b = { 0 };
+	struct stat	 st;
+	size_t		 n;
+
+	bufs(&b, "Unable to spawn ");
+	if (strncmp(exe, "./", 2) == 0 || strcmp(exe, ".") == 0 ||
+	    strncmp(exe, "../", 3) == 0 || strcmp(exe, "..") == 0) {
+		if (path_join(prog, len, cwd, exe, strlen(exe)) == -1) {
+			buf_free(&b);
+			errno_text(ENAMETOOLONG, msg, msglen);
+			return -1;
+		}
+		if (stat(prog, &st) == 0 && S_ISDIR(st.st_mode))
+			why = " because it is a directory";
+		else if (access(prog, X_OK) == 0) {
+			buf_free(&b);
+			return 0;
+		} else if (access(prog, F_OK) == 0)
+			why = " because it is not executable";
+		else
+			why = " because it does not exist";
+		bufs(&b, prog);
+		bufs(&b, why);
+		return pty_fail(&b, msg, msglen);
+	}
+	bufs(&b, exe);
+	bufs(&b, " because:\n");
+	if ((path = env_lookup(rq->envp, "PATH")) == NULL) {
+		bufs(&b, "Unable to resolve the PATH");
+		return pty_fail(&b, msg, msglen);
+	}
+	for (p = path; ; p = end + 1) {
+		end = strchr(p, ':');
+		n = end ? (size_t)(end - p) : strlen(p);
+		if (path_join(dir, sizeof(dir), cwd, p, n) == 0 &&
+		    path_join(prog, len, dir, exe, strlen(exe)) == 0) {
+			why = NULL;
+			if (stat(prog, &st) == 0 && S_ISDIR(st.st_mode))
+				why = " exists but is a directory.\n";
+			else if (access(prog, X_OK) == 0) {
+				buf_free(&b);
+				return 0;
+			} else if (access(prog, F_OK) == 0)
+				why = " exists but is not executable.\n";
+			if (why != NULL) {
+				bufs(&b, prog);
+				bufs(&b, why);
+			}
+		}
+		if (end == NULL)
+			break;
+	}
+	bufs(&b, "No viable candidates found in PATH ");
+	jx_debug_str(&b, path, strlen(path));
+	return pty_fail(&b, msg, msglen);
+}
+
+/*
+ * A PTY command's relative program holding a NUL: the reference's PTY
+ * spawner looks for it before anything refuses the NUL, and finds nothing
+ * of that name (pty_resolve()).
+ */
+char *
+proc_pty_nul_words(json_t *prog, const char *cwd, json_t *env)
+{
+	struct buf	 b = { 0 };
+	const char	*s = json_string_value(prog), *path;
+	size_t		 i, len = json_string_length(prog);
+	json_t		*pv;
+	int		 r;
+
+	if (s == NULL || strlen(s) == len || s[0] == '/')
+		return NULL;
+	r = bufs(&b, "Unable to spawn ");
+	if (strncmp(s, "./", 2) == 0 || strncmp(s, "../", 3) == 0) {
+		r = r == 0 && buf_append(&b, cwd, strlen(cwd)) == 0 &&
+		    buf_append(&b, "/", cwd[0] != '\0' && cwd[strlen(cwd) - 1] == '/' ? 0 : 1) == 0 ?
+		    0 : -1;
+	}
+	for (i = 0; i < len && r == 0; i++)	/* the NUL as jx_id() keeps it */
+		r = s[i] == '\0' ? buf_append(&b, "\xc0\x80", 2) : buf_append(&b, s + i, 1);
+	pv = json_object_get(env, "PATH");
+	path = json_string_value(pv);
+	if (r == 0 && (strncmp(s, "./", 2) == 0 || strncmp(s, "../", 3) == 0))
+		r = bufs(&b, " because it does not exist");
+	else if (r == 0 && path == NULL)
+		r = bufs(&b, " because:\nUnable to resolve the PATH");
+	else if (r == 0)
+		r = bufs(&b, " because:\nNo viable candidates found in PATH ") == 0 &&
+		    jx_debug_str(&b, path, json_string_length(pv)) == 0 ? 0 : -1;
+	if (r == 0 && buf_append(&b, "", 1) == 0)
+		return (char *)b.data;
+	buf_free(&b);
+	return NULL;
+}
+
 static int
 open_pty(int *master, char *slave, size_t slavelen, unsigned short rows, unsigned short cols)
 {
@@ -114,20 +258,9 @@ proc_spawn(const struct spawn_req *rq, struct spawn_res *res, int *err, char *ms
 	ssize_t	 n;
 	pid_t	 pid;
 
-	if (rq->tty && strchr(rq->argv[0], '/') == NULL) {
-		/* the reference's PTY spawner looks only at the child's own PATH */
-		const char *path = env_lookup(rq->envp, "PATH");
-
-		if (path == NULL) {
+	if (rq->tty && rq->argv[0][0] != '/') {
+		if (pty_resolve(rq, prog, sizeof(prog), msg, msglen) == -1) {
 			*err = ENOENT;
-			snprintf(msg, msglen, "Unable to spawn %s because:\nUnable to resolve the PATH",
-			    rq->argv[0]);
-			return -1;
-		}
-		if (resolve_program(rq->argv[0], rq->envp, prog, sizeof(prog)) != 0) {
-			*err = ENOENT;
-			snprintf(msg, msglen, "Unable to spawn %s because:\nNo viable candidates "
-			    "found in PATH \"%s\"", rq->argv[0], path);
 			return -1;
 		}
 	} else if ((e = resolve_program(rq->argv[0], rq->envp, prog, sizeof(prog))) != 0)

@@ -7,6 +7,8 @@
 
 #include <sys/types.h>
 
+#include <jansson.h>
+
 #include "spawn/spawn.h"
 
 struct spawn_res {
@@ -22,5 +24,10 @@ struct spawn_res {
  */
 int	proc_spawn(const struct spawn_req *rq, struct spawn_res *res, int *err,
 	    char *msg, size_t msglen);
+/*
+ * For a PTY command whose relative program prog holds a NUL: the reference's
+ * words (malloc'd, the NUL as jx_id() keeps it); else NULL.
+ */
+char	*proc_pty_nul_words(json_t *prog, const char *cwd, json_t *env);
 
 #endif

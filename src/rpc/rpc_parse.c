@@ -39,55 +39,12 @@ err_printf(struct rpc_msg *m, const char *fmt, ...)
 		buf_append(&m->err, tmp, (size_t)n < sizeof(tmp) ? (size_t)n : sizeof(tmp) - 1);
 }
 
-/*
- * What Rust's Debug escapes as \u{..}: controls, separators other than
- * ' ', format characters, private use, noncharacters, and the common
- * combining marks (Grapheme_Extend; the rarer scripts' ones are not listed).
- */
-static const uint32_t rust_escaped[][2] = {
-	{ 0x0000, 0x001f }, { 0x007f, 0x00a0 }, { 0x00ad, 0x00ad }, { 0x0300, 0x036f },
-	{ 0x0483, 0x0489 }, { 0x0591, 0x05bd }, { 0x0600, 0x0605 }, { 0x061c, 0x061c },
-	{ 0x064b, 0x065f }, { 0x06dd, 0x06dd }, { 0x070f, 0x070f }, { 0x1680, 0x1680 },
-	{ 0x180e, 0x180e }, { 0x1ab0, 0x1aff }, { 0x1dc0, 0x1dff }, { 0x2000, 0x200f },
-	{ 0x2028, 0x202f }, { 0x205f, 0x206f }, { 0x20d0, 0x20ff }, { 0x3000, 0x3000 },
-	{ 0xd800, 0xf8ff }, { 0xfe00, 0xfe0f }, { 0xfe20, 0xfe2f }, { 0xfeff, 0xfeff },
-	{ 0xfff0, 0xfffb }, { 0xfffe, 0xffff }, { 0xe0000, 0xe0fff }, { 0xf0000, 0x10ffff },
-};
-
-static int
-rust_is_escaped(uint32_t cp)
-{
-	size_t	k;
-
-	for (k = 0; k < sizeof(rust_escaped) / sizeof(rust_escaped[0]); k++)
-		if (cp >= rust_escaped[k][0] && cp <= rust_escaped[k][1])
-			return 1;
-	return 0;
-}
-
 /* A string as Rust's Debug shows it. */
 static void
 err_debug_string(struct rpc_msg *m, json_t *v)
 {
-	static const char	 from[] = "\"\\\t\r\n", to[] = "\"\\trn";
-	const uint8_t		*p = (const uint8_t *)json_string_value(v);
-	const char		*e;
-	size_t			 i, n, len = json_string_length(v);
-	uint32_t		 cp;
-
-	err_printf(m, "\"");
-	for (i = 0; i < len; i += n) {
-		cp = utf8_decode(p + i, &n);
-		if (cp == 0)
-			err_printf(m, "\\0");
-		else if (cp < 0x80 && (e = strchr(from, (int)cp)) != NULL)
-			err_printf(m, "\\%c", to[e - from]);
-		else if (rust_is_escaped(cp))
-			err_printf(m, "\\u{%x}", (unsigned)cp);
-		else
-			buf_append(&m->err, p + i, n);
-	}
-	err_printf(m, "\"");
+	if (jx_debug_str(&m->err, json_string_value(v), json_string_length(v)) == -1)
+		log_warnx("out of memory for an error message");
 }
 
 static int
@@ -219,9 +176,9 @@ check_struct_map(struct rpc_msg *m, json_t *o, const struct shape *sh,
 {
 	const char	*key;
 	json_t		*v;
-	size_t		 k;
+	size_t		 k, klen;
 
-	json_object_foreach(o, key, v)
+	jx_fields_foreach(o, key, klen, v)
 		for (k = 0; k < sh->nfields; k++)
 			if (strcmp(key, sh->fields[k].name) == 0 && sh->fields[k].check != NULL &&
 			    sh->fields[k].check(m, v, s) == -1)

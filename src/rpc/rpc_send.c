@@ -76,10 +76,19 @@ void
 rpc_send_error(json_t *id, int code, const char *msg)
 {
 	json_t	*err;
+	char	*fixed;
 
+	/* a message cut to fit a jx_err goes whole, as the reference sends it */
+	msg = jx_err_whole(msg);
 	/* a client's identifier in msg may hold a NUL, kept as jx_id() keeps it */
 	err = json_pack("{s:{s:i,s:o},s:O}", "error", "code", code, "message", jx_id_json(msg),
 	    "id", id);
+	if (err == NULL && (fixed = jx_utf8_lossy(msg)) != NULL) {
+		/* never a request left unanswered for its message's bytes */
+		err = json_pack("{s:{s:i,s:o},s:O}", "error", "code", code, "message",
+		    jx_id_json(fixed), "id", id);
+		free(fixed);
+	}
 	if (err == NULL) {
 		log_warnx("cannot build an error response");
 		return;

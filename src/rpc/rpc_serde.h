@@ -54,7 +54,18 @@ int	serde_struct_seq_end(const struct serde_struct *s, long n, int rc, struct jx
  */
 int	serde_empty_seq(json_t *o, const char *key, const char *sname, int nfields,
 	    struct jx_err *e);
+/* A uuid::Uuid as serde reads one from a string, with the uuid crate's words: 0 or -1 */
+int	serde_uuid(const char *s, size_t len, struct jx_err *e);
 /* Index of s in the NULL-terminated list, or -1. */
 int	serde_variant(const char *s, const char *const *variants);
+/* The same for a name of len bytes: one holding a NUL is none of them */
+int	serde_variant_n(const char *s, size_t len, const char *const *variants);
+int	serde_unknown_variant_n(struct jx_err *e, const char *got, size_t len,
+	    const char *const *variants);
+/* of a JSON string */
+#define serde_variant_json(v, vars) \
+	serde_variant_n(json_string_value(v), json_string_length(v), (vars))
+#define serde_unknown_variant_json(e, v, vars) \
+	serde_unknown_variant_n((e), json_string_value(v), json_string_length(v), (vars))
 
 #endif

@@ -73,10 +73,7 @@ sbx_managed_ports(json_t *mn, struct sandbox_plan *plan, struct jx_err *e)
 	ports = json_object_get(mn, "loopbackPorts");
 	alb = json_object_get(mn, "allowLocalBinding");
 	if (alb != NULL && !json_is_null(alb) && !json_is_boolean(alb)) {
-		snprintf(e->msg, sizeof(e->msg), "invalid type: %s, expected a boolean",
-		    json_is_number(alb) ? "number" : json_is_string(alb) ? "string" :
-		    json_is_array(alb) ? "sequence" : "map");
-		return -1;
+		return jx_type_error(e, alb, "a boolean");
 	}
 	if (ports == NULL || json_is_null(ports))
 		return 0;

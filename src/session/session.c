@@ -188,22 +188,33 @@ session_resume_elsewhere(struct rpc_req *req, const char *resume, json_t *params
  */
 static void	session_begin(struct rpc_req *, const char *, const char *);
 
+static int
+init_decode(json_t *o, void *arg, struct jx_err *e)
+{
+	const char	**s = arg;	/* clientName, resumeSessionId */
+
+	s[0] = s[1] = NULL;
+	return jx_struct(o, "InitializeParams", e) == -1 ||
+	    jx_str(o, "clientName", JX_REQ, &s[0], NULL, e) == -1 ||
+	    jx_str(o, "resumeSessionId", JX_OPT, &s[1], NULL, e) == -1 ? -1 : 0;
+}
+
 static void
 m_initialize(struct rpc_req *req, json_t *params)
 {
 	static const char *const fields[] = { "clientName", "resumeSessionId", NULL };
 	static const struct serde_struct init_struct = { "InitializeParams", fields, 1UL << 1 };
 	struct jx_err		 e;
-	const char		*client, *resume = NULL;
+	const char		*client, *resume, *s[2];
 	json_t			*o;
 	long			 n;
 	int			 rc;
 
 	/* as the reference: params are decoded before the repetition is judged */
 	o = serde_struct_params(params, &init_struct, &n);
-	rc = jx_struct(o, "InitializeParams", &e) == -1 ||
-	    jx_str(o, "clientName", JX_REQ, &client, NULL, &e) == -1 ||
-	    jx_str(o, "resumeSessionId", JX_OPT, &resume, NULL, &e) == -1 ? -1 : 0;
+	rc = jx_in_order(o, init_decode, s, &e);
+	client = s[0];
+	resume = s[1];
 	if (serde_struct_seq_end(&init_struct, n, rc, &e) == -1)
 		rpc_fail_params(req, &e);
 	else if (sess.init_done)

@@ -115,6 +115,21 @@ double_dot(const struct seg *s)
 	    (s->len == 6 && strncasecmp(s->p, "%2e%2e", 6) == 0);
 }
 
+/* pre, the client's text, post: however long (jx_err_setn()) */
+static void
+set_msg(struct jx_err *e, const char *pre, const char *text, const char *post)
+{
+	char	*m;
+	int	 n;
+
+	if ((n = asprintf(&m, "%s%s%s", pre, text, post)) == -1) {
+		snprintf(e->msg, sizeof(e->msg), "out of memory");
+		return;
+	}
+	jx_err_setn(e, m, (size_t)n);
+	free(m);
+}
+
 static int
 fail(struct jx_err *e, int *code, int c, const char *msg)
 {
@@ -239,7 +254,7 @@ invalid_on_linux(const struct url *u, int upper_drive, struct jx_err *e, int *co
 
 	if ((s = serialize(u, upper_drive)) == NULL)
 		return fail(e, code, RPC_INTERNAL_ERROR, "out of memory");
-	snprintf(e->msg, sizeof(e->msg), "'%s' is invalid on 'linux'", s);
+	set_msg(e, "'", s, "' is invalid on 'linux'");
 	free(s);
 	*code = c;
 	return -1;
@@ -335,7 +350,7 @@ other_scheme(const char *scheme, const char *rest, struct jx_err *e, int *code)
 		if (end == h || *h == ':')
 			return fail(e, code, RPC_INVALID_PARAMS, "invalid URI: empty host");
 	}
-	snprintf(e->msg, sizeof(e->msg), "unsupported path URI scheme `%s`", scheme);
+	set_msg(e, "unsupported path URI scheme `", scheme, "`");
 	*code = RPC_INVALID_PARAMS;
 	return -1;
 }
@@ -343,7 +358,7 @@ other_scheme(const char *scheme, const char *rest, struct jx_err *e, int *code)
 static char *
 parse(struct url *u, struct jx_err *e, int *code)
 {
-	char		 scheme[64];
+	char		*scheme;
 	const char	*p = u->clean, *rest, *host;
 	size_t		 n, i;
 	int		 nul = 0;
@@ -360,14 +375,17 @@ parse(struct url *u, struct jx_err *e, int *code)
 		return NULL;
 	}
 	n = (size_t)(p - u->clean);
-	if (n >= sizeof(scheme))
-		n = sizeof(scheme) - 1;
-	for (i = 0; i < n; i++)
-		scheme[i] = (char)tolower((unsigned char)u->clean[i]);
-	scheme[n] = '\0';
 	rest = p + 1;
-	if (strcmp(scheme, "file") != 0) {
+	if (n != 4 || strncasecmp(u->clean, "file", 4) != 0) {
+		/* named whole in the error, however long */
+		if ((scheme = strndup(u->clean, n)) == NULL) {
+			fail(e, code, RPC_INTERNAL_ERROR, "out of memory");
+			return NULL;
+		}
+		for (i = 0; i < n; i++)
+			scheme[i] = (char)tolower((unsigned char)scheme[i]);
 		other_scheme(scheme, rest, e, code);
+		free(scheme);
 		return NULL;
 	}
 	u->host[0] = '\0';
