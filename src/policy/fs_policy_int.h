@@ -6,6 +6,21 @@
 
 #include "policy/fs_policy.h"
 
+#define OWN_MAX	10	/* execd's own paths: state directory, keys, sockets, log */
+
+struct own_path {
+	char	*path;
+	int	 readonly;	/* seen, never written; else out of sight */
+};
+
+struct fs_policy {
+	struct fs_rule	*rules;
+	size_t		 nrules, cap;
+	char		*error;		/* the operation must fail with this */
+	struct own_path	 own[OWN_MAX];	/* resolved when the policy is made */
+	size_t		 nown;
+};
+
 enum fsp_kind { E_PATH, E_GLOB, E_SPECIAL };
 enum fsp_special { S_ROOT, S_MINIMAL, S_CWD, S_PROJECT_ROOTS, S_TMPDIR, S_SLASH_TMP, S_UNKNOWN };
 
