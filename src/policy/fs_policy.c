@@ -532,34 +532,43 @@ writable_link(const struct fs_policy *p, const char *given, char *link)
 static int
 drop_linked(struct fs_policy *p)
 {
-	char	link[PATH_MAX];
-	size_t	i, j, n;
+	char	 link[PATH_MAX];
+	char	*drop;
+	size_t	 i, j, n;
 
-	for (i = j = 0; i < p->nrules; i++) {
+	/* decided on the rules as built, then compacted: a check reads every rule */
+	if ((drop = calloc(p->nrules ? p->nrules : 1, 1)) == NULL)
+		return -1;
+	for (i = 0; i < p->nrules; i++) {
 		struct fs_rule *r = &p->rules[i];
 
-		if (r->given == NULL || r->implicit || !writable_link(p, r->given, link)) {
-			p->rules[j++] = *r;
+		if (r->given == NULL || r->implicit || !writable_link(p, r->given, link))
 			continue;
-		}
 		/* a deny (the place it meant may be elsewhere now) or a read-only carve-out */
 		if ((r->access == FS_ACCESS_DENY || (r->access == FS_ACCESS_READ &&
 		    in_write_root(p, r->path))) && p->error == NULL) {
 			n = strlen(r->given) + strlen(link) + 96;
-			if ((p->error = malloc(n)) == NULL)
+			if ((p->error = malloc(n)) == NULL) {
+				free(drop);
 				return -1;
+			}
 			snprintf(p->error, n, "cannot enforce sandbox %s path %s because it crosses "
 			    "writable symlink %s", r->access == FS_ACCESS_DENY ? "denied" :
 			    "read-only", r->given, link);
 		}
-		if (r->access == FS_ACCESS_DENY) {
-			p->rules[j++] = *r;	/* and still denied as far as it goes */
+		/* a deny stays, denied as far as it goes */
+		drop[i] = r->access != FS_ACCESS_DENY;
+	}
+	for (i = j = 0; i < p->nrules; i++) {
+		if (!drop[i]) {
+			p->rules[j++] = p->rules[i];
 			continue;
 		}
-		free(r->path);
-		free(r->given);
+		free(p->rules[i].path);
+		free(p->rules[i].given);
 	}
 	p->nrules = j;
+	free(drop);
 	return 0;
 }
 
