@@ -31,8 +31,9 @@ enum sbx_mount_op {
 	SBX_MNT_MASK_FILE,	/* an empty, mode 000, read-only file over it */
 	SBX_MNT_DEV,		/* a fresh /dev (sandbox_dev.c) */
 	SBX_MNT_PROTECT,	/* a protected name: read-only bind, no symlink (else fatal) */
+	SBX_MNT_PIN,		/* bind the path on itself as it is: a mount point, not renamable */
 };
-#define SBX_MNT_LAST	SBX_MNT_PROTECT
+#define SBX_MNT_LAST	SBX_MNT_PIN
 
 struct sbx_mount {
 	enum sbx_mount_op	 op;

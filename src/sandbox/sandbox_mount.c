@@ -145,7 +145,8 @@ writable_now(const struct sandbox_plan *plan, const char *path, int base)
 
 	for (i = 0; i < plan->nmounts; i++) {
 		m = &plan->mounts[i];
-		if (m->op == SBX_MNT_RO_ALL || m->op == SBX_MNT_DEV || !fs_path_covers(m->path, path))
+		if (m->op == SBX_MNT_RO_ALL || m->op == SBX_MNT_DEV || m->op == SBX_MNT_PIN ||
+		    !fs_path_covers(m->path, path))
 			continue;
 		if (best == NULL || fs_path_depth(m->path) >= fs_path_depth(best->path))
 			best = m;
@@ -156,7 +157,10 @@ writable_now(const struct sandbox_plan *plan, const char *path, int base)
 /*
  * A mask or a read-only bind about to be made on path: the writable
  * directories above it, up to the nearest mount point, become mount points
- * themselves (bound writable on themselves).  A command may then not rename
+ * themselves (bound on themselves as they are: clearing a read-only flag
+ * the host's mount has, as a container's read-only root, fails with
+ * EPERM, and a bind keeps what the view made writable so).  A command
+ * may then not rename
  * them (EBUSY): a mount moves with its directory in the command's view,
  * but on the host the masked files would have a new name, which the
  * policy, made of names, does not deny to fs requests or to the next
@@ -183,7 +187,7 @@ pin_parents(struct sandbox_plan *plan, const char *path)
 			return 0;
 		if (lstat(dir, &st) == -1 || !S_ISDIR(st.st_mode))
 			return 0;	/* gone, or no longer a directory: the mount fails */
-		if (push(plan, SBX_MNT_RW, dir) == -1)
+		if (push(plan, SBX_MNT_PIN, dir) == -1)
 			return -1;
 	}
 }
@@ -631,6 +635,8 @@ apply_one(const struct sbx_mount *m, int *mask_src)
 		if (mount(m->path, m->path, NULL, MS_BIND | MS_REC, NULL) == -1)
 			return -1;
 		return setattr(m->path, 0, 0, MOUNT_ATTR_RDONLY);
+	case SBX_MNT_PIN:
+		return mount(m->path, m->path, NULL, MS_BIND | MS_REC, NULL);
 	case SBX_MNT_RO:
 		if (mount(m->path, m->path, NULL, MS_BIND | MS_REC, NULL) == -1)
 			return -1;
