@@ -134,6 +134,16 @@ resolve(const struct fs_policy *pol, const char *path, int oflags)
 	return fd;
 }
 
+static int
+denied_visit(void *arg, const char *cur, const struct stat *st)
+{
+	(void)st;
+	if (fs_policy_check(arg, cur, FS_WANT_STAT) == EACCES)
+		return 1;
+	/* what /proc shows as links are execd's descriptors: not followed */
+	return fs_path_covers("/proc", cur) ? -1 : 0;
+}
+
 /*
  * Does resolving path by name (symlinks followed) pass through a denied
  * place?  Only the choice of an error hangs on this, never an access: a
@@ -143,57 +153,7 @@ resolve(const struct fs_policy *pol, const char *path, int oflags)
 static int
 denied_on_the_way(const struct fs_policy *pol, const char *path)
 {
-	char		cur[PATH_MAX], rest[PATH_MAX], link[PATH_MAX], next[PATH_MAX];
-	const char	*r;
-	struct stat	st;
-	size_t		n, len;
-	ssize_t		ln;
-	int		links = 0;
-
-	cur[0] = '\0';		/* "/" */
-	if (fs_pathf(rest, sizeof(rest), "%s", path) != 0)
-		return 0;
-	for (r = rest;;) {
-		while (*r == '/')
-			r++;
-		if (*r == '\0')
-			return 0;
-		n = strcspn(r, "/");
-		if (n == 1 && r[0] == '.') {
-			r += n;
-			continue;
-		}
-		if (n == 2 && r[0] == '.' && r[1] == '.') {
-			*(strrchr(cur, '/') != NULL ? strrchr(cur, '/') : cur) = '\0';
-			r += n;
-			continue;
-		}
-		len = strlen(cur);
-		if (len + 1 + n >= sizeof(cur))
-			return 0;
-		cur[len] = '/';
-		memcpy(cur + len + 1, r, n);
-		cur[len + 1 + n] = '\0';
-		r += n;
-		if (fs_policy_check(pol, cur, FS_WANT_STAT) == EACCES)
-			return 1;
-		/* what /proc shows as links are execd's descriptors: not followed */
-		if (fs_path_covers("/proc", cur) || lstat(cur, &st) == -1)
-			return 0;
-		if (!S_ISLNK(st.st_mode))
-			continue;
-		if (++links > PIN_LINKS_MAX ||
-		    (ln = readlink(cur, link, sizeof(link) - 1)) == -1)
-			return 0;
-		link[ln] = '\0';
-		cur[len] = '\0';	/* relative to the link's directory */
-		if (link[0] == '/')
-			cur[0] = '\0';
-		if (fs_pathf(next, sizeof(next), "%s%s", link, r) != 0)
-			return 0;
-		memcpy(rest, next, strlen(next) + 1);
-		r = rest;
-	}
+	return fs_path_walk(path, denied_visit, (void *)pol);
 }
 
 int

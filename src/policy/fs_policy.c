@@ -463,22 +463,27 @@ in_write_root(const struct fs_policy *p, const char *path)
 }
 
 /*
- * The first symlink on the way to given that lies in a writable root,
- * into link: 1; 0 if none.  Each link met is followed component by
- * component, so that one inside another's target counts too.
+ * Walk path as the kernel resolves it, component by component, following
+ * each symlink met (up to the kernel's 40) and its target's components
+ * in turn; "." and ".." are taken lexically, as met.  visit(arg, cur, st)
+ * sees every component, st NULL where it does not exist: 1 ends the walk
+ * with 1 (found), -1 ends it with 0 (no further), 0 goes on.  0 at the
+ * end of the path, at a missing component, at a path too long, and at a
+ * link past the limit or unreadable.
  */
-static int
-writable_link(const struct fs_policy *p, const char *given, char *link)
+int
+fs_path_walk(const char *path, int (*visit)(void *, const char *, const struct stat *),
+    void *arg)
 {
 	char		cur[PATH_MAX], rest[PATH_MAX], next[PATH_MAX], target[PATH_MAX];
 	const char	*r;
 	struct stat	st;
 	size_t		n;
 	ssize_t		tn;
-	int		links = 0;
+	int		links = 0, ok, v;
 
 	cur[0] = '\0';		/* "/" */
-	if (snprintf(rest, sizeof(rest), "%s", given) >= (int)sizeof(rest))
+	if (snprintf(rest, sizeof(rest), "%s", path) >= (int)sizeof(rest))
 		return 0;
 	for (r = rest;;) {
 		while (*r == '/')
@@ -492,21 +497,20 @@ writable_link(const struct fs_policy *p, const char *given, char *link)
 			r += n;
 			continue;
 		}
-		if (snprintf(next, sizeof(next), "%s/%.*s", cur, (int)n, r) >= (int)sizeof(next) ||
-		    lstat(next, &st) == -1)
-			return 0;	/* what is missing leads nowhere yet */
+		if (snprintf(next, sizeof(next), "%s/%.*s", cur, (int)n, r) >= (int)sizeof(next))
+			return 0;
 		r += n;
+		ok = lstat(next, &st) == 0;
+		if ((v = visit(arg, next, ok ? &st : NULL)) != 0)
+			return v == 1;
+		if (!ok)
+			return 0;
 		if (!S_ISLNK(st.st_mode)) {
 			memcpy(cur, next, strlen(next) + 1);
 			continue;
 		}
-		if (in_write_root(p, next)) {
-			memcpy(link, next, strlen(next) + 1);
-			return 1;
-		}
-		/* /proc's links are descriptors, not paths: no further */
-		if (fs_path_covers("/proc", next) || ++links > 40 ||
-		    (tn = readlink(next, target, sizeof(target) - 1)) == -1)
+		/* cur stays the link's directory, which a relative target is read from */
+		if (++links > 40 || (tn = readlink(next, target, sizeof(target) - 1)) == -1)
 			return 0;
 		target[tn] = '\0';
 		if (target[0] == '/')
@@ -516,6 +520,39 @@ writable_link(const struct fs_policy *p, const char *given, char *link)
 		memcpy(rest, next, strlen(next) + 1);
 		r = rest;
 	}
+}
+
+struct link_find {
+	const struct fs_policy	*p;
+	char			*link;
+};
+
+/* A symlink in a writable root: found; /proc's links are descriptors, not paths. */
+static int
+writable_link_visit(void *arg, const char *cur, const struct stat *st)
+{
+	struct link_find	*f = arg;
+
+	if (st == NULL || !S_ISLNK(st->st_mode))
+		return 0;
+	if (in_write_root(f->p, cur)) {
+		memcpy(f->link, cur, strlen(cur) + 1);
+		return 1;
+	}
+	return fs_path_covers("/proc", cur) ? -1 : 0;
+}
+
+/*
+ * The first symlink on the way to given that lies in a writable root,
+ * into link (PATH_MAX): 1; 0 if none.  Each link met is followed
+ * component by component, so that one inside another's target counts too.
+ */
+static int
+writable_link(const struct fs_policy *p, const char *given, char *link)
+{
+	struct link_find	f = { p, link };
+
+	return fs_path_walk(given, writable_link_visit, &f);
 }
 
 /*

@@ -84,6 +84,14 @@ void	fs_policy_free(struct fs_policy *p);
 char	*fs_realpath(const char *path, char *out);
 /* Is path root itself or below it, by whole components? */
 int	fs_path_covers(const char *root, const char *path);
+struct stat;
+/*
+ * Walk path component by component as the kernel resolves it, following
+ * symlinks; visit sees each component (st NULL: missing) and returns 1
+ * (found: 1), -1 (stop: 0) or 0 (go on).  See fs_policy.c.
+ */
+int	fs_path_walk(const char *path,
+	    int (*visit)(void *arg, const char *cur, const struct stat *st), void *arg);
 /* How many components deep an absolute path is ("/" is 0). */
 size_t	fs_path_depth(const char *p);
 int	fs_policy_check(const struct fs_policy *p, const char *path, int want);
