@@ -593,36 +593,32 @@ else:
     ca = Execd(argv=[EXECD, "--stdio", "--state-dir", SD2])
     run(ca, ["true"], sbr)                  # ca keeps the lock files, idle
     cb = Execd(argv=[EXECD, "--stdio", "--state-dir", SD2])
-    sleeps = []
-    for cc, pid in ((cb, "rejoin-b"), (ca, "rejoin-a")):    # cb sweeps first
-        r = cc.call("process/start", {"processId": pid, "argv": ["sleep", "30"],
-                                      "cwd": "file://" + WR, "env": {"PATH": "/usr/bin:/bin"},
-                                      "tty": False, "sandbox": sbr})
-        sleeps.append("result" in r)
-    cb.call("process/terminate", {"processId": "rejoin-b"})
-    cb.collect("rejoin-b")
-    kept = os.path.isdir(gr)
-    ca.call("process/terminate", {"processId": "rejoin-a"})
-    ca.collect("rejoin-a")
-    t.ok(all(sleeps) and kept and not os.path.exists(gr),
+    def sleep_two(pairs):
+        """`sleep 30` for each (client, processId) in turn, then ended in that
+        order: (all started, .git kept after the first end, .git after the last)."""
+        started = []
+        for cc, pid in pairs:
+            r = cc.call("process/start", {"processId": pid, "argv": ["sleep", "30"],
+                                          "cwd": "file://" + WR,
+                                          "env": {"PATH": "/usr/bin:/bin"},
+                                          "tty": False, "sandbox": sbr})
+            started.append("result" in r)
+        kept = []
+        for cc, pid in pairs:
+            cc.call("process/terminate", {"processId": pid})
+            cc.collect(pid)
+            kept.append(os.path.isdir(gr))
+        return started, kept[0], os.path.exists(gr)
+
+    sleeps, kept, left = sleep_two(((cb, "rejoin-b"), (ca, "rejoin-a")))   # cb sweeps first
+    t.ok(all(sleeps) and kept and not left,
          "a lock file swept while its instance kept it idle: that instance joins the new one, "
-         "and the placeholder stays until the last process is closed",
-         (sleeps, kept, os.path.exists(gr)))
+         "and the placeholder stays until the last process is closed", (sleeps, kept, left))
     # two commands of one instance share it too: the instance counts them
-    sleeps = []
-    for pid in ("same-1", "same-2"):
-        r = ca.call("process/start", {"processId": pid, "argv": ["sleep", "30"],
-                                      "cwd": "file://" + WR, "env": {"PATH": "/usr/bin:/bin"},
-                                      "tty": False, "sandbox": sbr})
-        sleeps.append("result" in r)
-    ca.call("process/terminate", {"processId": "same-1"})
-    ca.collect("same-1")
-    kept = os.path.isdir(gr)
-    ca.call("process/terminate", {"processId": "same-2"})
-    ca.collect("same-2")
-    t.ok(all(sleeps) and kept and not os.path.exists(gr),
+    sleeps, kept, left = sleep_two(((ca, "same-1"), (ca, "same-2")))
+    t.ok(all(sleeps) and kept and not left,
          "a placeholder two commands of one instance use stays until the second is closed",
-         (sleeps, kept, os.path.exists(gr)))
+         (sleeps, kept, left))
     ca.close()
     cb.close()
 
