@@ -147,6 +147,7 @@ struct proxy_conf {
 	unsigned		 header_ms;
 	unsigned		 dns_ms;
 	int			 splice;	/* 0: relays copy with read/write */
+	char			 loopback_cc[16];	/* TCP_CONGESTION on loopback, "": the host's */
 	enum audit_dest		 audit;
 	char			*audit_path;
 	enum audit_overflow	 audit_overflow;

@@ -41,7 +41,8 @@ for text, want in bad_files:
     t.ok(rc == 1 and want in err and "check.conf:" in err, "-n refuses: %s" % want, err)
 rc, err = check("listen http 127.0.0.1:3128\ndns-server 127.0.0.1:5353 [::1]\n"
                 "upstream http://user:pw@127.0.0.1:3129/\nmode limited\nports 80 443 8000-8080\n"
-                "idle-timeout 500ms\nmax-connections-per-client 10\naudit syslog\n")
+                "idle-timeout 500ms\nmax-connections-per-client 10\naudit syslog\n"
+                "loopback-congestion-control reno\nloopback-congestion-control host\n")
 t.ok(rc == 0, "-n accepts every keyword", err)
 c = subprocess.run([PROXY_BIN, "-n", "-f", os.path.join(d, "missing.conf")],
                    capture_output=True, text=True, timeout=10)

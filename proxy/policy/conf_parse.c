@@ -17,6 +17,7 @@
 
 #include "b64.h"
 #include "log.h"
+#include "tcplocal.h"
 #include "policy/policy.h"
 
 #define CONF_LINE_MAX	4096
@@ -104,6 +105,29 @@ parse_count(const char *s, unsigned *v)
 }
 
 /* "http://[user:pass@]host[:port][/]" */
+/*
+ * "host" keeps the host's algorithm; a name must be one the kernel gives
+ * this process now (a reload as another user is checked again then).
+ */
+static int
+parse_loopback_cc(struct parse *p, const char *name)
+{
+	if (strcmp(name, "host") == 0) {
+		p->conf->loopback_cc[0] = '\0';
+		return 0;
+	}
+	if (!tcp_cc_name_ok(name))
+		return perr(p, "loopback-congestion-control takes host or an algorithm's name "
+		    "(1-15 of a-z, 0-9, _)");
+	if (tcp_cc_probe(name) == -1)
+		return perr(p, "loopback-congestion-control %s: %s", name,
+		    errno == ENOENT ? "not available (net.ipv4.tcp_available_congestion_control)" :
+		    errno == EPERM ? "not allowed (net.ipv4.tcp_allowed_congestion_control)" :
+		    strerror(errno));
+	snprintf(p->conf->loopback_cc, sizeof(p->conf->loopback_cc), "%s", name);
+	return 0;
+}
+
 static int
 parse_upstream(struct parse *p, const char *url)
 {
@@ -444,6 +468,8 @@ parse_line(struct parse *p, char *line)
 			return perr(p, "splice takes yes or no");
 		return 0;
 	}
+	if (strcmp(w[0], "loopback-congestion-control") == 0)
+		return parse_loopback_cc(p, w[1]);
 	if (strcmp(w[0], "ca-bundle") == 0) {
 		if (w[1][0] != '/')
 			return perr(p, "ca-bundle must be an absolute path");
@@ -470,6 +496,7 @@ conf_new(void)
 	c->header_ms = 10 * 1000;
 	c->dns_ms = 2000;
 	c->splice = 1;
+	snprintf(c->loopback_cc, sizeof(c->loopback_cc), "%s", TCP_LOCAL_CC);
 	c->inspect = 1;
 	c->handshake_ms = 10 * 1000;
 	c->leaf_cache = 1024;

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "log.h"
+#include "tcplocal.h"
 #include "relay/relay.h"
 #include "policy/policy.h"
 
@@ -223,6 +224,26 @@ conn_admit(const struct proxy_conf *conf, const struct sockaddr_storage *peer)
 	return nconns >= conf->max_conns || npending >= conf->max_pending ? -1 : 0;
 }
 
+/*
+ * A socket whose peer is on loopback gets the configured algorithm
+ * (tcplocal.h: pacing there costs more than the bytes).  A refusal leaves
+ * the host's, which works, and is logged once, not per connection.
+ */
+void
+conn_local_cc(const struct proxy_conf *conf, int fd, const struct sockaddr_storage *peer)
+{
+	static int	warned;
+
+	if (conf->loopback_cc[0] == '\0')
+		return;
+	if (tcp_local_cc(fd, (const struct sockaddr *)peer, conf->loopback_cc) == -1 &&
+	    !warned) {
+		log_warn("loopback-congestion-control %s (the host's algorithm stays)",
+		    conf->loopback_cc);
+		warned = 1;
+	}
+}
+
 struct conn *
 conn_new(const struct proto_handler *pp, struct proxy_conf *conf, int fd,
     const struct sockaddr_storage *peer)
@@ -252,6 +273,7 @@ conn_new(const struct proto_handler *pp, struct proxy_conf *conf, int fd,
 	half_init(&c->u2c, &c->ufd, &c->cfd);
 	ev_timer_init(&c->timer, conn_timeout, c);
 	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	conn_local_cc(conf, fd, peer);
 	TAILQ_INSERT_TAIL(&live, c, entry);
 	nconns++;
 	npending++;

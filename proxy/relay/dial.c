@@ -350,6 +350,7 @@ start_connect(struct conn *c, const struct sockaddr_storage *ss)
 	if ((fd = socket(ss->ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0)) == -1)
 		return -1;
 	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	conn_local_cc(c->conf, fd, ss);
 	if (connect(fd, (const struct sockaddr *)ss, len) == -1 && errno != EINPROGRESS) {
 		int e = errno;
 

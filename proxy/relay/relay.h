@@ -14,6 +14,7 @@
 
 /* conn.c */
 int	 conn_admit(const struct proxy_conf *, const struct sockaddr_storage *peer);
+void	 conn_local_cc(const struct proxy_conf *, int fd, const struct sockaddr_storage *peer);
 struct conn *conn_new(const struct proto_handler *, struct proxy_conf *, int fd,
 	    const struct sockaddr_storage *peer);
 void	 conn_close(struct conn *, const char *why);
