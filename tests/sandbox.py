@@ -524,6 +524,36 @@ else:
     t.ok(None not in nets + users and len(set(nets)) == 3 and len(set(users)) == 3,
          "managed network: three commands alive at once have three network and user "
          "namespaces (a spare is used once)", ids)
+    # execd's bridge to the proxy is loopback to loopback: it does not pace
+    # (lib/tcplocal.h), whatever the host's algorithm
+    if shutil.which("ss") is None or shutil.which("python3") is None:
+        t.skip("managed network: the bridge's socket to the proxy sends with reno",
+               "no ss(8) or no python3")
+    else:
+        counter[0] += 1
+        pid = "cc%d" % counter[0]
+        r = c.call("process/start", {
+            "processId": pid, "argv": ["python3", "-c",
+                                       "import socket, time\n"
+                                       "s = socket.create_connection(('127.0.0.1', %d))\n"
+                                       "print('up', flush=True)\ntime.sleep(20)" % port],
+            "cwd": "file://" + W, "env": {"PATH": "/usr/bin:/bin"}, "tty": False,
+            "sandbox": sb, "enforceManagedNetwork": True,
+            "managedNetwork": {"loopbackPorts": [port], "allowLocalBinding": False}})
+        said, algs = b"", []
+        try:
+            while "result" in r and b"up" not in said:
+                said += __import__("base64").b64decode(c.wait_notification(
+                    "process/output", lambda p: p.get("processId") == pid)["chunk"])
+            ss = subprocess.run(["ss", "-Htin", "state", "established", "dport", "=",
+                                 ":%d" % port], capture_output=True, text=True, timeout=10)
+            algs = [x.split()[0] for x in ss.stdout.splitlines()
+                    if x.startswith(("\t", " ")) and x.split()]
+        except TimeoutError:
+            pass
+        c.call("process/terminate", {"processId": pid})
+        c.collect(pid)
+        t.eq(algs, ["reno"], "managed network: the bridge's socket to the proxy sends with reno")
 t.eq(c.close(), 0, "execd exits cleanly")
 
 # ---------------------------------------------------------------- with the execd-proxy sidecar

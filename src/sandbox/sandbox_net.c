@@ -37,6 +37,7 @@
 
 #include "evloop.h"
 #include "log.h"
+#include "tcplocal.h"
 #include "util/fdpass.h"
 #include "sandbox/sandbox_int.h"
 
@@ -309,9 +310,15 @@ accept_cb(struct ev_io *io, uint32_t events, void *arg)
 	struct listener		*l = arg;
 	struct bridge		*b = l->b;
 	struct bconn		*c;
+	struct sockaddr_storage	 from;
+	socklen_t		 len;
 	int			 fd, out;
 
-	while ((fd = accept4(io->fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC)) != -1) {
+	for (;;) {
+		len = sizeof(from);
+		if ((fd = accept4(io->fd, (struct sockaddr *)&from, &len,
+		    SOCK_NONBLOCK | SOCK_CLOEXEC)) == -1)
+			break;
 		if (b->nconns >= BRIDGE_CONNS) {
 			log_warnx("sandbox: process %ld has %d proxy connections open; refusing "
 			    "another", (long)b->pid, BRIDGE_CONNS);
@@ -324,6 +331,9 @@ accept_cb(struct ev_io *io, uint32_t events, void *arg)
 			close(fd);
 			continue;
 		}
+		/* both ends on loopback: no pacing (tcplocal.h), best effort */
+		(void)tcp_local_cc(fd, (const struct sockaddr *)&from, TCP_LOCAL_CC);
+		(void)tcp_local_cc(out, (const struct sockaddr *)&l->route->addr, TCP_LOCAL_CC);
 		if (connect(out, (const struct sockaddr *)&l->route->addr, l->route->len) == -1 &&
 		    errno != EINPROGRESS) {
 			log_debug("sandbox: proxy route connect: %s", strerror(errno));
