@@ -1,6 +1,9 @@
 #include "config.h"
 
+#include <sys/stat.h>
+
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,6 +15,21 @@
 #include "rpc/rpc.h"
 
 #define JSONL_READ	(256 * 1024)
+/*
+ * Output on a pipe (stdio: ssh, a parent process) goes through the
+ * kernel's default 64 KiB at a time, one wakeup of the reader per 64 KiB;
+ * a stream of 1 MiB bodyDeltas or a 90 MB fs/readFile answer then runs at
+ * the pace of those round trips (measured: a 64 MiB streamed body took
+ * 0.62 s of which 0.2 was data with a 1 MiB pipe).  While that much is
+ * queued, the pipe grows to BULK_PIPE; it goes back to its size when the
+ * queue is empty, so an idle instance does not hold the user's pipe
+ * allowance (fs.pipe-user-pages-soft), whose exhaustion would give the
+ * user's other new pipes a page or two.  Best effort both ways.
+ */
+#define BULK_QUEUED	(256 * 1024)
+#define BULK_PIPE	(1024 * 1024)
+#define SHRINK_MIN_MS	20
+#define SHRINK_MAX_MS	5000
 
 static struct {
 	struct conn		*c;
@@ -21,6 +39,10 @@ static struct {
 	int			 paused;
 	int			 closing;	/* flush, then close */
 	int			 was_congested;
+	int			 out_pipe;	/* out_fd is a pipe */
+	int			 pipe_size;	/* its size before it grew, 0: not grown */
+	struct ev_timer		 shrink;	/* ask again while the reader holds the bytes */
+	unsigned		 shrink_ms;
 	struct ev_timer		 linger;	/* a peer that no longer reads is not waited for */
 } jl;
 
@@ -34,6 +56,7 @@ jsonl_finish(void)
 	if (jl.c == NULL)
 		return;
 	ev_timer_stop(&jl.linger);
+	ev_timer_stop(&jl.shrink);
 	conn_close(jl.c);
 	jl.c = NULL;
 	buf_free(&jl.in);
@@ -113,6 +136,48 @@ jsonl_on_read(struct conn *c)
 	jsonl_update();
 }
 
+/* A write fell short with BULK_QUEUED still queued: 1 if the pipe grew. */
+static int
+grow_pipe(int fd)
+{
+	int	size;
+
+	if (!jl.out_pipe || jl.pipe_size != 0 || buf_avail(&jl.out) < BULK_QUEUED)
+		return 0;
+	if ((size = fcntl(fd, F_GETPIPE_SZ)) == -1 || size >= BULK_PIPE ||
+	    fcntl(fd, F_SETPIPE_SZ, BULK_PIPE) == -1)
+		return 0;
+	jl.pipe_size = size;
+	jl.shrink_ms = 0;
+	return 1;
+}
+
+/*
+ * The queue is empty: give the pages back.  That fails (EBUSY) while the
+ * reader has not yet taken what the pipe holds; then again later, less
+ * and less often, until it has or more output comes.
+ */
+static void
+shrink_pipe(void)
+{
+	if (jl.pipe_size == 0 || jl.c == NULL || buf_avail(&jl.out) > 0)
+		return;
+	if (fcntl(jl.c->out_fd, F_SETPIPE_SZ, jl.pipe_size) != -1 || errno != EBUSY) {
+		jl.pipe_size = 0;
+		ev_timer_stop(&jl.shrink);
+		return;
+	}
+	jl.shrink_ms = jl.shrink_ms == 0 ? SHRINK_MIN_MS :
+	    jl.shrink_ms * 2 > SHRINK_MAX_MS ? SHRINK_MAX_MS : jl.shrink_ms * 2;
+	ev_timer_start(&jl.shrink, jl.shrink_ms);
+}
+
+static void
+shrink_later(struct ev_timer *t, void *arg)
+{
+	shrink_pipe();
+}
+
 static void
 jsonl_on_write(struct conn *c)
 {
@@ -121,6 +186,8 @@ jsonl_on_write(struct conn *c)
 	while (buf_avail(&jl.out) > 0) {
 		n = write(c->out_fd, buf_head(&jl.out), buf_avail(&jl.out));
 		if (n == -1) {
+			if (errno == EAGAIN && grow_pipe(c->out_fd))
+				continue;
 			if (errno == EAGAIN || errno == EINTR)
 				break;
 			if (errno != EPIPE)
@@ -132,6 +199,10 @@ jsonl_on_write(struct conn *c)
 		}
 		buf_consume(&jl.out, (size_t)n);
 	}
+	if (buf_avail(&jl.out) == 0)
+		shrink_pipe();
+	else
+		jl.shrink_ms = 0;
 	if (jl.was_congested && buf_avail(&jl.out) < RPC_LOW_WATER) {
 		jl.was_congested = 0;
 		rpc_output_drained();
@@ -201,8 +272,11 @@ jsonl_linger_done(struct ev_timer *t, void *arg)
 int
 jsonl_start(struct conn *c)
 {
+	struct stat	st;
+
 	memset(&jl, 0, sizeof(jl));
 	jl.c = c;
+	jl.out_pipe = fstat(c->out_fd, &st) == 0 && S_ISFIFO(st.st_mode);
 	jl.t.ctx = NULL;
 	jl.t.send = jsonl_send;
 	jl.t.pending = jsonl_pending;
@@ -217,6 +291,7 @@ jsonl_start(struct conn *c)
 	buf_reset(&c->pre);
 	conn_set_handlers(c, jsonl_on_read, jsonl_on_write, NULL);
 	ev_timer_init(&jl.linger, jsonl_linger_done, NULL);
+	ev_timer_init(&jl.shrink, shrink_later, NULL);
 	rpc_attach(&jl.t);
 	jsonl_lines();
 	jsonl_update();
