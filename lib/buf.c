@@ -13,8 +13,12 @@ buf_reserve(struct buf *b, size_t more)
 
 	if (b->cap - b->len >= more)
 		return 0;
-	if (b->off > 0) {
-		/* reclaim the consumed front before growing */
+	/*
+	 * Reclaim the consumed front before growing, when that moves no more
+	 * than it frees: a queue of megabytes written out a pipe's worth at a
+	 * time would otherwise move all it holds at every append.
+	 */
+	if (b->off > 0 && b->len - b->off <= b->off) {
 		memmove(b->data, b->data + b->off, b->len - b->off);
 		b->len -= b->off;
 		b->off = 0;

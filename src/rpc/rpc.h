@@ -54,6 +54,14 @@ struct rpc_transport {
 	void		 *ctx;
 	/* queue one serialised message; -1 if the connection is unusable */
 	int		(*send)(void *ctx, const char *msg, size_t len);
+	/*
+	 * Optional (NULL: send only): room for one message of at most n bytes
+	 * at the end of the queue, written in place, then queued with commit
+	 * (its length); nothing else is sent between the two.  A message of
+	 * megabytes (a bodyDelta) is then not built and copied again.
+	 */
+	char		*(*reserve)(void *ctx, size_t n);
+	int		(*commit)(void *ctx, size_t n);
 	/* bytes queued and not yet written */
 	size_t		(*pending)(void *ctx);
 	/* the dispatcher can take input again after rpc_input() said no */

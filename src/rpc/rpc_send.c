@@ -137,7 +137,8 @@ rpc_notify_b64(const char *method, json_t *params, const char *key, const void *
 	json_decref(msg);
 	/* ...,"key":""}} */
 	if (head == NULL || hlen < 4 || strcmp(head + hlen - 4, "\"\"}}") != 0 ||
-	    (out = malloc(hlen + B64_ENCLEN(len) + 1)) == NULL) {
+	    (out = t->reserve != NULL ? t->reserve(t->ctx, hlen + B64_ENCLEN(len)) :
+	    malloc(hlen + B64_ENCLEN(len) + 1)) == NULL) {
 		log_warnx("cannot build notification %s", method);
 		free(head);
 		return;
@@ -147,9 +148,10 @@ rpc_notify_b64(const char *method, json_t *params, const char *key, const void *
 	memcpy(out + n, "\"}}", 3);
 	n += 3;
 	free(head);
-	if (t->send(t->ctx, out, n) == -1)
+	if ((t->reserve != NULL ? t->commit(t->ctx, n) : t->send(t->ctx, out, n)) == -1)
 		log_debug("send on a closing connection dropped");
-	free(out);
+	if (t->reserve == NULL)
+		free(out);
 }
 
 /* rpc_send_error() for a text that may hold NUL bytes (a method name, a duplicate key) */

@@ -3,6 +3,7 @@
 #include <sys/stat.h>
 
 #include <errno.h>
+#include <stdint.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -224,19 +225,37 @@ jsonl_update(void)
 	conn_want(jl.c, !jl.paused && !jl.closing, buf_avail(&jl.out) > 0);
 }
 
+/* A line of at most n bytes written in place at the queue's end (jsonl_commit). */
+static char *
+jsonl_reserve(void *ctx, size_t n)
+{
+	if (jl.c == NULL || n > SIZE_MAX - 1 || buf_reserve(&jl.out, n + 1) == -1)
+		return NULL;
+	return (char *)jl.out.data + jl.out.len;
+}
+
 static int
-jsonl_send(void *ctx, const char *msg, size_t len)
+jsonl_commit(void *ctx, size_t n)
 {
 	if (jl.c == NULL)
 		return -1;
-	if (buf_reserve(&jl.out, len + 1) == -1)
-		return -1;
-	buf_append(&jl.out, msg, len);
-	buf_append(&jl.out, "\n", 1);
+	jl.out.len += n;
+	jl.out.data[jl.out.len++] = '\n';
 	if (buf_avail(&jl.out) > RPC_HIGH_WATER)
 		jl.was_congested = 1;
 	conn_want(jl.c, !jl.paused && !jl.closing, 1);
 	return 0;
+}
+
+static int
+jsonl_send(void *ctx, const char *msg, size_t len)
+{
+	char	*p;
+
+	if ((p = jsonl_reserve(ctx, len)) == NULL)
+		return -1;
+	memcpy(p, msg, len);
+	return jsonl_commit(ctx, len);
 }
 
 static size_t
@@ -279,6 +298,8 @@ jsonl_start(struct conn *c)
 	jl.out_pipe = fstat(c->out_fd, &st) == 0 && S_ISFIFO(st.st_mode);
 	jl.t.ctx = NULL;
 	jl.t.send = jsonl_send;
+	jl.t.reserve = jsonl_reserve;
+	jl.t.commit = jsonl_commit;
 	jl.t.pending = jsonl_pending;
 	jl.t.resume_input = jsonl_resume;
 	jl.t.close = jsonl_close;
