@@ -42,8 +42,8 @@ def _exchange(conn, line, rid, timeout=300):
     to the last byte of the answer read, the answer's raw line): the client's
     JSON work is outside the time."""
     fd = conn.p.stdout.fileno()
-    buf = bytearray(conn.buf[conn.pos:])
-    conn.buf, conn.pos = b"", 0
+    buf = bytearray(b"".join(conn.parts) + conn.buf[conn.pos:])
+    conn.buf, conn.pos, conn.parts = b"", 0, []
     t = time.monotonic()
     conn.p.stdin.write(line)
     conn.p.stdin.flush()
