@@ -8,8 +8,9 @@
       prints the table (needs top_builddir or an in-tree build); --tunnel:
       the bulk rows only.
 
-Rows: CONNECT tunnel throughput for 1 GiB (vs direct, vs tinyproxy, and
-splice vs execd-proxy's own read/write path) and for 8 MiB (vs direct), the
+Rows: CONNECT tunnel throughput for 1 GiB (vs direct, vs tinyproxy,
+splice vs execd-proxy's own read/write path, and its loopback sockets on
+reno vs on the host's congestion control) and for 8 MiB (vs direct), the
 proxy's CPU time per GiB beside what the direct copy's receiver spends (and
 all processes' CPU per GiB, tunnel against direct), its wakeups
 (voluntary context switches) per MiB and the pipe sizes it relays through,
@@ -324,6 +325,7 @@ main(int argc, char **argv)
 """
 
 SHIELD = ("chrt", "-f", "10")
+TCP_LOCAL_CC = "reno"   # lib/tcplocal.h: execd-proxy's loopback-congestion-control default
 
 
 def shield_ok():
@@ -445,10 +447,10 @@ def forward_latency(proxy, auth, origin, reps):
     return out
 
 
-def start_execd_proxy(splice=True, prefix=()):
+def start_execd_proxy(splice=True, prefix=(), extra=""):
     import base64
     p = Proxy("listen http 127.0.0.1:0\nallow 127.0.0.1\nallow-local no\n"
-              "max-connections-per-client 100000\nsplice %s\n" % ("yes" if splice else "no"),
+              "max-connections-per-client 100000\nsplice %s\n%s" % ("yes" if splice else "no", extra),
               audit="none", prefix=prefix)
     c = p.register(tags={"process_id": "bench"})
     host, port = p.http.rsplit(":", 1)
@@ -617,15 +619,18 @@ def tunnel_rows(quick, pump, prefix, shielded, ep, eaddr, eauth):
     nbytes, rounds = ((256 << 20), 5) if quick else ((1 << 30), 9)
     size = "%d MiB" % (nbytes >> 20) if nbytes < (1 << 30) else "1 GiB"
     rp, raddr, rauth = start_execd_proxy(splice=False, prefix=prefix)
+    hp, haddr, hauth = start_execd_proxy(prefix=prefix, extra="loopback-congestion-control host\n")
     tp, taddr = start_tinyproxy(prefix)
     try:
         contenders = [("tunnel", eaddr, eauth, ep.proc.pid), ("direct", None, None, None),
-                      ("readwrite", raddr, rauth, rp.proc.pid)]
+                      ("readwrite", raddr, rauth, rp.proc.pid),
+                      ("hostcc", haddr, hauth, hp.proc.pid)]
         if tp is not None:
             contenders.append(("tinyproxy", taddr, None, tp.pid))
         res = interleaved(pump, contenders, nbytes, rounds)
     finally:
         rp.stop()
+        hp.stop()
         if tp is not None:
             tp.terminate()
             tp.wait(timeout=5)
@@ -645,6 +650,14 @@ def tunnel_rows(quick, pump, prefix, shielded, ep, eaddr, eauth):
                med(t, "mbs"), med(res["tinyproxy"], "mbs") if tp else None),
            row("proxy: CONNECT tunnel %s, splice vs read/write (MB/s, higher is better)"
                % size, med(t, "mbs"), med(res["readwrite"], "mbs"))]
+    try:
+        with open("/proc/sys/net/ipv4/tcp_congestion_control") as f:
+            hostcc = f.read().strip()
+    except OSError:
+        hostcc = "?"
+    out.append(row("proxy: CONNECT tunnel %s, loopback sockets on %s vs on the host's %s "
+                   "(MB/s, higher is better)" % (size, TCP_LOCAL_CC, hostcc),
+                   med(t, "mbs"), med(res["hostcc"], "mbs")))
     pcpu, dsink = med(t, "cpu"), med(d, "sink_cpu")
     out.append(row("proxy: its CPU per GiB tunnelled vs the direct copy's receiver (s)",
                    pcpu / gib if pcpu is not None else None,
@@ -666,6 +679,16 @@ def tunnel_rows(quick, pump, prefix, shielded, ep, eaddr, eauth):
     out.append(row("proxy: its CPU per GiB in 8 MiB tunnels vs the direct copy's receiver (s)",
                    scpu * 128 if scpu is not None else None,
                    ssink * 128 if ssink is not None else None))
+    hcpu = med(res["hostcc"], "cpu")
+    out.append(row("proxy: its CPU per GiB, loopback sockets on %s vs on %s (s)"
+                   % (TCP_LOCAL_CC, hostcc),
+                   pcpu / gib if pcpu is not None else None,
+                   hcpu / gib if hcpu is not None else None))
+    hall = med(res["hostcc"], "all_cpu")
+    out.append(row("proxy: CPU per GiB of client + proxy + sink, %s vs %s on loopback (s)"
+                   % (TCP_LOCAL_CC, hostcc),
+                   tall / gib if tall is not None else None,
+                   hall / gib if hall is not None else None))
     rcpu = med(res["readwrite"], "cpu")
     out.append(row("proxy: its CPU per GiB, splice vs read/write (s)",
                    pcpu / gib if pcpu is not None else None,
