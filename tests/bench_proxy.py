@@ -32,7 +32,6 @@ import os
 import select
 import shutil
 import socket
-import ssl
 import statistics
 import subprocess
 import sys
@@ -41,6 +40,7 @@ import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "lib"))
 from proxytest import Proxy, cleanup, free_port, tmpdir, _procs  # noqa: E402
+from proxytest import start_tinyproxy as proxytest_start_tinyproxy  # noqa: E402
 import tlstest  # noqa: E402
 
 
@@ -570,26 +570,9 @@ def inspected_rows(quick):
 
 
 def start_tinyproxy(prefix=()):
-    if shutil.which("tinyproxy") is None:
-        return None, None
-    d = tmpdir()
-    port = free_port()
-    conf = os.path.join(d, "tinyproxy.conf")
-    with open(conf, "w") as f:
-        f.write("Port %d\nListen 127.0.0.1\nTimeout 600\nMaxClients 4000\nAllow 127.0.0.1\n"
-                "LogLevel Critical\nDisableViaHeader Yes\n" % port)
-    p = subprocess.Popen(list(prefix) + ["tinyproxy", "-d", "-c", conf], stdout=subprocess.DEVNULL,
-                         stderr=subprocess.DEVNULL)
-    _procs.append(p)
-    end = time.time() + 10
-    while time.time() < end:
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=1).close()
-            return p, ("127.0.0.1", port)
-        except OSError:
-            time.sleep(0.05)
-    p.kill()
-    return None, None
+    r = proxytest_start_tinyproxy("MaxClients 4000\n", prefix=prefix, timeout=600,
+                                  loglevel="Critical")
+    return (r[0], ("127.0.0.1", r[1])) if r else (None, None)
 
 
 def fmt(v):

@@ -12,7 +12,7 @@ import struct
 import subprocess
 import threading
 
-from proxytest import (PROXY_BIN, auth_header, Dnsmasq, EchoServer, Proxy, Tap, clean_env, deadline,
+from proxytest import (PROXY_BIN, Dnsmasq, EchoServer, Proxy, Tap, clean_env, deadline, raw_http,
                        tmpdir)
 
 deadline(150)
@@ -24,40 +24,14 @@ E = echo.port
 
 
 
-def raw_http(proxy, creds, head, timeout=10):
-    """Send one request head (bytes) with credentials; returns (status, whole reply)."""
-    h, p = proxy.http.rsplit(":", 1)
-    s = socket.create_connection((h, int(p)), timeout=timeout)
-    first, _, rest = head.partition(b"\r\n")
-    s.sendall(first + b"\r\n" + auth_header(creds).encode() + rest)
-    data = b""
-    try:
-        while True:
-            chunk = s.recv(65536)
-            if not chunk:
-                break
-            data += chunk
-            if b"\r\n\r\n" in data and first.startswith(b"CONNECT") and data.startswith(
-                    b"HTTP/1.1 200"):
-                break
-    except socket.timeout:
-        pass
-    s.close()
-    try:
-        status = int(data.split(b" ", 2)[1])
-    except (IndexError, ValueError):
-        status = 0
-    return status, data
-
-
 def http_get(proxy, creds, authority):
     return raw_http(proxy, creds, ("GET http://%s/ HTTP/1.1\r\nHost: %s\r\n\r\n" %
-                                   (authority, authority)).encode("latin-1"))
+                                   (authority, authority)).encode("latin-1"), timeout=10)
 
 
 def http_connect(proxy, creds, authority):
     return raw_http(proxy, creds, ("CONNECT %s HTTP/1.1\r\nHost: %s\r\n\r\n" %
-                                   (authority, authority)).encode("latin-1"))
+                                   (authority, authority)).encode("latin-1"), timeout=10)
 
 
 def socks(proxy, creds, addr, port, cmd=1):

@@ -12,40 +12,16 @@ the same deny."""
 
 import http.server
 import os
-import shutil
 import socket
 import ssl
-import subprocess
 import threading
 import time
 
-from proxytest import (Dnsmasq, EchoServer, Origin, Proxy, Tap, _procs, auth_header,
-                       connect_via_http, deadline, free_port, tmpdir)
+from proxytest import (Dnsmasq, EchoServer, Origin, Proxy, Tap, auth_header, connect_via_http,
+                       deadline, raw_http, start_tinyproxy)
 
 deadline(90)
 t = Tap()
-
-
-def raw_http(proxy, creds, head, timeout=5):
-    """One request head (bytes, without credentials); returns (status, reply)."""
-    h, p = proxy.http.rsplit(":", 1)
-    s = socket.create_connection((h, int(p)), timeout=timeout)
-    first, _, rest = head.partition(b"\r\n")
-    s.sendall(first + b"\r\n" + auth_header(creds).encode() + rest)
-    data = b""
-    try:
-        while True:
-            chunk = s.recv(65536)
-            if not chunk:
-                break
-            data += chunk
-    except (socket.timeout, ConnectionResetError):
-        pass
-    s.close()
-    try:
-        return int(data.split(b" ", 2)[1]), data
-    except (IndexError, ValueError):
-        return 0, data
 
 
 class _Secret(http.server.BaseHTTPRequestHandler):
@@ -73,24 +49,11 @@ origin = Origin()
 O = origin.port
 
 # ------------------------------------------- a fragment, through tinyproxy
-if shutil.which("tinyproxy") is None:
-    t.skip("fragment through an upstream proxy", "tinyproxy not installed")
+tiny = start_tinyproxy()
+if tiny is None:
+    t.skip("fragment through an upstream proxy", "tinyproxy not installed or not listening")
 else:
-    d = tmpdir()
-    tport = free_port()
-    with open(os.path.join(d, "tp.conf"), "w") as f:
-        f.write("Port %d\nListen 127.0.0.1\nTimeout 60\nAllow 127.0.0.1\nLogLevel Info\n"
-                "LogFile \"%s/tp.log\"\nDisableViaHeader Yes\n" % (tport, d))
-    tp = subprocess.Popen(["tinyproxy", "-d", "-c", os.path.join(d, "tp.conf")],
-                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    _procs.append(tp)
-    end = time.time() + 10
-    while time.time() < end:
-        try:
-            socket.create_connection(("127.0.0.1", tport), timeout=1).close()
-            break
-        except OSError:
-            time.sleep(0.05)
+    tport = tiny[1]
     U = Proxy("listen http 127.0.0.1:0\nallow 127.0.0.1\nallow-local yes\n"
               "upstream http://127.0.0.1:%d\n" % tport)
     cu = U.register()

@@ -3,14 +3,11 @@
 the global connection limits, and an upstream HTTP proxy (tinyproxy) for
 CONNECT, SOCKS5 and forwarded requests."""
 
-import os
-import shutil
 import socket
-import subprocess
 import time
 
-from proxytest import (EchoServer, Origin, Proxy, Tap, _procs, connect_via_http, curl, deadline,
-                       free_port, tmpdir)
+from proxytest import (EchoServer, Origin, Proxy, Tap, connect_via_http, curl, deadline,
+                       start_tinyproxy)
 
 deadline(90)
 t = Tap()
@@ -97,24 +94,11 @@ blackhole.close()
 t.eq(P.stop(), 0, "proxy exits 0")
 
 # an upstream proxy: tinyproxy on loopback
-if shutil.which("tinyproxy") is None:
-    t.skip("upstream via tinyproxy", "tinyproxy not installed")
+tiny = start_tinyproxy("BasicAuth up secret\n")
+if tiny is None:
+    t.skip("upstream via tinyproxy", "tinyproxy not installed or not listening")
     t.done()
-d = tmpdir()
-tport = free_port()
-with open(os.path.join(d, "tp.conf"), "w") as f:
-    f.write("Port %d\nListen 127.0.0.1\nTimeout 60\nAllow 127.0.0.1\nLogLevel Info\n"
-            "LogFile \"%s/tp.log\"\nBasicAuth up secret\nDisableViaHeader Yes\n" % (tport, d))
-tp = subprocess.Popen(["tinyproxy", "-d", "-c", os.path.join(d, "tp.conf")],
-                      stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-_procs.append(tp)
-end = time.time() + 10
-while time.time() < end:
-    try:
-        socket.create_connection(("127.0.0.1", tport), timeout=1).close()
-        break
-    except OSError:
-        time.sleep(0.05)
+tp, tport, tlog = tiny
 
 P = Proxy("listen http 127.0.0.1:0\nlisten socks5 127.0.0.1:0\nallow 127.0.0.1 localhost\n"
           "allow-local yes\nupstream http://up:secret@127.0.0.1:%d\n" % tport)
@@ -129,7 +113,7 @@ tun.close()
 r = curl("-x", c.socks_url, "http://localhost:%d/socks-chained" % origin.port)
 t.ok(r.code == 200, "SOCKS5 through the upstream proxy", r)
 time.sleep(0.3)
-log = open(os.path.join(d, "tp.log")).read()
+log = open(tlog).read()
 t.ok("CONNECT" in log and "chained" in log, "tinyproxy saw the requests", log[-600:])
 r = curl("-x", c.http_url, "http://evil.test/")
 t.eq(r.code, 403, "policy still applies before the upstream proxy")

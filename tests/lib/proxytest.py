@@ -383,6 +383,61 @@ def auth_header(creds):
     return "Proxy-Authorization: Basic %s\r\n" % tok
 
 
+def start_tinyproxy(extra="", prefix=(), timeout=60, loglevel="Info"):
+    """tinyproxy on loopback (an upstream proxy, or a bench's baseline) with
+    extra configuration lines; (process, port, log path), or None when it is
+    not installed or does not listen within 10 s.  Killed at exit."""
+    if shutil.which("tinyproxy") is None:
+        return None
+    d = tmpdir()
+    port = free_port()
+    conf, log = os.path.join(d, "tp.conf"), os.path.join(d, "tp.log")
+    with open(conf, "w") as f:
+        f.write("Port %d\nListen 127.0.0.1\nTimeout %d\nAllow 127.0.0.1\nLogLevel %s\n"
+                "LogFile \"%s\"\nDisableViaHeader Yes\n%s" % (port, timeout, loglevel, log, extra))
+    p = subprocess.Popen(list(prefix) + ["tinyproxy", "-d", "-c", conf],
+                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    _procs.append(p)
+    end = time.time() + 10
+    while time.time() < end:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=1).close()
+            return p, port, log
+        except OSError:
+            time.sleep(0.05)
+    p.kill()
+    p.wait()
+    return None
+
+
+def raw_http(proxy, creds, head, timeout=5):
+    """One request head (bytes, its first line then the rest) sent with the
+    registration's credentials after the request line; the reply is read
+    until the proxy closes, the timeout, a reset, or (CONNECT) a 200 head.
+    Returns (status, whole reply); status 0 when there is none."""
+    h, p = proxy.http.rsplit(":", 1)
+    s = socket.create_connection((h, int(p)), timeout=timeout)
+    first, _, rest = head.partition(b"\r\n")
+    s.sendall(first + b"\r\n" + auth_header(creds).encode() + rest)
+    data = b""
+    try:
+        while True:
+            chunk = s.recv(65536)
+            if not chunk:
+                break
+            data += chunk
+            if (first.startswith(b"CONNECT") and data.startswith(b"HTTP/1.1 200") and
+                    b"\r\n\r\n" in data):
+                break
+    except (socket.timeout, ConnectionResetError):
+        pass
+    s.close()
+    try:
+        return int(data.split(b" ", 2)[1]), data
+    except (IndexError, ValueError):
+        return 0, data
+
+
 def connect_via_http(proxy_addr, target, creds=None, timeout=10):
     """Open a CONNECT tunnel; returns (socket, status line, head bytes)."""
     host, port = proxy_addr.rsplit(":", 1)
