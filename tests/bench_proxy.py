@@ -40,7 +40,7 @@ import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "lib"))
 from proxytest import Proxy, cleanup, free_port, tmpdir, _procs  # noqa: E402
-from proxytest import start_tinyproxy as proxytest_start_tinyproxy  # noqa: E402
+from proxytest import start_tinyproxy as proxytest_start_tinyproxy, wait_listening  # noqa: E402
 import tlstest  # noqa: E402
 
 
@@ -480,13 +480,8 @@ def start_tls_origin(ca, nbytes):
                           "-cert", cert, "-key", key], cwd=d, stdin=subprocess.DEVNULL,
                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     _procs.append(p)
-    end = time.time() + 10
-    while time.time() < end:
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=1).close()
-            return p, port
-        except OSError:
-            time.sleep(0.05)
+    if wait_listening(port):
+        return p, port
     raise RuntimeError("openssl s_server did not start")
 
 

@@ -4,44 +4,13 @@ without a body or Upgrade, for every request a connection carries (nothing
 pipelined behind the first is forwarded); duplicate Host or Content-Length,
 CR or NUL inside a value, Content-Length with Transfer-Encoding: 400."""
 
-import socket
-import time
 
-from proxytest import auth_header, Origin, Proxy, Tap, deadline
+from proxytest import Origin, Proxy, Tap, deadline, raw_http
 
 deadline(90)
 t = Tap()
 origin = Origin()
 O = origin.port
-
-
-
-def send(proxy, creds, raw, wait=0.0, more=None):
-    """raw: the request bytes after the request line's CRLF is split off."""
-    h, p = proxy.http.rsplit(":", 1)
-    s = socket.create_connection((h, int(p)), timeout=5)
-    first, _, rest = raw.partition(b"\r\n")
-    s.sendall(first + b"\r\n" + auth_header(creds).encode() + rest)
-    if more is not None:
-        time.sleep(wait)
-        try:
-            s.sendall(more)
-        except OSError:
-            pass
-    data = b""
-    try:
-        while True:
-            chunk = s.recv(65536)
-            if not chunk:
-                break
-            data += chunk
-    except (socket.timeout, ConnectionResetError):
-        pass
-    s.close()
-    try:
-        return int(data.split(b" ", 2)[1]), data
-    except (IndexError, ValueError):
-        return 0, data
 
 
 def methods():
@@ -59,7 +28,7 @@ mode limited
 """)
 c = L.register()
 for m in [b"GET", b"HEAD", b"OPTIONS"]:
-    st, _ = send(L, c, m + b" " + URL + b"/ok HTTP/1.1\r\n" + HOST + b"\r\n")
+    st, _ = raw_http(L, c, m + b" " + URL + b"/ok HTTP/1.1\r\n" + HOST + b"\r\n")
     t.eq(st, 200, "limited: %s allowed" % m.decode())
 cases = [
     ("GET with Upgrade", b"GET " + URL + b"/ws HTTP/1.1\r\n" + HOST +
@@ -74,13 +43,13 @@ cases = [
 ]
 for name, raw in cases:
     before = len(origin.requests)
-    st, data = send(L, c, raw)
+    st, data = raw_http(L, c, raw)
     t.ok(st == 403 and b"blocked-by-method-policy" in data, "limited: %s refused" % name,
          data[:200])
     t.eq(len(origin.requests), before, "limited: %s not forwarded" % name)
 
 before = len(origin.requests)
-st, data = send(L, c, b"GET " + URL + b"/first HTTP/1.1\r\n" + HOST + b"\r\n" +
+st, data = raw_http(L, c, b"GET " + URL + b"/first HTTP/1.1\r\n" + HOST + b"\r\n" +
                 b"DELETE " + URL + b"/second HTTP/1.1\r\n" + HOST + b"\r\n")
 t.ok("DELETE" not in methods()[before:], "limited: a DELETE pipelined behind a GET is not "
      "forwarded", methods()[before:])
@@ -88,12 +57,12 @@ ev = L.wait_audit(lambda e: e["event"] == "decision" and e["method"] == "DELETE"
 t.ok(ev is not None and ev["decision"] == "deny" and ev["reason"] == "method_not_allowed",
      "limited: the pipelined DELETE is recorded as refused", ev)
 before = len(origin.requests)
-st, data = send(L, c, b"GET " + URL + b"/later HTTP/1.1\r\n" + HOST + b"\r\n", wait=0.3,
+st, data = raw_http(L, c, b"GET " + URL + b"/later HTTP/1.1\r\n" + HOST + b"\r\n", wait=0.3,
                 more=b"DELETE " + URL + b"/later2 HTTP/1.1\r\n" + HOST + b"\r\n")
 t.ok("DELETE" not in methods()[before:], "limited: a DELETE sent later on the connection "
      "is not forwarded", methods()[before:])
 before = len(origin.requests)
-st, data = send(L, c, b"GET " + URL + b"/smuggle HTTP/1.1\r\n" + HOST + b"\r\n",
+st, data = raw_http(L, c, b"GET " + URL + b"/smuggle HTTP/1.1\r\n" + HOST + b"\r\n",
                 wait=0.3, more=b"xxDELETE /x HTTP/1.1\r\n\r\n")
 t.ok("DELETE" not in methods()[before:], "limited: no byte after the head is forwarded",
      methods()[before:])
@@ -124,18 +93,18 @@ bad = [
 ]
 for name, raw in bad:
     before = len(origin.requests)
-    st, _ = send(F, f, raw)
+    st, _ = raw_http(F, f, raw)
     t.eq(st, 400, "hygiene: %s -> 400" % name)
     t.eq(len(origin.requests), before, "hygiene: %s not forwarded" % name)
 ev = F.wait_audit(lambda e: e["event"] == "decision" and e.get("reason") == "bad_request")
 t.ok(ev is not None and ev["credential"] == f.id, "hygiene: refusals recorded", ev)
-st, _ = send(F, f, b"POST " + URL + b"/post HTTP/1.1\r\n" + HOST +
+st, _ = raw_http(F, f, b"POST " + URL + b"/post HTTP/1.1\r\n" + HOST +
              b"Content-Length: 3\r\n\r\nabcGET /smuggled HTTP/1.1\r\n" + HOST + b"\r\n")
 t.ok(st == 200 and origin.requests[-1]["body"] == b"abc" and
      all(r["path"] != "/smuggled" for r in origin.requests),
      "full: bytes after the declared body are not forwarded",
      [r["path"] for r in origin.requests[-3:]])
-st, _ = send(F, f, b"POST " + URL + b"/chunk HTTP/1.1\r\n" + HOST +
+st, _ = raw_http(F, f, b"POST " + URL + b"/chunk HTTP/1.1\r\n" + HOST +
              b"Transfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n0\r\n\r\n")
 t.eq(st, 200, "full: a chunked body still works")
 

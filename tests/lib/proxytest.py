@@ -398,27 +398,41 @@ def start_tinyproxy(extra="", prefix=(), timeout=60, loglevel="Info"):
     p = subprocess.Popen(list(prefix) + ["tinyproxy", "-d", "-c", conf],
                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     _procs.append(p)
-    end = time.time() + 10
-    while time.time() < end:
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=1).close()
-            return p, port, log
-        except OSError:
-            time.sleep(0.05)
+    if wait_listening(port):
+        return p, port, log
     p.kill()
     p.wait()
     return None
 
 
-def raw_http(proxy, creds, head, timeout=5):
+def wait_listening(port, seconds=10):
+    """Whether something accepts on 127.0.0.1:port within seconds."""
+    end = time.time() + seconds
+    while time.time() < end:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=1).close()
+            return True
+        except OSError:
+            time.sleep(0.05)
+    return False
+
+
+def raw_http(proxy, creds, head, timeout=5, more=None, wait=0.0):
     """One request head (bytes, its first line then the rest) sent with the
-    registration's credentials after the request line; the reply is read
-    until the proxy closes, the timeout, a reset, or (CONNECT) a 200 head.
-    Returns (status, whole reply); status 0 when there is none."""
+    registration's credentials after the request line, and more bytes
+    after wait seconds if given; the reply is read until the proxy closes,
+    the timeout, a reset, or (CONNECT) a 200 head.  Returns (status, whole
+    reply); status 0 when there is none."""
     h, p = proxy.http.rsplit(":", 1)
     s = socket.create_connection((h, int(p)), timeout=timeout)
     first, _, rest = head.partition(b"\r\n")
     s.sendall(first + b"\r\n" + auth_header(creds).encode() + rest)
+    if more is not None:
+        time.sleep(wait)
+        try:
+            s.sendall(more)
+        except OSError:
+            pass
     data = b""
     try:
         while True:
