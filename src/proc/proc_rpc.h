@@ -15,6 +15,12 @@ struct proc_limits;
 
 extern const struct rpc_method proc_methods[];
 
+/* The table's entries for a running process (proc_io_methods.c) */
+void	proc_m_read(struct rpc_req *, json_t *);
+void	proc_m_write(struct rpc_req *, json_t *);
+void	proc_m_signal(struct rpc_req *, json_t *);
+void	proc_m_terminate(struct rpc_req *, json_t *);
+
 /*
  * Start the process table with the face's callbacks.  session_waiting: 1
  * while no client is attached but the session waits for one to come back.
