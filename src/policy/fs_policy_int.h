@@ -43,6 +43,12 @@ struct fsp_ctx {
 	struct jx_err	 bad_uri;
 };
 
+/*
+ * Does path exist with no symlink on the way (fs_policy_path.c)?  Then,
+ * written canonically, it is its own real path.
+ */
+int	fs_path_is_real(const char *path);
+
 /* Decode a sandbox object; -1 with e and *code (-32602, or -32600 for an entry URI). */
 int	fsp_decode(json_t *sandbox, struct fsp_ctx *c, struct jx_err *e, int *code);
 void	fsp_ctx_free(struct fsp_ctx *c);
