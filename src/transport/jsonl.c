@@ -1,10 +1,8 @@
 #include "config.h"
 
-#include <sys/stat.h>
-
 #include <errno.h>
-#include <stdint.h>
 #include <fcntl.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -40,8 +38,8 @@ static struct {
 	int			 paused;
 	int			 closing;	/* flush, then close */
 	int			 was_congested;
-	int			 out_pipe;	/* out_fd is a pipe */
 	int			 pipe_size;	/* its size before it grew, 0: not grown */
+	int			 no_grow;	/* not a pipe, or refused: not again until drained */
 	struct ev_timer		 shrink;	/* ask again while the reader holds the bytes */
 	unsigned		 shrink_ms;
 	struct ev_timer		 linger;	/* a peer that no longer reads is not waited for */
@@ -137,19 +135,24 @@ jsonl_on_read(struct conn *c)
 	jsonl_update();
 }
 
-/* A write fell short with BULK_QUEUED still queued: 1 if the pipe grew. */
+/*
+ * A write fell short with BULK_QUEUED still queued: 1 if the pipe grew.
+ * Not a pipe (F_GETPIPE_SZ fails), already that big, or refused: not
+ * asked again before the queue has drained.
+ */
 static int
 grow_pipe(int fd)
 {
 	int	size;
 
-	if (!jl.out_pipe || jl.pipe_size != 0 || buf_avail(&jl.out) < BULK_QUEUED)
+	if (jl.pipe_size != 0 || jl.no_grow || buf_avail(&jl.out) < BULK_QUEUED)
 		return 0;
 	if ((size = fcntl(fd, F_GETPIPE_SZ)) == -1 || size >= BULK_PIPE ||
-	    fcntl(fd, F_SETPIPE_SZ, BULK_PIPE) == -1)
+	    fcntl(fd, F_SETPIPE_SZ, BULK_PIPE) == -1) {
+		jl.no_grow = 1;
 		return 0;
+	}
 	jl.pipe_size = size;
-	jl.shrink_ms = 0;
 	return 1;
 }
 
@@ -165,6 +168,7 @@ shrink_pipe(void)
 		return;
 	if (fcntl(jl.c->out_fd, F_SETPIPE_SZ, jl.pipe_size) != -1 || errno != EBUSY) {
 		jl.pipe_size = 0;
+		jl.shrink_ms = 0;
 		ev_timer_stop(&jl.shrink);
 		return;
 	}
@@ -200,9 +204,10 @@ jsonl_on_write(struct conn *c)
 		}
 		buf_consume(&jl.out, (size_t)n);
 	}
-	if (buf_avail(&jl.out) == 0)
+	if (buf_avail(&jl.out) == 0) {
+		jl.no_grow = 0;
 		shrink_pipe();
-	else
+	} else
 		jl.shrink_ms = 0;
 	if (jl.was_congested && buf_avail(&jl.out) < RPC_LOW_WATER) {
 		jl.was_congested = 0;
@@ -291,11 +296,8 @@ jsonl_linger_done(struct ev_timer *t, void *arg)
 int
 jsonl_start(struct conn *c)
 {
-	struct stat	st;
-
 	memset(&jl, 0, sizeof(jl));
 	jl.c = c;
-	jl.out_pipe = fstat(c->out_fd, &st) == 0 && S_ISFIFO(st.st_mode);
 	jl.t.ctx = NULL;
 	jl.t.send = jsonl_send;
 	jl.t.reserve = jsonl_reserve;
