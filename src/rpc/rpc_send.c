@@ -114,6 +114,29 @@ rpc_notify(const char *method, json_t *params)
 }
 
 /*
+ * Room for a message of at most n bytes (one more for the encoder's NUL):
+ * in the transport's queue when it offers that, else a buffer of its own.
+ */
+static char *
+out_reserve(struct rpc_transport *t, size_t n)
+{
+	return t->reserve != NULL ? t->reserve(t->ctx, n) : malloc(n + 1);
+}
+
+/* Queue the n bytes written at p, which out_reserve() gave. */
+static int
+out_commit(struct rpc_transport *t, char *p, size_t n)
+{
+	int	r;
+
+	if (t->reserve != NULL)
+		return t->commit(t->ctx, n);
+	r = t->send(t->ctx, p, n);
+	free(p);
+	return r;
+}
+
+/*
  * The hot path of process output: jansson would check and escape every byte
  * of a large base64 string, which cannot need escaping.  jansson writes the
  * message with the field empty and last; the base64 text goes between its
@@ -137,8 +160,7 @@ rpc_notify_b64(const char *method, json_t *params, const char *key, const void *
 	json_decref(msg);
 	/* ...,"key":""}} */
 	if (head == NULL || hlen < 4 || strcmp(head + hlen - 4, "\"\"}}") != 0 ||
-	    (out = t->reserve != NULL ? t->reserve(t->ctx, hlen + B64_ENCLEN(len)) :
-	    malloc(hlen + B64_ENCLEN(len) + 1)) == NULL) {
+	    (out = out_reserve(t, hlen + B64_ENCLEN(len))) == NULL) {
 		log_warnx("cannot build notification %s", method);
 		free(head);
 		return;
@@ -148,10 +170,8 @@ rpc_notify_b64(const char *method, json_t *params, const char *key, const void *
 	memcpy(out + n, "\"}}", 3);
 	n += 3;
 	free(head);
-	if ((t->reserve != NULL ? t->commit(t->ctx, n) : t->send(t->ctx, out, n)) == -1)
+	if (out_commit(t, out, n) == -1)
 		log_debug("send on a closing connection dropped");
-	if (t->reserve == NULL)
-		free(out);
 }
 
 /* rpc_send_error() for a text that may hold NUL bytes (a method name, a duplicate key) */
