@@ -104,7 +104,6 @@ parse_count(const char *s, unsigned *v)
 	return 0;
 }
 
-/* "http://[user:pass@]host[:port][/]" */
 /*
  * "host" keeps the host's algorithm; a name must be one the kernel gives
  * this process now (a reload as another user is checked again then).
@@ -128,6 +127,7 @@ parse_loopback_cc(struct parse *p, const char *name)
 	return 0;
 }
 
+/* "http://[user:pass@]host[:port][/]" */
 static int
 parse_upstream(struct parse *p, const char *url)
 {
