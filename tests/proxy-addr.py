@@ -13,7 +13,7 @@ import subprocess
 import threading
 
 from proxytest import (PROXY_BIN, Dnsmasq, EchoServer, Proxy, Tap, clean_env, deadline, raw_http,
-                       tmpdir)
+                       socks_open, tmpdir)
 
 deadline(150)
 t = Tap()
@@ -36,23 +36,13 @@ def http_connect(proxy, creds, authority):
 
 def socks(proxy, creds, addr, port, cmd=1):
     """addr: bytes ATYP+ADDR; returns the reply code or None."""
-    h, p = proxy.socks.rsplit(":", 1)
-    s = socket.create_connection((h, int(p)), timeout=10)
     try:
-        s.sendall(b"\x05\x01\x02")
-        if s.recv(2) != b"\x05\x02":
-            return None
-        u, pw = creds.id.encode(), creds.secret.encode()
-        s.sendall(b"\x01" + bytes([len(u)]) + u + bytes([len(pw)]) + pw)
-        if s.recv(2) != b"\x01\x00":
-            return None
-        s.sendall(b"\x05" + bytes([cmd]) + b"\x00" + addr + struct.pack(">H", port))
-        rep = s.recv(10)
-        return rep[1] if len(rep) >= 2 else None
+        s, rep = socks_open(proxy, creds, b"\x05" + bytes([cmd]) + b"\x00" + addr +
+                            struct.pack(">H", port))
     except OSError:
         return None
-    finally:
-        s.close()
+    s.close()
+    return rep[1] if len(rep) >= 2 else None
 
 
 def socks_name(name):

@@ -8,11 +8,10 @@ work while the sink is behind and loses nothing; "drop" counts."""
 import json
 import os
 import socket
-import struct
 import threading
 import time
 
-from proxytest import auth_header, EchoServer, Proxy, Tap, deadline, tmpdir
+from proxytest import auth_header, EchoServer, Proxy, Tap, deadline, socks_open, tmpdir
 
 deadline(150)
 t = Tap()
@@ -43,15 +42,7 @@ def connect(proxy, creds, target, timeout=10):
 
 
 def socks_request(proxy, creds, req):
-    h, p = proxy.socks.rsplit(":", 1)
-    s = socket.create_connection((h, int(p)), timeout=10)
-    s.sendall(b"\x05\x01\x02")
-    s.recv(2)
-    u, pw = creds.id.encode(), creds.secret.encode()
-    s.sendall(b"\x01" + bytes([len(u)]) + u + bytes([len(pw)]) + pw)
-    s.recv(2)
-    s.sendall(req)
-    rep = s.recv(10)
+    s, rep = socks_open(proxy, creds, req)
     s.close()
     return rep[1] if len(rep) > 1 else None
 

@@ -18,7 +18,7 @@ import threading
 import time
 
 from proxytest import (Dnsmasq, EchoServer, Origin, Proxy, Tap, auth_header, connect_via_http,
-                       deadline, raw_http, start_tinyproxy)
+                       deadline, raw_http, socks_open, start_tinyproxy)
 
 deadline(90)
 t = Tap()
@@ -105,16 +105,8 @@ for a in ["64:ff9b:1::a00:1", "64:ff9b:1:a00:1::", "64:ff9b:1:ffff::7f00:1", "20
 ev = L.wait_audit(lambda e: e["event"] == "decision" and e["host"] == "64:ff9b:1::a00:1")
 t.ok(ev is not None and ev["reason"] == "not_allowed_local",
      "local: local-use NAT64 is not_allowed_local", ev)
-h, p = L.socks.rsplit(":", 1)
-s = socket.create_connection((h, int(p)), timeout=5)
-s.sendall(b"\x05\x01\x02")
-s.recv(2)
-s.sendall(b"\x01" + bytes([len(cl.id)]) + cl.id.encode() + bytes([len(cl.secret)]) +
-          cl.secret.encode())
-s.recv(2)
-s.sendall(b"\x05\x01\x00\x04" + socket.inet_pton(socket.AF_INET6, "64:ff9b:1::a00:1") +
-          b"\x00\x50")
-rep = s.recv(10)
+s, rep = socks_open(L, cl, b"\x05\x01\x00\x04" +
+                    socket.inet_pton(socket.AF_INET6, "64:ff9b:1::a00:1") + b"\x00\x50", timeout=5)
 s.close()
 t.ok(rep[:2] == b"\x05\x02", "local: SOCKS5 to local-use NAT64: REP 02", rep)
 
@@ -229,24 +221,9 @@ t.eq(st, 200, "smuggle: a chunked body with an extension and a trailer is forwar
 t.ok(seen[-1:] == [b"3;x=y\r\nabc\r\n0\r\nT: 1\r\n\r\n"], "smuggle: the chunks reach the "
      "upstream, nothing after them", seen)
 # the same with the body in pieces, the end and what follows it in one
-h, p = K.http.rsplit(":", 1)
-s = socket.create_connection((h, int(p)), timeout=5)
-s.sendall(b"POST http://127.0.0.1:81/ch2 HTTP/1.1\r\n" + auth_header(ck).encode() +
-          b"Transfer-Encoding: chunked\r\n\r\n5\r\nhe")
-time.sleep(0.3)
-s.sendall(b"llo\r\n")
-time.sleep(0.3)
-s.sendall(b"0\r\n\r\nGET http://127.0.0.2:82/later HTTP/1.1\r\n\r\n")
-data = b""
-try:
-    while True:
-        x = s.recv(4096)
-        if not x:
-            break
-        data += x
-except socket.timeout:
-    pass
-s.close()
+_, data = raw_http(K, ck, b"POST http://127.0.0.1:81/ch2 HTTP/1.1\r\n"
+                  b"Transfer-Encoding: chunked\r\n\r\n5\r\nhe", wait=0.3,
+                  more=[b"llo\r\n", b"0\r\n\r\nGET http://127.0.0.2:82/later HTTP/1.1\r\n\r\n"])
 t.ok(data.startswith(b"HTTP/1.1 200") and seen[-1:] == [b"5\r\nhello\r\n0\r\n\r\n"] and
      not any(b"127.0.0.2" in x for x in seen), "smuggle: chunks in pieces, nothing after "
      "the last", seen)
@@ -351,15 +328,8 @@ for a in ["127.0.0.1", "0.0.0.0", "[::ffff:0.0.0.0]", "[::]", "zero.test"]:
     s.close()
     t.eq(st, "HTTP/1.1 403 Forbidden", "unspecified: CONNECT %s past deny 127.0.0.0/8 refused"
          % a)
-h, p = Z.socks.rsplit(":", 1)
-s = socket.create_connection((h, int(p)), timeout=5)
-s.sendall(b"\x05\x01\x02")
-s.recv(2)
-s.sendall(b"\x01" + bytes([len(cz.id)]) + cz.id.encode() + bytes([len(cz.secret)]) +
-          cz.secret.encode())
-s.recv(2)
-s.sendall(b"\x05\x01\x00\x01\x00\x00\x00\x00" + bytes([zecho.port >> 8, zecho.port & 255]))
-rep = s.recv(10)
+s, rep = socks_open(Z, cz, b"\x05\x01\x00\x01\x00\x00\x00\x00" +
+                    bytes([zecho.port >> 8, zecho.port & 255]), timeout=5)
 s.close()
 t.ok(rep[:2] == b"\x05\x02", "unspecified: SOCKS5 to 0.0.0.0: REP 02", rep)
 ev = Z.wait_audit(lambda e: e["event"] == "decision" and e["host"] == "zero.test")

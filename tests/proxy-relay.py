@@ -10,7 +10,7 @@ import socket
 import struct
 import threading
 
-from proxytest import Proxy, Tap, connect_via_http, deadline
+from proxytest import Proxy, Tap, connect_via_http, deadline, socks_open
 
 deadline(120)
 t = Tap()
@@ -77,16 +77,8 @@ def exchange(s):
 
 
 def socks_tunnel(p, creds, port):
-    h, pp = p.socks.rsplit(":", 1)
-    s = socket.create_connection((h, int(pp)), timeout=30)
-    s.sendall(b"\x05\x01\x02")
-    s.recv(2)
-    u, pw = creds.id.encode(), creds.secret.encode()
-    s.sendall(b"\x01" + bytes([len(u)]) + u + bytes([len(pw)]) + pw)
-    s.recv(2)
-    s.sendall(b"\x05\x01\x00\x01" + socket.inet_aton("127.0.0.1") + struct.pack(">H", port))
-    rep = s.recv(10)
-    return s, rep
+    return socks_open(p, creds, b"\x05\x01\x00\x01" + socket.inet_aton("127.0.0.1") +
+                      struct.pack(">H", port), timeout=30)
 
 
 for mode in ("yes", "no"):

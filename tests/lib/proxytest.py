@@ -417,20 +417,38 @@ def wait_listening(port, seconds=10):
     return False
 
 
+def socks_open(proxy, creds, req, timeout=10):
+    """A SOCKS5 connection that logs in with the registration's id and
+    secret (RFC 1929) and sends req (VER CMD RSV ATYP ADDR PORT): (socket,
+    up to 10 bytes of the reply), the reply b"" when the greeting or the
+    login was refused.  The caller closes the socket."""
+    h, p = proxy.socks.rsplit(":", 1)
+    s = socket.create_connection((h, int(p)), timeout=timeout)
+    s.sendall(b"\x05\x01\x02")
+    if s.recv(2) != b"\x05\x02":
+        return s, b""
+    u, pw = creds.id.encode(), creds.secret.encode()
+    s.sendall(b"\x01" + bytes([len(u)]) + u + bytes([len(pw)]) + pw)
+    if s.recv(2) != b"\x01\x00":
+        return s, b""
+    s.sendall(req)
+    return s, s.recv(10)
+
+
 def raw_http(proxy, creds, head, timeout=5, more=None, wait=0.0):
     """One request head (bytes, its first line then the rest) sent with the
-    registration's credentials after the request line, and more bytes
-    after wait seconds if given; the reply is read until the proxy closes,
-    the timeout, a reset, or (CONNECT) a 200 head.  Returns (status, whole
-    reply); status 0 when there is none."""
+    registration's credentials after the request line, and more bytes (or
+    a list of pieces) each after wait seconds; the reply is read until the
+    proxy closes, the timeout, a reset, or (CONNECT) a 200 head.  Returns
+    (status, whole reply); status 0 when there is none."""
     h, p = proxy.http.rsplit(":", 1)
     s = socket.create_connection((h, int(p)), timeout=timeout)
     first, _, rest = head.partition(b"\r\n")
     s.sendall(first + b"\r\n" + auth_header(creds).encode() + rest)
-    if more is not None:
+    for piece in [more] if isinstance(more, bytes) else more or []:
         time.sleep(wait)
         try:
-            s.sendall(more)
+            s.sendall(piece)
         except OSError:
             pass
     data = b""
