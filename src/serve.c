@@ -73,10 +73,10 @@ serve_take_over(int fd, const char **peer)
  * lookup through every library and a write to its GOT, a page copied).  No
  * JSON object is made here: jansson seeds its hash function at the first,
  * and each instance seeds its own (serve_prepare).  Where execd-proxy is
- * (readlink, access) does not change while the listener runs.  libcrypto
- * is loaded and relocated here once for every instance's handshake; its
- * EVP set-up only where tokens are checked (HMAC needs it; the digests do
- * not, util/crypto.c).
+ * (readlink, access) does not change while the listener runs.  Where
+ * tokens are checked, libcrypto.so.3 is loaded, relocated and its EVP set
+ * up here once for every instance's HMAC (the digests are linked,
+ * util/crypto.c).
  */
 void
 serve_warm(void)
@@ -94,10 +94,7 @@ serve_warm(void)
 	json_decref(v);
 	if (conf.proxy_control == NULL && !conf.no_embedded_proxy)
 		(void)serve_proxy_find();
-	if (crypto_load() == -1)
-		log_warnx("libcrypto: each instance will try to load it itself");
-	else if (conf.jwt != NULL &&
-	    crypto_hmac_sha256("k", 1, "", 0, mac) == -1)
+	if (conf.jwt != NULL && crypto_hmac_sha256("k", 1, "", 0, mac) == -1)
 		log_warnx("libcrypto: HMAC-SHA256 set-up failed");
 }
 

@@ -1,7 +1,8 @@
 /*
- * Hashing, HMAC and constant-time comparison from OpenSSL's libcrypto,
- * loaded by soname at the first call (crypto.c says why).  Every call
- * fails closed: -1 (or "not equal") when libcrypto cannot be loaded.
+ * Hashing, HMAC and constant-time comparison from OpenSSL's libcrypto: the
+ * digests and the comparison linked, HMAC loaded by soname at its first
+ * call (crypto.c says why).  Every call fails closed: -1 when libcrypto
+ * cannot be loaded or a digest fails.
  */
 #ifndef UTIL_CRYPTO_H
 #define UTIL_CRYPTO_H
@@ -11,7 +12,7 @@
 #define SHA1_LEN	20
 #define SHA256_LEN	32
 
-/* Load it now (a listener, before it forks instances that share the pages). */
+/* Load HMAC's library now (a listener that checks tokens, before it forks). */
 int	crypto_load(void);
 int	crypto_sha1(const void *data, size_t len, unsigned char md[SHA1_LEN]);
 int	crypto_sha256(const void *data, size_t len, unsigned char md[SHA256_LEN]);
