@@ -6,7 +6,8 @@
  * taking new work (no client is read, no connection accepted) until the
  * sink has caught up, so nothing is relayed unrecorded; "audit-overflow
  * drop" counts and reports what it cannot keep and carries on.  Denial
- * records are rate-limited per credential (audit_limit.c).
+ * records are rate-limited per credential (audit_limit.c).  This file is
+ * the queue and the sink; audit_event.c makes the events.
  */
 #include "config.h"
 
@@ -25,6 +26,7 @@
 #include "jsonx.h"
 #include "log.h"
 #include "relay/relay.h"
+#include "relay/audit_int.h"
 #include "policy/policy.h"
 
 #define AUDIT_QUEUE_MAX		(1024 * 1024)	/* drop: the bound; block: stop here */
@@ -64,27 +66,9 @@ static struct {
 } au = { .fd = -1 };
 
 static void	flush(void);
-static void	emit(json_t *);
-static void	(*observer)(struct conn *, const struct verdict *);
 static int	sink_open(void);
 static void	summary_record(const char *, uint64_t);
 static void	write_summaries(struct ev_timer *, void *);
-
-const char *
-proto_name(enum proxy_proto p)
-{
-	switch (p) {
-	case PROTO_HTTP:
-		return "http";
-	case PROTO_HTTP_CONNECT:
-		return "http-connect";
-	case PROTO_SOCKS5:
-		return "socks5";
-	case PROTO_SOCKS5_UDP:
-		return "socks5-udp";
-	}
-	return "unknown";
-}
 
 void
 time_rfc3339(char *buf, size_t len)
@@ -109,8 +93,8 @@ report(struct ev_timer *t, void *arg)
 	au.lost_reported = au.lost;
 }
 
-static void
-lose(size_t n)
+void
+audit_lose(size_t n)
 {
 	if (n == 0)
 		return;
@@ -281,7 +265,7 @@ audit_open(enum audit_dest dest, const char *path, enum audit_overflow overflow)
 	sink_close();
 	/* what the old sink did not take goes to the new one (block) */
 	if (overflow == AUDIT_DROP || dest == AUDIT_NONE) {
-		lose(au.qlines);
+		audit_lose(au.qlines);
 		buf_reset(&au.q);
 		au.qlines = 0;
 	}
@@ -307,7 +291,7 @@ audit_close(void)
 {
 	audit_limit_flush(summary_record);
 	flush();
-	lose(au.qlines);
+	audit_lose(au.qlines);
 	sink_close();
 	buf_free(&au.q);
 	au.qlines = 0;
@@ -332,7 +316,7 @@ count_lines(const uint8_t *p, size_t n)
 static void
 drop_queue(void)
 {
-	lose(au.qlines);
+	audit_lose(au.qlines);
 	buf_reset(&au.q);
 	au.qlines = 0;
 }
@@ -423,8 +407,8 @@ send_syslog(const char *line, size_t len)
 	return sendmsg(au.fd, &msg, MSG_DONTWAIT | MSG_NOSIGNAL);
 }
 
-static void
-emit(json_t *ev)
+void
+audit_emit(json_t *ev)
 {
 	char	*line;
 	size_t	 len, bound;
@@ -436,7 +420,7 @@ emit(json_t *ev)
 	line = jx_dump(ev, &len);
 	json_decref(ev);
 	if (line == NULL) {
-		lose(1);
+		audit_lose(1);
 		return;
 	}
 	if (au.fd == -1 && !au.broken && ev_now() >= au.retry_at)
@@ -446,7 +430,7 @@ emit(json_t *ev)
 	if ((au.fd == -1 && au.overflow == AUDIT_DROP) ||
 	    buf_avail(&au.q) + len + 1 > bound ||
 	    buf_append(&au.q, line, len) == -1 || buf_append(&au.q, "\n", 1) == -1) {
-		lose(1);
+		audit_lose(1);
 	} else {
 		au.qlines++;
 		if (au.fd == -1)
@@ -454,29 +438,6 @@ emit(json_t *ev)
 		flush();
 	}
 	free(line);
-}
-
-/* Bytes as a JSON string: valid UTF-8 as it is, any other byte as U+0000-U+00FF. */
-static json_t *
-json_bytes(const char *p, size_t n)
-{
-	json_t	*s;
-	char	 out[4 * 256];
-	size_t	 i, o = 0;
-
-	if ((s = json_stringn(p, n)) != NULL)
-		return s;
-	for (i = 0; i < n && o + 2 < sizeof(out); i++) {
-		unsigned char ch = (unsigned char)p[i];
-
-		if (ch < 0x80) {
-			out[o++] = (char)ch;
-		} else {
-			out[o++] = (char)(0xc0 | ch >> 6);
-			out[o++] = (char)(0x80 | (ch & 0x3f));
-		}
-	}
-	return json_stringn(out, o);
 }
 
 /* One line per credential and second: how many of its denials went unwritten. */
@@ -492,12 +453,12 @@ summary_record(const char *cred, uint64_t n)
 	ev = json_pack("{s:s, s:s, s:s?, s:I, s:s}", "time", ts, "event", "suppressed",
 	    "credential", cred, "count", (json_int_t)n, "message", msg);
 	if (ev == NULL) {
-		lose(n);
+		audit_lose(n);
 		return;
 	}
 	if (cred == NULL)
 		json_object_set_new(ev, "credential", json_null());
-	emit(ev);
+	audit_emit(ev);
 }
 
 static void
@@ -507,118 +468,14 @@ write_summaries(struct ev_timer *t, void *arg)
 		ev_timer_start(&au.summary, AUDIT_SUMMARY_MS);
 }
 
-static json_t *
-base_event(struct conn *c, const char *event)
+int
+audit_admit_denial(const char *cred)
 {
-	char	 ts[40];
-	json_t	*ev;
-
-	time_rfc3339(ts, sizeof(ts));
-	ev = json_pack("{s:s, s:s, s:s, s:s, s:s, s:i}",
-	    "time", ts, "event", event, "client", c->client,
-	    "protocol", proto_name(c->proto),
-	    "method", c->method[0] ? c->method : "none", "port", (int)c->port);
-	if (ev == NULL)
-		return NULL;
-	/* a host refused as invalid is recorded as it came, its bytes escaped */
-	json_object_set_new(ev, "host", c->host[0] ? json_string(c->host) :
-	    c->rawhostlen > 0 ? json_bytes(c->rawhost, c->rawhostlen) : json_null());
-	json_object_set_new(ev, "credential", c->reg ? json_string(c->reg->id) : json_null());
-	json_object_set_new(ev, "tags", c->reg ? json_incref(c->reg->tags) : json_object());
-	json_object_set_new(ev, "address", c->addr[0] ? json_string(c->addr) : json_null());
-	return ev;
-}
-
-void
-audit_set_observer(void (*fn)(struct conn *, const struct verdict *))
-{
-	observer = fn;
-}
-
-void
-audit_decision(struct conn *c, const struct verdict *v)
-{
-	json_t	*ev;
-
-	/* the owner's stream is bounded on its own: not subject to our rate limit */
-	if (observer != NULL && c->reg != NULL && c->reg->events)
-		observer(c, v);
-	if (!v->allow && !audit_limit_admit(c->reg ? c->reg->id : NULL, summary_record)) {
-		if (!ev_timer_armed(&au.summary))
-			ev_timer_start(&au.summary, AUDIT_SUMMARY_MS);
-		return;
-	}
-	if ((ev = base_event(c, "decision")) == NULL) {
-		lose(1);
-		return;
-	}
-	if (c->naddrs > 0) {
-		json_t	*res = json_array();
-		char	 a[64];
-		size_t	 i;
-
-		for (i = 0; i < c->naddrs; i++) {
-			addr_ntop(&c->addrs[i], a, sizeof(a));
-			json_array_append_new(res, json_string(a));
-		}
-		json_object_set_new(ev, "resolved", res);
-	}
-	json_object_set_new(ev, "decision", json_string(v->allow ? "allow" :
-	    c->asked_ask ? "ask" : "deny"));
-	json_object_set_new(ev, "reason", json_bytes(v->reason, strlen(v->reason)));
-	json_object_set_new(ev, "source", json_string(v->source));
-	if (c->override)
-		json_object_set_new(ev, "override", json_true());
-	emit(ev);
-}
-
-/*
- * One request inside an inspected tunnel: its method, the length of its
- * path (never the path), the status answered and the plaintext bytes each
- * way; never a body.
- */
-void
-audit_request(struct conn *c, const struct inner_req *r, const struct verdict *v)
-{
-	json_t	*ev;
-
-	if (!v->allow && !audit_limit_admit(c->reg ? c->reg->id : NULL, summary_record)) {
-		if (!ev_timer_armed(&au.summary))
-			ev_timer_start(&au.summary, AUDIT_SUMMARY_MS);
-		return;
-	}
-	if ((ev = base_event(c, "request")) == NULL) {
-		lose(1);
-		return;
-	}
-	json_object_set_new(ev, "protocol", json_string("https"));
-	json_object_set_new(ev, "method", json_string(r->method[0] ? r->method : "none"));
-	json_object_set_new(ev, "path_length", json_integer((json_int_t)r->pathlen));
-	json_object_set_new(ev, "status", json_integer(r->status));
-	json_object_set_new(ev, "bytes_up", json_integer((json_int_t)r->bytes_up));
-	json_object_set_new(ev, "bytes_down", json_integer((json_int_t)r->bytes_down));
-	json_object_set_new(ev, "decision", json_string(v->allow ? "allow" : "deny"));
-	json_object_set_new(ev, "reason", json_string(v->reason));
-	json_object_set_new(ev, "source", json_string(v->source));
-	json_object_set_new(ev, "result", json_string(r->result ? r->result : "ok"));
-	emit(ev);
-}
-
-/* result: "ok", "upstream_failure", "dns_failure", "timeout", "idle_timeout", ... */
-void
-audit_tunnel_close(struct conn *c, const char *result)
-{
-	json_t	*ev;
-
-	if ((ev = base_event(c, "close")) == NULL) {
-		lose(1);
-		return;
-	}
-	json_object_set_new(ev, "result", json_string(result));
-	json_object_set_new(ev, "bytes_up", json_integer((json_int_t)c->c2u.bytes));
-	json_object_set_new(ev, "bytes_down", json_integer((json_int_t)c->u2c.bytes));
-	json_object_set_new(ev, "duration_ms", json_integer((json_int_t)(ev_now() - c->started)));
-	emit(ev);
+	if (audit_limit_admit(cred, summary_record))
+		return 1;
+	if (!ev_timer_armed(&au.summary))
+		ev_timer_start(&au.summary, AUDIT_SUMMARY_MS);
+	return 0;
 }
 
 uint64_t
