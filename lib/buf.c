@@ -59,6 +59,16 @@ buf_consume(struct buf *b, size_t n)
 }
 
 void
+buf_compact(struct buf *b)
+{
+	if (b->off == 0 || b->len - b->off > b->off)
+		return;
+	memmove(b->data, b->data + b->off, b->len - b->off);
+	b->len -= b->off;
+	b->off = 0;
+}
+
+void
 buf_reset(struct buf *b)
 {
 	b->off = b->len = 0;

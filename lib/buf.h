@@ -18,6 +18,13 @@ struct buf {
 int	buf_reserve(struct buf *b, size_t more);	/* room for more bytes at the tail */
 int	buf_append(struct buf *b, const void *p, size_t n);
 void	buf_consume(struct buf *b, size_t n);
+/*
+ * Move what is left to the front when that moves no more than was consumed:
+ * a queue that keeps its data near the front keeps writing into the same
+ * pages, where sweeping on to its capacity would touch (and fault in)
+ * fresh ones.
+ */
+void	buf_compact(struct buf *b);
 void	buf_reset(struct buf *b);
 void	buf_free(struct buf *b);
 

@@ -207,8 +207,10 @@ jsonl_on_write(struct conn *c)
 	if (buf_avail(&jl.out) == 0) {
 		jl.no_grow = 0;
 		shrink_pipe();
-	} else
+	} else {
 		jl.shrink_ms = 0;
+		buf_compact(&jl.out);
+	}
 	if (jl.was_congested && buf_avail(&jl.out) < RPC_LOW_WATER) {
 		jl.was_congested = 0;
 		rpc_output_drained();
