@@ -17,8 +17,10 @@ Rows, each the median of repeated runs, execd beside the reference with the rati
   - N concurrent idle WebSocket sessions on one listener (execd --listen,
     the reference's --listen): connect + initialize per session (wall
     time, and the CPU time the server's processes ran, which the machine's
-    load does not inflate), and the total PSS (/proc/PID/smaps_rollup) of
-    the server's process tree (instances, spawn helpers, the spare);
+    load does not inflate, split between execd's listener, its instances
+    and their spawn helpers), the page faults those processes took, and
+    the total PSS (/proc/PID/smaps_rollup) of the server's process tree
+    (instances, spawn helpers, the spare);
   - connections per second to an initialize answer through socket
     activation (systemd-socket-activate --inetd -a, as execd.socket's
     Accept=yes), each server started per connection the same way.
@@ -303,24 +305,48 @@ def idle_memory(impl):
 
 def cpu_ns(pids):
     """CPU time the processes ran (ns, /proc/PID/schedstat): the load-independent cost"""
+    return sum(cpu_ns_of(p) for p in pids)
+
+
+def cpu_ns_of(pid):
     t = 0
-    for p in pids:
+    try:
+        tasks = os.listdir("/proc/%d/task" % pid)
+    except OSError:
+        return 0
+    for k in tasks:
         try:
-            tasks = os.listdir("/proc/%d/task" % p)
-        except OSError:
-            continue
-        for k in tasks:
-            try:
-                with open("/proc/%d/task/%s/schedstat" % (p, k)) as f:
-                    t += int(f.read().split()[0])
-            except (OSError, ValueError, IndexError):
-                pass
+            with open("/proc/%d/task/%s/schedstat" % (pid, k)) as f:
+                t += int(f.read().split()[0])
+        except (OSError, ValueError, IndexError):
+            pass
     return t
+
+
+def minflt_of(pid):
+    """minor page faults of a process so far (/proc/PID/stat field 10)"""
+    try:
+        with open("/proc/%d/stat" % pid) as f:
+            return int(f.read().rsplit(")", 1)[1].split()[7])
+    except (OSError, ValueError, IndexError):
+        return 0
+
+
+def kind_of(pid, top):
+    """listener (the process started), spawn helper, or instance"""
+    if pid == top:
+        return "listener"
+    try:
+        with open("/proc/%d/comm" % pid) as f:
+            return "helper" if f.read().strip() == "execd-spawn" else "instance"
+    except OSError:
+        return "instance"
 
 
 def sessions(impl, n):
     """(connect+initialize ms per session, total PSS MiB, processes, server CPU ms per
-    session) with n idle sessions"""
+    session, its page faults per session, and the CPU ms per session of the
+    listener, the instances and the spawn helpers) with n idle sessions"""
     port = free_port()
     nul = os.open("/dev/null", os.O_RDWR)
     pid = spawn(impl.listen_argv(port), impl.env, nul, nul)
@@ -337,15 +363,24 @@ def sessions(impl, n):
                     raise
                 time.sleep(0.005)
         time.sleep(0.2)
-        cpu0 = cpu_ns(tree(pid))
+        before = {p: (cpu_ns_of(p), minflt_of(p)) for p in tree(pid)}
         t = time.monotonic()
         for _ in range(n):
             socks.append(ws_session(("127.0.0.1", port)))
         per = (time.monotonic() - t) * 1000 / n
         time.sleep(0.5 + n / 300.0)
         procs = tree(pid)
-        cpu = (cpu_ns(procs) - cpu0) / 1e6 / n
-        return per, sum(pss_kb(p) for p in procs) / 1024.0, len(procs), cpu
+        # what processes that were there before (the listener, the spares) ran since
+        by_kind = {"listener": 0, "instance": 0, "helper": 0}
+        faults = 0
+        for p in procs:
+            c0, f0 = before.get(p, (0, 0))
+            by_kind[kind_of(p, pid)] += cpu_ns_of(p) - c0
+            faults += minflt_of(p) - f0
+        cpu = sum(by_kind.values()) / 1e6 / n
+        split = tuple(by_kind[k] / 1e6 / n for k in ("listener", "instance", "helper"))
+        return (per, sum(pss_kb(p) for p in procs) / 1024.0, len(procs), cpu,
+                faults / n) + split
     finally:
         # SIGTERM: execd's listener ends its instances' sessions (no resume wait)
         os.kill(pid, 15)
@@ -466,7 +501,9 @@ def main(argv):
         for n in nsessions:
             got = {}
             names = "%d idle WebSocket session(s), one listener: connect + initialize each " \
-                "total PSS of the process tree server CPU per connect + initialize processes" % n
+                "total PSS of the process tree server CPU per connect + initialize processes " \
+                "server page faults per connect + initialize " \
+                "server CPU per session in the listener / instances / spawn helpers" % n
             if not only or any(o in names for o in only):
                 # rounds, each server once a round: load drifts hit all alike
                 runs = {}
@@ -477,7 +514,7 @@ def main(argv):
                         except Exception as e:
                             print("# %d sessions / %s: %s" % (n, im.label, e), file=sys.stderr)
                 for k, v in runs.items():
-                    got[k] = tuple(statistics.median(x[i] for x in v) for i in range(4))
+                    got[k] = tuple(statistics.median(x[i] for x in v) for i in range(len(v[0])))
 
             def sess_fig(i):
                 return lambda im: got[im.label][i] if im.label in got else "error"
@@ -487,6 +524,13 @@ def main(argv):
                 sess_fig(1))
             row("%d idle WebSocket session(s): server CPU per connect + initialize" % n, "ms",
                 sess_fig(3))
+            row("%d idle WebSocket session(s): server page faults per connect + initialize" % n,
+                "count", sess_fig(4))
+            row("%d idle WebSocket session(s): server CPU per session in the listener / "
+                "instances / spawn helpers" % n, "ms",
+                lambda im: "error" if im.label not in got else
+                "%.2f / %.2f / %.2f" % got[im.label][5:8] if im.name == "execd" else
+                "%.2f (one process)" % got[im.label][3])
             row("%d idle WebSocket session(s): processes" % n, "count",
                 lambda im: float(got[im.label][2]) if im.label in got else "error")
         row("socket activation (--inetd -a): initialize answers per second",
