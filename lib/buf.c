@@ -5,6 +5,16 @@
 
 #include "buf.h"
 
+void
+buf_compact(struct buf *b)
+{
+	if (b->off == 0 || b->len - b->off > b->off)
+		return;
+	memmove(b->data, b->data + b->off, b->len - b->off);
+	b->len -= b->off;
+	b->off = 0;
+}
+
 int
 buf_reserve(struct buf *b, size_t more)
 {
@@ -18,13 +28,9 @@ buf_reserve(struct buf *b, size_t more)
 	 * than it frees: a queue of megabytes written out a pipe's worth at a
 	 * time would otherwise move all it holds at every append.
 	 */
-	if (b->off > 0 && b->len - b->off <= b->off) {
-		memmove(b->data, b->data + b->off, b->len - b->off);
-		b->len -= b->off;
-		b->off = 0;
-		if (b->cap - b->len >= more)
-			return 0;
-	}
+	buf_compact(b);
+	if (b->cap - b->len >= more)
+		return 0;
 	ncap = b->cap ? b->cap : 4096;
 	while (ncap - b->len < more) {
 		if (ncap > SIZE_MAX / 2)
@@ -56,16 +62,6 @@ buf_consume(struct buf *b, size_t n)
 	b->off += n;
 	if (b->off >= b->len)
 		b->off = b->len = 0;
-}
-
-void
-buf_compact(struct buf *b)
-{
-	if (b->off == 0 || b->len - b->off > b->off)
-		return;
-	memmove(b->data, b->data + b->off, b->len - b->off);
-	b->len -= b->off;
-	b->off = 0;
 }
 
 void
