@@ -303,12 +303,8 @@ def idle_memory(impl):
         reap(pid)
 
 
-def cpu_ns(pids):
-    """CPU time the processes ran (ns, /proc/PID/schedstat): the load-independent cost"""
-    return sum(cpu_ns_of(p) for p in pids)
-
-
 def cpu_ns_of(pid):
+    """CPU time the process ran (ns, /proc/PID/schedstat): the load-independent cost"""
     t = 0
     try:
         tasks = os.listdir("/proc/%d/task" % pid)

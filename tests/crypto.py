@@ -1,5 +1,6 @@
 #!/usr/bin/python3
-"""util/crypto's SHA-1, SHA-256, HMAC-SHA256 and comparison (libcrypto's: the digests linked from libcrypto.a, HMAC through dlopen) agree with
+"""util/crypto's SHA-1, SHA-256, HMAC-SHA256 and comparison (libcrypto's:
+the digests linked from libcrypto.a, HMAC through dlopen) agree with
 Python's hashlib and hmac: every length around the block and padding
 boundaries, long messages, keys shorter, as long as and longer than a
 block."""

@@ -63,7 +63,7 @@ static const struct dl_sym symbols[] = {
 
 static int	loaded;
 
-int
+static int
 crypto_load(void)
 {
 	if (loaded)

@@ -12,8 +12,6 @@
 #define SHA1_LEN	20
 #define SHA256_LEN	32
 
-/* Load HMAC's library now (a listener that checks tokens, before it forks). */
-int	crypto_load(void);
 int	crypto_sha1(const void *data, size_t len, unsigned char md[SHA1_LEN]);
 int	crypto_sha256(const void *data, size_t len, unsigned char md[SHA256_LEN]);
 int	crypto_hmac_sha256(const void *key, size_t keylen, const void *data, size_t len,
