@@ -27,6 +27,20 @@ r = http_raw(L.host, L.port, upgrade_request("/"))
 t.ok(status_of(r) == 401 and b"missing websocket bearer token" in r, "no token: 401", r)
 r = http_raw(L.host, L.port, upgrade_request("/" + "0" * len(L.token)))
 t.eq(status_of(r), 401, "a wrong token in the path: 401")
+# the token spelled the ways a guesser would: one byte off at its end, a
+# prefix, one byte more, cut at a NUL or a query, percent-encoded, in a
+# bearer header one byte off
+near = L.token[:-1] + ("a" if L.token[-1] != "a" else "b")
+for what, path, hdr in [
+        ("its last byte changed", "/" + near, None),
+        ("a prefix of it", "/" + L.token[:-1], None),
+        ("it and one byte more", "/" + L.token + "x", None),
+        ("a NUL after a prefix", "/" + L.token[:-1] + "%00", None),
+        ("a prefix, then a query", "/" + L.token[:-1] + "?" + L.token[-1], None),
+        ("its first byte percent-encoded", "/%%%02X" % ord(L.token[0]) + L.token[1:], None),
+        ("bearer, its last byte changed", "/", {"Authorization": "Bearer " + near})]:
+    r = http_raw(L.host, L.port, upgrade_request(path, hdr))
+    t.eq(status_of(r), 401, "a token guess, %s: 401" % what)
 r = http_raw(L.host, L.port, upgrade_request("/", {"Authorization": "Bearer nope"}))
 t.ok(status_of(r) == 401 and b"invalid websocket bearer token" in r, "a wrong bearer token: 401")
 r = http_raw(L.host, L.port, upgrade_request("/" + L.token, {"Origin": "http://evil.example"}))
