@@ -207,10 +207,18 @@ hide_proxy_key(const char *path)
 }
 
 static void
-hide_own_paths(void)
+hide_own_paths(const char *token_file, const char *secret_file)
 {
 	char	key[PATH_MAX];
 
+	/*
+	 * The WebSocket credentials: a command with the network on reaches
+	 * our listener like any local process, and with them would be let in.
+	 */
+	if (token_file != NULL)
+		sandbox_hide(realpath(token_file, key) != NULL ? key : token_file, 0);
+	if (secret_file != NULL)
+		sandbox_hide(realpath(secret_file, key) != NULL ? key : secret_file, 0);
 	/* with the embedded proxy's CA key (STATE/proxy, serve_proxy.c) */
 	sandbox_hide(conf.state_dir, 1);
 	/* its bundle (STATE-proxy): read by managed commands, changed by none */
@@ -340,7 +348,7 @@ main(int argc, char *argv[])
 		conf.token = read_token(token_file);
 	if (conf.state_dir == NULL)
 		conf.state_dir = default_state_dir();
-	hide_own_paths();
+	hide_own_paths(token_file, ws_auth.secret_file);
 	/*
 	 * What every process of ours keeps, commands included (with no_new_privs
 	 * setuid programs such as sudo gain nothing; --allow-setuid keeps them

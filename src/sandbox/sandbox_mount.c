@@ -457,7 +457,7 @@ oom:
 
 /* ---- execd's own paths, masked in every view ---- */
 
-#define HIDE_MAX	8
+#define HIDE_MAX	16
 
 static struct {
 	char	*path[HIDE_MAX];
@@ -490,16 +490,23 @@ void
 sandbox_hide(const char *path, int is_dir)
 {
 	struct stat	st;
-	char		log[PATH_MAX];
+	char		log[PATH_MAX], link[32];
 	ssize_t		n;
+	int		fd;
 
-	/* execd's log, when its stderr is a file */
+	/*
+	 * execd's log, when its stderr is a file, and its stdout when that is
+	 * one: a listener prints its URL there, the token included.
+	 */
 	if (!hidden.log_checked) {
 		hidden.log_checked = 1;
-		if (fstat(STDERR_FILENO, &st) == 0 && S_ISREG(st.st_mode) &&
-		    (n = readlink("/proc/self/fd/2", log, sizeof(log) - 1)) > 0 && log[0] == '/') {
-			log[n] = '\0';
-			hide_add(log, 0, 0);
+		for (fd = STDOUT_FILENO; fd <= STDERR_FILENO; fd++) {
+			(void)snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+			if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) &&
+			    (n = readlink(link, log, sizeof(log) - 1)) > 0 && log[0] == '/') {
+				log[n] = '\0';
+				hide_add(log, 0, 0);
+			}
 		}
 	}
 	if (path != NULL)
