@@ -1,11 +1,20 @@
-"""execd's secrets stay out of a sandbox's view.
+"""A sandbox's view is made of what execd checked, and execd's secrets stay out of it.
 
-The files that hold the WebSocket credentials (--token-file,
---ws-token-file, --ws-shared-secret-file) and execd's stdout when it is
-a file (a listener prints its URL, token included, there) cannot be read
-by a sandboxed command, even one that may read the whole root: with the
-network on, a command holding the token could log in to execd's own
-listener and start commands outside any sandbox.
+1. A sandboxed command flips a directory of its writable root with a symlink
+   to a directory outside every root (renameat2 RENAME_EXCHANGE, in a loop)
+   while the client starts commands whose writable roots are the root and
+   that directory.  Whenever the flip lands between execd's planning and the
+   child's mounts, a mount made by name follows the link: the outside
+   directory is bound writable, and execd itself makes the protected names'
+   placeholders (.git, .codex, ...) there, on the host.  Each start must
+   either run with the directory it was given or be refused, and nothing
+   may appear outside.
+2. The files that hold the WebSocket credentials (--token-file,
+   --ws-token-file, --ws-shared-secret-file) and execd's stdout when it is
+   a file (a listener prints its URL, token included, there) cannot be read
+   by a sandboxed command, even one that may read the whole root: with the
+   network on, a command holding the token could log in to execd's own
+   listener and start commands outside any sandbox.
 """
 import base64
 import hashlib
@@ -13,7 +22,6 @@ import hmac
 import json
 import os
 import re
-import socket
 import shutil
 import signal
 import subprocess
@@ -23,7 +31,6 @@ import time
 
 from execd_client import EXECD, Execd
 from faultlib import RawWS
-from wsclient import upgrade_request
 
 n = [0]
 bad = [0]
@@ -85,6 +92,54 @@ def run(c, pid, argv, sb, cwd):
     return r, (out.get("stdout", b"") + out.get("stderr", b"")).decode(errors="replace")
 
 
+# ---------------------------------------------------------------- 1. the swap race
+
+W, OUT = os.path.join(tmp, "ws"), os.path.join(tmp, "outside")
+os.makedirs(os.path.join(W, "sub"))
+os.makedirs(OUT)
+c = Execd(extra_args=["--state-dir", os.path.join(tmp, "state")])
+procs.append(c)
+FLIP = """
+import ctypes, os, sys
+w, out = sys.argv[1], sys.argv[2]
+os.symlink(out, w + "/lnk")
+libc = ctypes.CDLL(None, use_errno=True)
+a, b = (w + "/lnk").encode(), (w + "/sub").encode()
+print("flipping", flush=True)
+while True:
+    libc.renameat2(-100, a, -100, b, 2)
+"""
+r = c.call("process/start", {"processId": "flip", "argv": ["/usr/bin/python3", "-c", FLIP, W, OUT],
+                             "env": ENV, "tty": False, "cwd": "file://" + W,
+                             "sandbox": sandbox([W])})
+ok = "result" in r and c.wait_notification(
+    "process/output", lambda p: p["processId"] == "flip", timeout=20) is not None
+tap(ok, "control: a sandboxed command flips ws/sub with a symlink to outside", r)
+
+ran = refused = 0
+weird = []
+deadline = time.time() + 40
+i = 0
+while i < 150 and time.time() < deadline:
+    i += 1
+    r, out = run(c, "b%d" % i, ["/bin/sh", "-c", "touch %s/sub/in%d %s/out%d 2>/dev/null; true"
+                                % (W, i, OUT, i)], sandbox([W, W + "/sub"]), W)
+    if out is None:
+        refused += 1
+        msg = r.get("error", {}).get("message", "")
+        if not msg:
+            weird.append(r)
+    else:
+        ran += 1
+c.call("process/terminate", {"processId": "flip"})
+c.collect("flip", 10)
+left = sorted(os.listdir(OUT))
+tap(ran + refused == i and not weird and ran > 0,
+    "%d starts raced the flip: each ran (%d) or was refused with an error (%d)"
+    % (i, ran, refused), weird[:3])
+tap(left == [], "nothing appeared outside the roots: no write, no placeholder", left)
+c.close()
+
 # ---------------------------------------------------------------- 2. credential files
 
 TOKEN_TEXT = "t0ken-%d-abcdefghijklmnopqrstuvwxyz" % os.getpid()
@@ -96,25 +151,6 @@ for path, text in ((TOKEN, TOKEN_TEXT + "\n"), (KEY, KEY_TEXT)):
     os.chmod(path, 0o600)
 SW = os.path.join(tmp, "ws2")
 os.makedirs(SW)
-
-
-class WS(RawWS):
-    """RawWS with the credential in the path or in an Authorization header."""
-
-    def __init__(self, port, path="/", bearer=None):
-        self.s = socket.create_connection(("127.0.0.1", port), timeout=10)
-        self.buf = b""
-        hdr = {"Authorization": "Bearer " + bearer} if bearer else None
-        self.s.sendall(upgrade_request(path, hdr).encode())
-        while b"\r\n\r\n" not in self.buf:
-            chunk = self.s.recv(65536)
-            if not chunk:
-                raise ConnectionError("closed during the upgrade")
-            self.buf += chunk
-        head, _, self.buf = self.buf.partition(b"\r\n\r\n")
-        if not head.startswith(b"HTTP/1.1 101"):
-            raise ConnectionError("upgrade refused: %r" % head[:80])
-        self.msgs, self.closed, self.next_id = [], False, 1
 
 
 def jwt(key):
@@ -163,21 +199,22 @@ def unreadable(ws, path, secret, label):
 
 
 for label, extra, path, secret, cred in [
-        ("--token-file", ["--token-file", TOKEN], TOKEN, TOKEN_TEXT, ("/" + TOKEN_TEXT, None)),
+        ("--token-file", ["--token-file", TOKEN], TOKEN, TOKEN_TEXT, (TOKEN_TEXT, None)),
         ("--ws-token-file", ["--ws-auth", "capability-token", "--ws-token-file", TOKEN],
-         TOKEN, TOKEN_TEXT, ("/" + TOKEN_TEXT, None)),
+         TOKEN, TOKEN_TEXT, (TOKEN_TEXT, None)),
         ("--ws-shared-secret-file", ["--ws-auth", "signed-bearer-token",
                                      "--ws-shared-secret-file", KEY], KEY, KEY_TEXT,
-         ("/", jwt(KEY_TEXT))),
+         ("", jwt(KEY_TEXT))),
         ("its stdout, a file with the URL and generated token", [], None, None, None)]:
     lp, port, url, out = listener(label, extra)
     if path is None:    # the generated token, printed
         secret = url.rsplit("/", 1)[-1]
-        path, cred = out, ("/" + secret, None)
+        path, cred = out, (secret, None)
         tap(len(secret) >= 32, "control: the listener printed its URL with a token to its "
             "stdout file", url)
     try:
-        ws = WS(port, cred[0], cred[1])
+        ws = RawWS("127.0.0.1", port, cred[0], headers=cred[1] and {
+            "Authorization": "Bearer " + cred[1]})
         ws.initialize()
         unreadable(ws, path, secret, label)
         ws.close()

@@ -387,6 +387,30 @@ writable_link(const struct fs_policy *p, const char *given, char *link)
 }
 
 /*
+ * An entry named a place below a writable root and was led elsewhere: by a
+ * link in that root.  Decided on the names the rules were made from, not
+ * on a second look (writable_link), which a command flipping a directory
+ * and a link there could answer with the directory: into link, 1; else 0.
+ */
+static int
+named_in_write_root(const struct fs_policy *p, const struct fs_rule *r, char *link)
+{
+	const struct fs_rule	*w;
+	size_t			 i;
+
+	for (i = 0; i < p->nrules; i++) {
+		w = &p->rules[i];
+		if (w != r && w->access == FS_ACCESS_WRITE && !w->is_glob && !w->implicit &&
+		    strcmp(w->path, r->given) != 0 && fs_path_covers(w->path, r->given) &&
+		    strlen(r->given) < PATH_MAX) {
+			memcpy(link, r->given, strlen(r->given) + 1);
+			return 1;
+		}
+	}
+	return 0;
+}
+
+/*
  * An entry whose path leads through a symlink in a writable root names
  * whatever the sandboxed command last pointed that link at: a command
  * that makes one where an entry names a missing path (or swaps one in)
@@ -410,7 +434,8 @@ drop_linked(struct fs_policy *p)
 	for (i = 0; i < p->nrules; i++) {
 		struct fs_rule *r = &p->rules[i];
 
-		if (r->given == NULL || r->implicit || !writable_link(p, r->given, link))
+		if (r->given == NULL || r->implicit || (!named_in_write_root(p, r, link) &&
+		    !writable_link(p, r->given, link)))
 			continue;
 		/* a deny (the place it meant may be elsewhere now) or a read-only carve-out */
 		if ((r->access == FS_ACCESS_DENY || (r->access == FS_ACCESS_READ &&

@@ -92,6 +92,48 @@ close_batch(void)
 }
 
 /*
+ * The directory holding path's last name, opened with no symlink followed
+ * on the way: every placeholder is made, looked at and removed relative
+ * to it, so that a directory of a writable root swapped for a link since
+ * planning never takes execd's mkdir or rmdir (it is root) out of the
+ * root.  *name: the last name, in path.  -1 with errno.
+ */
+static int
+parent_open(const char *path, const char **name)
+{
+	char		 dir[PATH_MAX];
+	const char	*slash = strrchr(path, '/');
+
+	if (slash == NULL || path[0] != '/' || slash[1] == '\0' ||
+	    (size_t)(slash - path) >= sizeof(dir)) {
+		errno = EINVAL;
+		return -1;
+	}
+	if (slash == path)
+		strcpy(dir, "/");
+	else {
+		memcpy(dir, path, (size_t)(slash - path));
+		dir[slash - path] = '\0';
+	}
+	*name = slash + 1;
+	return sbx_open_real(dir, O_PATH | O_DIRECTORY);
+}
+
+/* lstat(2) of path, reached as parent_open does. */
+static int
+real_lstat(const char *path, struct stat *st)
+{
+	const char	*name;
+	int		 dfd, r;
+
+	if ((dfd = parent_open(path, &name)) == -1)
+		return -1;
+	r = fstatat(dfd, name, st, AT_SYMLINK_NOFOLLOW);
+	close(dfd);
+	return r;
+}
+
+/*
  * rmdir with the directory still open: its name goes now, and its block
  * (freed with a synchronous discard on some file systems: a fraction of
  * a millisecond, more on a busy disk) when the last descriptor closes,
@@ -100,10 +142,14 @@ close_batch(void)
 static int
 remove_placeholder(const char *path)
 {
-	int	fd, r;
+	const char	*name;
+	int		 dfd, fd, r;
 
-	fd = open(path, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	r = rmdir(path);
+	if ((dfd = parent_open(path, &name)) == -1)
+		return -1;
+	fd = openat(dfd, name, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	r = unlinkat(dfd, name, AT_REMOVEDIR);
+	close(dfd);
 	if (fd != -1) {
 		if (r == 0 && close_later != NULL) {
 			if (nto_close == CLOSE_BATCH)
@@ -164,7 +210,7 @@ is_placeholder(int fd, const char *path)
 	struct stat		st;
 
 	return read_id(fd, rec, &dev, &ino) == 0 && strcmp(rec, path) == 0 &&
-	    lstat(path, &st) == 0 && S_ISDIR(st.st_mode) && st.st_dev == dev &&
+	    real_lstat(path, &st) == 0 && S_ISDIR(st.st_mode) && st.st_dev == dev &&
 	    st.st_ino == ino;
 }
 
@@ -191,7 +237,7 @@ sweep(const char *dir)
 			continue;
 		if (flock(fd, LOCK_EX | LOCK_NB) == 0) {
 			if (read_id(fd, rec, &dev, &ino) == 0 && is_placeholder(fd, rec))
-				(void)rmdir(rec);
+				(void)remove_placeholder(rec);
 			(void)unlink(file);
 		}
 		close(fd);
@@ -334,23 +380,27 @@ lock_take(const char *path, char *why, size_t whylen)
 static int
 placeholder_make(struct guard_lock *l)
 {
-	struct stat	st;
-	int		made;
+	struct stat	 st;
+	const char	*name;
+	int		 dfd, fd = -1, made, e = 0;
 
-	if ((made = mkdir(l->path, 0555) == 0) == 0 && errno != EEXIST)
+	if ((dfd = parent_open(l->path, &name)) == -1)
 		return errno;
-	if (lstat(l->path, &st) == -1)
-		return errno;
-	if (!S_ISDIR(st.st_mode))
-		return ENOTDIR;
+	if ((made = mkdirat(dfd, name, 0555) == 0) == 0 && errno != EEXIST)
+		e = errno;
+	else if ((fd = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) ==
+	    -1 || fstat(fd, &st) == -1)
+		e = errno == ELOOP ? ENOTDIR : errno;
 	/* exactly 0555 whatever the umask: that is how a placeholder is known */
-	if (made && (((st.st_mode & 07777) != 0555 && chmod(l->path, 0555) == -1) ||
+	else if (made && (((st.st_mode & 07777) != 0555 && fchmod(fd, 0555) == -1) ||
 	    write_id(l->fd, l->path, &st) == -1)) {
-		int e = errno ? errno : EIO;
-		rmdir(l->path);
-		return e;
+		e = errno ? errno : EIO;
+		(void)unlinkat(dfd, name, AT_REMOVEDIR);
 	}
-	return 0;
+	if (fd != -1)
+		close(fd);
+	close(dfd);
+	return e;
 }
 
 /*
@@ -391,7 +441,7 @@ has_entries(const char *path)
 	DIR		*d;
 	int		 fd, any = 0;
 
-	if ((fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) == -1)
+	if ((fd = sbx_open_real(path, O_RDONLY | O_DIRECTORY)) == -1)
 		return 0;
 	if ((d = fdopendir(fd)) == NULL) {
 		close(fd);
@@ -414,7 +464,7 @@ sbx_guard_protected(struct sandbox_plan *plan, const char *path, char *why, size
 	 * A real directory needs no placeholder, nor the lock file: one with
 	 * entries, or an empty one of another mode than a placeholder's.
 	 */
-	if ((exists = lstat(path, &st) == 0) && (!S_ISDIR(st.st_mode) ||
+	if ((exists = real_lstat(path, &st) == 0) && (!S_ISDIR(st.st_mode) ||
 	    (st.st_mode & 07777) != 0555 || has_entries(path)))
 		return 0;
 	if ((g = calloc(1, sizeof(*g))) == NULL) {
@@ -428,7 +478,7 @@ sbx_guard_protected(struct sandbox_plan *plan, const char *path, char *why, size
 	g->next = plan->guards;
 	plan->guards = g;
 	/* under our shared lock nobody removes one that is there: joined as it is */
-	if (exists && lstat(path, &st) == 0 && S_ISDIR(st.st_mode))
+	if (exists && real_lstat(path, &st) == 0 && S_ISDIR(st.st_mode))
 		return 1;
 	/* made while the child builds its namespaces; it waits for the word */
 	g->pending = 1;

@@ -38,6 +38,8 @@ enum sbx_mount_op {
 struct sbx_mount {
 	enum sbx_mount_op	 op;
 	char			*path;
+	/* what planning found at path, to be found there again (ino 0: not checked) */
+	uint64_t		 dev, ino;
 };
 
 #define SBX_MAX_ROUTES	16
@@ -131,6 +133,12 @@ int	 sbx_mount_plan(struct sandbox_plan *plan, const struct fs_policy *pol, int 
 /* the paths sandbox_hide() named, masked last */
 int	 sbx_mount_hide(struct sandbox_plan *plan, char *why, size_t whylen);
 int	 sbx_mount_apply(const struct sandbox_plan *plan);
+/*
+ * path opened (flags with O_PATH or O_RDONLY) with no symlink followed on
+ * the way, the last name included: -1 with ELOOP where a link was swapped
+ * in since a path was checked.
+ */
+int	 sbx_open_real(const char *path, int flags);
 
 /* sandbox_dev.c, in the child: a fresh /dev on the view (0 or an errno) */
 int	 sbx_dev_build(void);

@@ -47,6 +47,7 @@ static int
 push(struct sandbox_plan *plan, enum sbx_mount_op op, const char *path)
 {
 	struct sbx_mount	*m;
+	struct stat		 st;
 
 	if ((m = reallocarray(plan->mounts, plan->nmounts + 1, sizeof(*m))) == NULL)
 		return -1;
@@ -55,6 +56,17 @@ push(struct sandbox_plan *plan, enum sbx_mount_op op, const char *path)
 	if ((m->path = strdup(path)) == NULL)
 		return -1;
 	m->op = op;
+	/*
+	 * What the child binds or covers must be what was looked at here: a
+	 * command may swap a directory of a writable root for a symlink (or
+	 * for another directory) in between.  The fresh /dev is the child's own.
+	 */
+	m->dev = m->ino = 0;
+	if (op != SBX_MNT_RO_ALL && op != SBX_MNT_DEV && op != SBX_MNT_PROTECT &&
+	    !fs_path_covers("/dev", path) && lstat(path, &st) == 0 && !S_ISLNK(st.st_mode)) {
+		m->dev = st.st_dev;
+		m->ino = st.st_ino;
+	}
 	plan->nmounts++;
 	return 0;
 }

@@ -2,6 +2,13 @@
  * The mount view, applied by the child in its own mount namespace from
  * the operations sandbox_mount.c planned: no allocation, every failure an
  * errno the child reports.
+ *
+ * Each place is opened once, with no symlink followed anywhere on its
+ * path, checked to be the inode planning found there, and every mount is
+ * made on that descriptor, never by name again: a command of another
+ * sandbox sharing a writable root may swap a directory for a link (or for
+ * another directory) between the planning and these mounts, and a mount
+ * by name would follow it out of the root.
  */
 #include "config.h"
 
@@ -19,12 +26,76 @@
 #include "sandbox/sandbox.h"
 #include "sandbox/sandbox_int.h"
 
+/* The place m names, as planning found it: a descriptor, or -1 with errno. */
 static int
-setattr(const char *path, unsigned flags, uint64_t set, uint64_t clr)
+place(const struct sbx_mount *m)
+{
+	struct stat	st;
+	int		fd;
+
+	if ((fd = sbx_open_real(m->path, O_PATH)) == -1)
+		return -1;
+	if (fstat(fd, &st) == -1)
+		goto fail;
+	/* O_PATH | O_NOFOLLOW gives a last name that is a link itself */
+	if (S_ISLNK(st.st_mode)) {
+		errno = ELOOP;
+		goto fail;
+	}
+	if (m->ino != 0 && ((uint64_t)st.st_dev != m->dev || (uint64_t)st.st_ino != m->ino)) {
+		errno = ESTALE;	/* something else is there now */
+		goto fail;
+	}
+	return fd;
+fail:
+	close(fd);
+	return -1;
+}
+
+/* mnt (a detached mount) moved onto the place fd: 0 or -1. */
+static int
+attach(int mnt, int fd)
+{
+	return move_mount(mnt, "", fd, "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH);
+}
+
+/* The tree at fd bound on itself, its top (or, recursive, every) mount set so. */
+static int
+bind_self(int fd, unsigned attr_flags, uint64_t set, uint64_t clr)
 {
 	struct mount_attr	attr = { .attr_set = set, .attr_clr = clr };
+	int			tree, r = -1;
 
-	return mount_setattr(AT_FDCWD, path, flags, &attr, sizeof(attr));
+	if ((tree = open_tree(fd, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH |
+	    AT_RECURSIVE)) == -1)
+		return -1;
+	if ((set == 0 && clr == 0) ||
+	    mount_setattr(tree, "", AT_EMPTY_PATH | attr_flags, &attr, sizeof(attr)) == 0)
+		r = attach(tree, fd);
+	close(tree);
+	return r;
+}
+
+/* An empty read-only tmpfs, mode 000, on the directory at fd. */
+static int
+mask_dir(int fd)
+{
+	int	fs, mnt, r;
+
+	if ((fs = fsopen("tmpfs", FSOPEN_CLOEXEC)) == -1)
+		return -1;
+	if (fsconfig(fs, FSCONFIG_SET_STRING, "mode", "000", 0) == -1 ||
+	    fsconfig(fs, FSCONFIG_SET_STRING, "size", "4k", 0) == -1 ||
+	    fsconfig(fs, FSCONFIG_CMD_CREATE, NULL, NULL, 0) == -1 ||
+	    (mnt = fsmount(fs, FSMOUNT_CLOEXEC, MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID |
+	    MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC)) == -1) {
+		close(fs);
+		return -1;
+	}
+	close(fs);
+	r = attach(mnt, fd);
+	close(mnt);
+	return r;
 }
 
 /* A detached tmpfs holding one empty, mode 000 file, read-only. */
@@ -59,7 +130,7 @@ mask_source(void)
 }
 
 static int
-mask_file(int *src, const char *path)
+mask_file(int *src, int fd)
 {
 	int	tree, r;
 
@@ -67,80 +138,60 @@ mask_file(int *src, const char *path)
 		return -1;
 	if ((tree = open_tree(*src, "masked", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC)) == -1)
 		return -1;
-	r = move_mount(tree, "", AT_FDCWD, path, MOVE_MOUNT_F_EMPTY_PATH);
+	r = attach(tree, fd);
 	close(tree);
 	return r;
 }
 
-/*
- * A protected name, bound read-only on itself: on the very inode checked
- * to be no symlink, so that a link swapped in since planning is never
- * followed.
- */
 static int
-protect(const char *path)
+apply_at(const struct sbx_mount *m, int fd, int *mask_src)
 {
-	struct mount_attr	ro = { .attr_set = MOUNT_ATTR_RDONLY };
-	struct stat		st;
-	int			fd, tree = -1, r = -1;
-
-	if ((fd = open(path, O_PATH | O_NOFOLLOW | O_CLOEXEC)) == -1)
+	switch (m->op) {
+	case SBX_MNT_RW:
+		/* not recursive: a read-only mount below stays read-only */
+		return bind_self(fd, 0, 0, MOUNT_ATTR_RDONLY);
+	case SBX_MNT_PIN:
+		return bind_self(fd, 0, 0, 0);
+	case SBX_MNT_RO:
+	case SBX_MNT_PROTECT:
+		/* a protected name: its placeholder (no inode to check) bound read-only */
+		return bind_self(fd, AT_RECURSIVE, MOUNT_ATTR_RDONLY, 0);
+	case SBX_MNT_MASK_DIR:
+		return mask_dir(fd);
+	case SBX_MNT_MASK_FILE:
+		return mask_file(mask_src, fd);
+	default:
+		errno = EINVAL;
 		return -1;
-	if (fstat(fd, &st) == -1)
-		goto out;
-	if (S_ISLNK(st.st_mode)) {
-		errno = ELOOP;
-		goto out;
 	}
-	if ((tree = open_tree(fd, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH |
-	    AT_RECURSIVE)) == -1 ||
-	    mount_setattr(tree, "", AT_EMPTY_PATH | AT_RECURSIVE, &ro, sizeof(ro)) == -1)
-		goto out;
-	r = move_mount(tree, "", fd, "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH);
-out:
-	if (tree != -1)
-		close(tree);
-	close(fd);
-	return r;
 }
 
 static int
 apply_one(const struct sbx_mount *m, int *mask_src)
 {
-	int	e;
+	struct mount_attr	all = { .attr_set = MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID |
+	    MOUNT_ATTR_NODEV };
+	int			fd, r, e;
 
 	switch (m->op) {
 	case SBX_MNT_RO_ALL:
 		/* and no device node or setuid bit counts anywhere: /dev is remade */
-		return setattr("/", AT_RECURSIVE, MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID |
-		    MOUNT_ATTR_NODEV, 0);
-	case SBX_MNT_RW:
-		/* not recursive: a read-only mount below stays read-only */
-		if (mount(m->path, m->path, NULL, MS_BIND | MS_REC, NULL) == -1)
-			return -1;
-		return setattr(m->path, 0, 0, MOUNT_ATTR_RDONLY);
-	case SBX_MNT_PIN:
-		return mount(m->path, m->path, NULL, MS_BIND | MS_REC, NULL);
-	case SBX_MNT_RO:
-		if (mount(m->path, m->path, NULL, MS_BIND | MS_REC, NULL) == -1)
-			return -1;
-		return setattr(m->path, AT_RECURSIVE, MOUNT_ATTR_RDONLY, 0);
-	case SBX_MNT_MASK_DIR:
-		return mount("tmpfs", m->path, "tmpfs", MS_RDONLY | MS_NOSUID | MS_NODEV |
-		    MS_NOEXEC, "mode=000,size=4k");
-	case SBX_MNT_MASK_FILE:
-		return mask_file(mask_src, m->path);
-	case SBX_MNT_PROTECT:
-		return protect(m->path);
+		return mount_setattr(AT_FDCWD, "/", AT_RECURSIVE, &all, sizeof(all));
 	case SBX_MNT_DEV:
 		if ((e = sbx_dev_build()) != 0) {
 			errno = e;
 			return -1;
 		}
 		return 0;
+	default:
+		if ((fd = place(m)) == -1)
+			return -1;
+		r = apply_at(m, fd, mask_src);
+		e = errno;
+		close(fd);
+		errno = e;
+		return r;
 	}
-	errno = EINVAL;
-	return -1;
 }
 
 int

@@ -41,6 +41,10 @@ sandbox_plan_put(const struct sandbox_plan *plan, struct wire_out *w)
 	for (i = 0; i < plan->nmounts; i++) {
 		wire_u32(w, plan->mounts[i].op);
 		wire_str(w, plan->mounts[i].path);
+		wire_u32(w, (uint32_t)plan->mounts[i].dev);
+		wire_u32(w, (uint32_t)(plan->mounts[i].dev >> 32));
+		wire_u32(w, (uint32_t)plan->mounts[i].ino);
+		wire_u32(w, (uint32_t)(plan->mounts[i].ino >> 32));
 	}
 	wire_u32(w, (uint32_t)plan->nroutes);
 	for (i = 0; i < plan->nroutes; i++)
@@ -73,6 +77,12 @@ get_mounts(struct sandbox_plan *plan, struct wire_in *r)
 		plan->mounts[i].op = (enum sbx_mount_op)wire_get_u32(r);
 		if ((path = wire_get_str(r)) == NULL || plan->mounts[i].op > SBX_MNT_LAST ||
 		    (plan->mounts[i].path = strdup(path)) == NULL)
+			return -1;
+		plan->mounts[i].dev = wire_get_u32(r);
+		plan->mounts[i].dev |= (uint64_t)wire_get_u32(r) << 32;
+		plan->mounts[i].ino = wire_get_u32(r);
+		plan->mounts[i].ino |= (uint64_t)wire_get_u32(r) << 32;
+		if (r->bad)
 			return -1;
 		plan->nmounts++;
 	}

@@ -130,10 +130,10 @@ class PidDir:
 class RawWS:
     """A WebSocket client on a plain socket: frames exactly as asked, nothing else."""
 
-    def __init__(self, host, port, token, timeout=10):
+    def __init__(self, host, port, token, timeout=10, headers=None):
         self.s = socket.create_connection((host, port), timeout=timeout)
         self.buf = b""
-        self.s.sendall(upgrade_request("/" + token).encode())
+        self.s.sendall(upgrade_request("/" + token, headers).encode())
         while b"\r\n\r\n" not in self.buf:
             chunk = self.s.recv(65536)
             if not chunk:
