@@ -21,10 +21,8 @@
 
 #include <sys/stat.h>
 #include <sys/statfs.h>
-#include <sys/syscall.h>
 
 #include <linux/magic.h>
-#include <linux/openat2.h>
 
 #include <errno.h>
 #include <fcntl.h>
@@ -34,21 +32,10 @@
 #include <unistd.h>
 
 #include "log.h"
+#include "openat2.h"
 #include "fs/fs_int.h"
 
-#define PIN_RETRIES	16	/* EAGAIN from RESOLVE_BENEATH: a rename raced us */
 #define PIN_LINKS_MAX	40	/* as the kernel's ELOOP limit */
-
-static int
-sys_openat2(int dfd, const char *path, int oflags, unsigned long long resolve)
-{
-	struct open_how	how;
-
-	memset(&how, 0, sizeof(how));
-	how.flags = (unsigned long long)(oflags | O_CLOEXEC);
-	how.resolve = resolve;
-	return (int)syscall(SYS_openat2, dfd, path, &how, sizeof(how));
-}
 
 /* The descriptor of the deepest root of pol covering path, and its path. */
 static int
@@ -87,13 +74,9 @@ open_anchor(const struct fs_policy *pol, const char *path, const char **anchor)
 static int
 open_beneath(int dfd, const char *rel, int oflags, unsigned long long resolve)
 {
-	int	fd, i;
+	int	fd;
 
-	for (i = 0; i < PIN_RETRIES; i++) {
-		if ((fd = sys_openat2(dfd, rel, oflags, resolve)) != -1 || errno != EAGAIN)
-			break;
-	}
-	if (fd == -1 && errno == EAGAIN)
+	if ((fd = openat2_retry(dfd, rel, oflags, resolve)) == -1 && errno == EAGAIN)
 		log_warnx("fs sandbox: resolution kept racing renames: refused");
 	return fd;
 }

@@ -6,9 +6,6 @@
 #include "config.h"
 
 #include <sys/stat.h>
-#include <sys/syscall.h>
-
-#include <linux/openat2.h>
 
 #include <errno.h>
 #include <fcntl.h>
@@ -18,6 +15,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "openat2.h"
 #include "policy/fs_policy_int.h"
 
 int
@@ -70,12 +68,11 @@ lexically_canonical(const char *path)
 int
 fs_path_is_real(const char *path)
 {
-	struct open_how	how = { .flags = O_PATH | O_CLOEXEC, .resolve = RESOLVE_NO_SYMLINKS };
-	int		fd;
+	int	fd;
 
 	if (!lexically_canonical(path) || strlen(path) >= PATH_MAX)
 		return 0;
-	if ((fd = (int)syscall(SYS_openat2, AT_FDCWD, path, &how, sizeof(how))) == -1)
+	if ((fd = openat2_retry(AT_FDCWD, path, O_PATH, RESOLVE_NO_SYMLINKS)) == -1)
 		return 0;
 	close(fd);
 	return 1;

@@ -5,6 +5,8 @@
 #include <sys/socket.h>
 #include <sys/types.h>
 
+#include <fcntl.h>
+
 #include <linux/filter.h>
 
 #include <stddef.h>
@@ -14,6 +16,7 @@
 
 #include "policy/fs_policy.h"
 #include "jsonx.h"
+#include "openat2.h"
 #include "sandbox/sandbox_kernel.h"
 #include "sandbox/sandbox_plan.h"
 
@@ -134,11 +137,17 @@ int	 sbx_mount_plan(struct sandbox_plan *plan, const struct fs_policy *pol, int 
 int	 sbx_mount_hide(struct sandbox_plan *plan, char *why, size_t whylen);
 int	 sbx_mount_apply(const struct sandbox_plan *plan);
 /*
- * path opened (flags with O_PATH or O_RDONLY) with no symlink followed on
- * the way, the last name included: -1 with ELOOP where a link was swapped
- * in since a path was checked.
+ * path opened (flags with O_PATH or O_RDONLY) as planning named it, with
+ * no symlink followed on the way: the child's mounts and the placeholders
+ * both go through it, so a link swapped in since a path was checked leads
+ * nowhere (ELOOP; with O_PATH a last name that is a link is opened as one).
  */
-int	 sbx_open_real(const char *path, int flags);
+static inline int
+sbx_open_real(const char *path, int flags)
+{
+	return openat2_retry(AT_FDCWD, path, flags | O_NOFOLLOW,
+	    RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS);
+}
 
 /* sandbox_dev.c, in the child: a fresh /dev on the view (0 or an errno) */
 int	 sbx_dev_build(void);
