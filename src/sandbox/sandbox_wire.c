@@ -25,8 +25,7 @@ sandbox_plan_put(const struct sandbox_plan *plan, struct wire_out *w)
 	wire_u32(w, (uint32_t)plan->namespaces);
 	wire_u32(w, (uint32_t)plan->new_userns);
 	wire_u32(w, (uint32_t)plan->new_netns);
-	wire_u32(w, (uint32_t)plan->ll_handled);
-	wire_u32(w, (uint32_t)(plan->ll_handled >> 32));
+	wire_u64(w, plan->ll_handled);
 	wire_u32(w, (uint32_t)plan->ll_proc);
 	wire_u32(w, (uint32_t)plan->cap_last);
 	wire_fd(w, plan->ruleset_fd);
@@ -41,10 +40,8 @@ sandbox_plan_put(const struct sandbox_plan *plan, struct wire_out *w)
 	for (i = 0; i < plan->nmounts; i++) {
 		wire_u32(w, plan->mounts[i].op);
 		wire_str(w, plan->mounts[i].path);
-		wire_u32(w, (uint32_t)plan->mounts[i].dev);
-		wire_u32(w, (uint32_t)(plan->mounts[i].dev >> 32));
-		wire_u32(w, (uint32_t)plan->mounts[i].ino);
-		wire_u32(w, (uint32_t)(plan->mounts[i].ino >> 32));
+		wire_u64(w, plan->mounts[i].dev);
+		wire_u64(w, plan->mounts[i].ino);
 	}
 	wire_u32(w, (uint32_t)plan->nroutes);
 	for (i = 0; i < plan->nroutes; i++)
@@ -78,10 +75,8 @@ get_mounts(struct sandbox_plan *plan, struct wire_in *r)
 		if ((path = wire_get_str(r)) == NULL || plan->mounts[i].op > SBX_MNT_LAST ||
 		    (plan->mounts[i].path = strdup(path)) == NULL)
 			return -1;
-		plan->mounts[i].dev = wire_get_u32(r);
-		plan->mounts[i].dev |= (uint64_t)wire_get_u32(r) << 32;
-		plan->mounts[i].ino = wire_get_u32(r);
-		plan->mounts[i].ino |= (uint64_t)wire_get_u32(r) << 32;
+		plan->mounts[i].dev = wire_get_u64(r);
+		plan->mounts[i].ino = wire_get_u64(r);
 		if (r->bad)
 			return -1;
 		plan->nmounts++;
@@ -123,8 +118,7 @@ sandbox_plan_get(struct wire_in *r)
 	plan->namespaces = wire_get_u32(r) != 0;
 	plan->new_userns = wire_get_u32(r) != 0;
 	plan->new_netns = wire_get_u32(r) != 0;
-	plan->ll_handled = wire_get_u32(r);
-	plan->ll_handled |= (uint64_t)wire_get_u32(r) << 32;
+	plan->ll_handled = wire_get_u64(r);
 	plan->ll_proc = wire_get_u32(r) != 0;
 	plan->cap_last = (int)wire_get_u32(r);
 	plan->ruleset_fd = own_fd(wire_get_fd(r));

@@ -11,6 +11,14 @@ wire_u32(struct wire_out *w, uint32_t v)
 		w->failed = 1;
 }
 
+/* As two u32s, low half first. */
+void
+wire_u64(struct wire_out *w, uint64_t v)
+{
+	wire_u32(w, (uint32_t)v);
+	wire_u32(w, (uint32_t)(v >> 32));
+}
+
 /* Stored with a NUL after the bytes, so the reader can point into the message. */
 static void
 put_counted(struct wire_out *w, const void *p, size_t n)
@@ -68,6 +76,14 @@ wire_get_u32(struct wire_in *r)
 	memcpy(&v, r->p, sizeof(v));
 	r->p += sizeof(v);
 	return v;
+}
+
+uint64_t
+wire_get_u64(struct wire_in *r)
+{
+	uint64_t	lo = wire_get_u32(r);
+
+	return lo | (uint64_t)wire_get_u32(r) << 32;
 }
 
 static const void *

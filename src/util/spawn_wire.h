@@ -29,11 +29,13 @@ struct wire_in {
 };
 
 void		 wire_u32(struct wire_out *w, uint32_t v);
+void		 wire_u64(struct wire_out *w, uint64_t v);
 void		 wire_str(struct wire_out *w, const char *s);
 void		 wire_bytes(struct wire_out *w, const void *p, size_t n);
 void		 wire_fd(struct wire_out *w, int fd);
 
 uint32_t	 wire_get_u32(struct wire_in *r);
+uint64_t	 wire_get_u64(struct wire_in *r);
 const char	*wire_get_str(struct wire_in *r);
 const void	*wire_get_bytes(struct wire_in *r, size_t *n);
 int		 wire_get_fd(struct wire_in *r);
