@@ -62,10 +62,14 @@ for arg; do
 	*) echo "install-deps: unknown option $arg" >&2; exit 2 ;;
 	esac
 done
-ref=/opt/codex-ref
+# Its version is pinned in contrib/codex-version alone (tests/lib/execd_client.py
+# reads the same file); each version has its own folder, so a new pin installs
+# beside the old one and never reuses it.
+ref_version=$(cat "$(dirname "$0")/codex-version")
+ref=/opt/codex-ref/$ref_version
 if [ -n "$with_reference" ] && ! ls $ref/node_modules/@openai/codex-linux-x64/vendor/*/bin/codex >/dev/null 2>&1; then
 	if command -v npm >/dev/null 2>&1; then
-		mkdir -p $ref && (cd $ref && npm install --no-audit --no-fund @openai/codex@0.169.0) ||
+		mkdir -p $ref && (cd $ref && npm install --no-audit --no-fund "@openai/codex@$ref_version") ||
 			echo "install-deps: the reference could not be installed; its tests will be skipped" >&2
 	fi
 fi

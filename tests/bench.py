@@ -6,7 +6,8 @@ Run with /usr/bin/python3.
   EXECD       execd binary (default: $top_builddir/src/execd, top_builddir=.),
               started as `$EXECD --stdio`
   CODEX_REF   reference binary (default: glob of
-              /opt/codex-ref/node_modules/@openai/codex-linux-x64/vendor/*/bin/codex),
+              /opt/codex-ref/VERSION/node_modules/@openai/codex-linux-x64/vendor/*/bin/codex,
+              VERSION from contrib/codex-version),
               started as `codex exec-server --listen stdio` with a scratch CODEX_HOME
 
 Options:

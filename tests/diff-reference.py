@@ -6,7 +6,8 @@ Run with /usr/bin/python3.  Output is TAP on stdout.
   EXECD        execd binary (default: $top_builddir/src/execd, top_builddir=.)
                started as `$EXECD --stdio --kill-grace-ms 0`
   CODEX_REF    reference binary (default: glob of
-               /opt/codex-ref/node_modules/@openai/codex-linux-x64/vendor/*/bin/codex)
+               /opt/codex-ref/VERSION/node_modules/@openai/codex-linux-x64/vendor/*/bin/codex,
+              VERSION from contrib/codex-version)
                started as `codex exec-server --listen stdio` with a scratch CODEX_HOME
   DIFF_VERBOSE=1  print both transcripts for every test point as diagnostics
   DIFF_ONLY=REGEX run only the sequences whose description matches (others: ok # SKIP)

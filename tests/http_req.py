@@ -1,7 +1,6 @@
 """http/request over stdio against a local HTTP server: buffered and streamed
 bodies, redirects, timeouts, validation errors; some points compared with the
 reference exec-server when it is installed."""
-import glob
 import hashlib
 import http.server
 import json
@@ -13,7 +12,7 @@ import tempfile
 import threading
 import time
 
-from execd_client import Execd, b64, unb64, tap
+from execd_client import Execd, b64, find_ref, unb64, tap
 
 t = tap(timeout=150)
 BIG = 10 * 1024 * 1024
@@ -374,7 +373,7 @@ time.sleep(0.2)
 t.eq(d.close(timeout=5), 0, "EOF with a stream and a pending request: execd exits 0")
 
 # --- the reference, on the same requests -------------------------------------
-REF = (glob.glob("/opt/codex-ref/node_modules/@openai/codex-linux-x64/vendor/*/bin/codex") or [None])[0]
+REF = find_ref()
 COMPARE = [
     {"url": B + "/hello"},
     {"method": "POST", "url": B + "/echo", "bodyBase64": b64("abc"),

@@ -70,7 +70,11 @@ def child_pids(pid, helper=False):
     return [k for k in kids if comm(k) != SPARE and (helper or comm(k) != SPAWN_HELPER)]
 
 
-REF_GLOB = "/opt/codex-ref/node_modules/@openai/codex-linux-x64/vendor/*/bin/codex"
+# The reference's version: contrib/codex-version, the one place it is pinned.
+with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..",
+                       "contrib", "codex-version")) as _f:
+    REF_VERSION = _f.read().strip()
+REF_GLOB = "/opt/codex-ref/%s/node_modules/@openai/codex-linux-x64/vendor/*/bin/codex" % REF_VERSION
 
 
 def find_ref():
