@@ -5,7 +5,7 @@ set -eu
 export DEBIAN_FRONTEND=noninteractive
 pkgs="build-essential autoconf automake pkg-config libwslay-dev libjansson-dev \
 libc-ares-dev libcurl4-openssl-dev libseccomp-dev libssl-dev libyaml-dev \
-python3 python3-websockets socat curl mandoc procps iproute2 \
+python3 python3-websockets socat curl zstd mandoc procps iproute2 \
 systemd xinetd openssh-server openssh-client dnsmasq-base tinyproxy clang libclang-rt-14-dev \
 libbsd0 libevent-2.1-7 libtirpc3 libwrap0 podman runc catatonit"
 # podman, runc (crun fails on hybrid cgroups) and catatonit (a pod's pause

@@ -1,6 +1,7 @@
 """http/request over stdio against a local HTTP server: buffered and streamed
 bodies, redirects, timeouts, validation errors; some points compared with the
 reference exec-server when it is installed."""
+import gzip
 import hashlib
 import http.server
 import json
@@ -8,9 +9,12 @@ import os
 import shutil
 import socket
 import socketserver
+import subprocess
 import tempfile
 import threading
 import time
+import urllib.parse
+import zlib
 
 from execd_client import Execd, b64, find_ref, unb64, tap
 
@@ -24,6 +28,27 @@ def pattern(n):
 
 
 BIG_BODY = pattern(BIG)
+
+
+def zstd(data):
+    """zstd's frame of data (the zstd command; None without it)"""
+    try:
+        return subprocess.run(["zstd", "-q", "-c"], input=data, stdout=subprocess.PIPE,
+                              check=True).stdout
+    except (OSError, subprocess.CalledProcessError):
+        return None
+
+
+# Bodies under /enc/NAME, each sent with Content-Encoding NAME (NAME as given, case
+# and all): decoded by the reference's client only when NAME is exactly gzip or zstd.
+PLAIN = b"hello compressed world\n" * 50
+ENCODED = {"gzip": gzip.compress(PLAIN), "zstd": zstd(PLAIN), "x-gzip": gzip.compress(PLAIN),
+           "GZIP": gzip.compress(PLAIN), "deflate": zlib.compress(PLAIN),
+           "br": b"\x8b\x03\x80hello\x03", "identity": PLAIN, "bogus": b"xyz",
+           "gzip, gzip": gzip.compress(gzip.compress(PLAIN)),
+           "zstd, gzip": gzip.compress(zstd(PLAIN) or b""),
+           "gzip-bad": b"not gzip at all", "zstd-bad": b"not zstd at all",
+           "gzip-big": gzip.compress(BIG_BODY, 1)}
 release = threading.Event()     # set at the end: stalled handlers give up
 
 
@@ -63,6 +88,10 @@ class Handler(http.server.BaseHTTPRequestHandler):
             self.reply(200, json.dumps(d).encode(), [("Content-Type", "application/json")])
         elif p == "/hello":
             self.reply(200, b"hello\n")
+        elif p.startswith("/enc/"):
+            name = urllib.parse.unquote(p[5:])
+            self.reply(200, ENCODED[name], [("Content-Encoding", name.split("-")[0]
+                                              if name.endswith(("-bad", "-big")) else name)])
         elif p.startswith("/redir/"):
             k = int(p.split("/")[2])
             self.reply(302, b"moved", [("Location", "/redir/%d" % (k - 1) if k > 1 else "/echo")])
@@ -191,9 +220,11 @@ r = req({"method": "POST", "url": B + "/echo", "bodyBase64": b64("hi there"),
 e = echo(r)
 t.eq((e["method"], e["body"]), ("POST", "hi there"), "POST sends method and body")
 sent = [h for h in e["headers"] if h[0] not in ("host",)]
-t.eq(sent, [["x-a", "1"], ["x-a", "3"], ["y", "2"], ["content-type", "text/plain"],
-            ["x-empty", ""], ["accept", "*/*"], ["content-length", "8"]],
-     "request headers: repeats kept (grouped by name), accept and content-length added")
+t.eq(sent, [["accept-encoding", "zstd,gzip"], ["x-a", "1"], ["x-a", "3"], ["y", "2"],
+            ["content-type", "text/plain"], ["x-empty", ""], ["accept", "*/*"],
+            ["content-length", "8"]],
+     "request headers: repeats kept (grouped by name), accept, accept-encoding and "
+     "content-length added")
 t.ok(["host", "127.0.0.1:%d" % PORT] in e["headers"], "host header sent")
 
 big_post = pattern(3 << 20)
@@ -262,7 +293,7 @@ r = req({"url": B + "/other-origin", "headers": [{"name": "Authorization", "valu
                                                  {"name": "Cookie", "value": "c=1"},
                                                  {"name": "X-Keep", "value": "k"}]})
 e = echo(r)
-t.eq([h for h in e["headers"] if h[0] not in ("host", "accept")],
+t.eq([h for h in e["headers"] if h[0] not in ("host", "accept", "accept-encoding")],
      [["x-keep", "k"], ["referer", B + "/"]], "cross-origin redirect drops credentials")
 
 # --- 10 MiB bodies ---------------------------------------------------------
@@ -303,6 +334,54 @@ t.eq([(d["seq"], unb64(d["deltaBase64"]), d["done"]) for d in ds], [(1, b"hello\
 r = req({"method": "HEAD", "url": B + "/hello", "requestId": "h", "streamResponse": True})
 ds = deltas(c, "h")
 t.eq([(d["seq"], d["deltaBase64"], d["done"]) for d in ds], [(1, "", True)], "streamed HEAD: one done frame")
+
+# --- content codings (0.171.0) --------------------------------------------------
+def enc(name, ae=None, **kw):
+    p = {"url": B + "/enc/" + urllib.parse.quote(name)}
+    if ae is not None:
+        p["headers"] = [{"name": "Accept-Encoding", "value": ae}]
+    p.update(kw)
+    return p
+
+
+def sent_ae(ae):
+    r = req({"url": B + "/echo", "headers": [] if ae is None else
+             [{"name": "accept-encoding", "value": ae}]})
+    return [v for k, v in echo(r)["headers"] if k == "accept-encoding"]
+
+
+t.eq([sent_ae(None), sent_ae("identity"), sent_ae("br")], [["zstd,gzip"], ["identity"], ["br"]],
+     "accept-encoding: zstd,gzip unless the client names its own, which goes instead")
+for name in ("gzip", "zstd"):
+    if ENCODED[name] is None:
+        t.skip("a %s body is decoded" % name, "no zstd command")
+        continue
+    for ae in (None, "identity"):
+        r = req(enc(name, ae))
+        t.eq((body(r), hdrs(r)), (PLAIN, []), "a %s body is decoded, its content-encoding and "
+             "content-length dropped (accept-encoding %s)" % (name, ae))
+        r = req(enc(name, ae, requestId="z", streamResponse=True))
+        ds = deltas(c, "z")
+        t.eq((hdrs(r), b"".join(unb64(d["deltaBase64"]) for d in ds), ds[-1]["error"]),
+             ([], PLAIN, None), "streamed too (accept-encoding %s)" % ae)
+for name in ("x-gzip", "GZIP", "deflate", "br", "identity", "bogus", "gzip, gzip", "zstd, gzip"):
+    r = req(enc(name))
+    t.eq((body(r), hdrs(r)), (ENCODED[name], [("content-encoding", name), ("content-length",
+         str(len(ENCODED[name])))]), "Content-Encoding %r: passed on as it came" % name)
+r = req(enc("gzip-bad"))
+t.eq(err(r), {"code": -32603, "message": "failed to read http/request response body: error "
+              "decoding response body"}, "a gzip body that is not: an error, not the raw bytes")
+r = req(enc("gzip-bad", requestId="zb", streamResponse=True))
+ds = deltas(c, "zb")
+t.eq((b"".join(unb64(d["deltaBase64"]) for d in ds), ds[-1]["done"], ds[-1]["error"]),
+     (b"", True, "error decoding response body"), "streamed: the stream ends with the error")
+r = req(enc("gzip-big"), timeout=60)
+t.ok(body(r) == BIG_BODY, "10 MiB gzip body decoded byte-exact")
+r = req(enc("gzip-big", requestId="zg", streamResponse=True))
+t.ok(check_stream(deltas(c, "zg"), "10 MiB gzip stream") == BIG_BODY,
+     "10 MiB gzip stream decoded byte-exact")
+r = req(enc("gzip", method="HEAD"))
+t.eq((body(r), hdrs(r)), (b"", []), "HEAD of a gzip body: its coding and length dropped too")
 
 # --- failures ---------------------------------------------------------------
 t0 = time.time()
@@ -397,7 +476,9 @@ COMPARE = [
     {"url": B, "redirectPolicy": 5},
     {"url": B, "timeoutMs": 1.5},
     {"url": B, "bodyBase64": "aGk"},
-]
+    {"url": B + "/echo", "headers": [{"name": "Accept-Encoding", "value": "br"}]},
+] + [enc(name, ae) for name in ENCODED if name != "gzip-big" and ENCODED[name] is not None
+     for ae in (None, "identity")] + [enc("gzip", method="HEAD")]
 
 
 def normal(r):
@@ -435,6 +516,16 @@ else:
     a, b = err(req(p)), err(req(p, ref))
     t.ok(a == sending and b in (sending, outer), "same as the reference: GET %s/stall "
          "(a timeout error; the reference words it by a timer race)" % B, (a, b))
+    for name in ("gzip", "zstd", "x-gzip", "gzip-bad"):
+        if ENCODED[name] is None:
+            continue
+        got = []
+        for cl in (c, ref):
+            r = req(enc(name, requestId="ce", streamResponse=True), cl)
+            ds = deltas(cl, "ce")
+            got.append((normal(r), b"".join(unb64(d["deltaBase64"]) for d in ds),
+                        ds[-1]["done"], ds[-1]["error"]))
+        t.eq(got[0], got[1], "streamed like the reference: Content-Encoding %s" % name)
     got = []
     for cl in (c, ref):
         r = req({"url": B + "/stream", "requestId": "cmp", "streamResponse": True}, cl)

@@ -10,6 +10,7 @@
 #include "config.h"
 
 #include <stddef.h>
+#include <string.h>
 
 #include "dlsyms.h"
 #include "http/http_curl.h"
@@ -38,19 +39,41 @@ static const struct dl_sym symbols[] = {
 	SYM(multi_strerror, curl_multi_strerror),
 	SYM(slist_append, curl_slist_append),
 	SYM(slist_free_all, curl_slist_free_all),
+	SYM(version_info, curl_version_info),
 #undef SYM
 };
 
 static int	loaded;
+static int	has_zstd, has_gzip;
 
 int
 http_curl_load(void)
 {
+	curl_version_info_data	*info;
+
 	if (loaded)
 		return 0;
 	if (dl_load(HTTP_CURL_SONAME, symbols, sizeof(symbols) / sizeof(symbols[0]), &http_curl,
 	    "http/request") == -1)
 		return -1;
 	loaded = 1;
+	info = curl_version_info(CURLVERSION_NOW);
+	has_zstd = info != NULL && (info->features & CURL_VERSION_ZSTD) != 0;
+	has_gzip = info != NULL && (info->features & CURL_VERSION_LIBZ) != 0;
 	return 0;
+}
+
+const char *
+http_curl_encodings(void)
+{
+	if (has_zstd && has_gzip)
+		return "zstd,gzip";
+	return has_zstd ? "zstd" : has_gzip ? "gzip" : NULL;
+}
+
+int
+http_curl_decodes(const char *coding)
+{
+	return (has_zstd && strcmp(coding, "zstd") == 0) ||
+	    (has_gzip && strcmp(coding, "gzip") == 0);
 }

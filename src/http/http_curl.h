@@ -37,11 +37,19 @@ struct http_curl_fn {
 	__typeof__(curl_multi_strerror)		*multi_strerror;
 	__typeof__(curl_slist_append)		*slist_append;
 	__typeof__(curl_slist_free_all)		*slist_free_all;
+	__typeof__(curl_version_info)		*version_info;
 };
 extern struct http_curl_fn	http_curl;
 
 /* 0 once libcurl is loaded (the first call loads it); -1, logged, if it cannot be. */
 int	http_curl_load(void);
+/*
+ * Of the content codings the reference's client asks for and decodes
+ * (zstd, gzip), those this libcurl decodes: the Accept-Encoding list, or
+ * NULL for none.  http_curl_decodes(): one coding's name is among them.
+ */
+const char	*http_curl_encodings(void);
+int		 http_curl_decodes(const char *coding);
 
 #undef curl_easy_setopt
 #undef curl_easy_getinfo
@@ -65,6 +73,7 @@ int	http_curl_load(void);
 #define curl_multi_info_read	http_curl.multi_info_read
 #define curl_multi_strerror	http_curl.multi_strerror
 #define curl_slist_append	http_curl.slist_append
+#define curl_version_info	http_curl.version_info
 #define curl_slist_free_all	http_curl.slist_free_all
 
 #endif

@@ -146,6 +146,34 @@ redirect_status(long status)
 }
 
 /* End of a header block: informational, a redirect to follow, or final. */
+/*
+ * Only a body whose one Content-Encoding is exactly "gzip" or "zstd" is
+ * decoded, as the reference's client decodes; its encoding and length then
+ * no longer describe the body and are dropped.  Any other (x-gzip, GZIP,
+ * deflate, br, a list, an unknown name) is passed on as it came: libcurl
+ * would decode or refuse some of those, so it is told not to for this one.
+ */
+static int
+content_decoding(struct xfer *x)
+{
+	json_t		*ce = json_object_get(x->resp_headers, "content-encoding");
+	const char	*coding = json_string_value(json_array_get(ce, 0));
+
+	if (ce == NULL)
+		return 0;
+	if (json_array_size(ce) == 1 && coding != NULL && http_curl_decodes(coding)) {
+		json_object_del(x->resp_headers, "content-encoding");
+		json_object_del(x->resp_headers, "content-length");
+		return 0;
+	}
+	/* read by libcurl as it writes the body, which comes after this callback */
+	if (curl_easy_setopt(x->easy, CURLOPT_HTTP_CONTENT_DECODING, 0L) != CURLE_OK) {
+		snprintf(x->fail, sizeof(x->fail), "cannot pass the body on undecoded");
+		return -1;
+	}
+	return 0;
+}
+
 static int
 header_block_end(struct xfer *x)
 {
@@ -175,6 +203,8 @@ header_block_end(struct xfer *x)
 		/* an unusable Location: the redirect itself is the response */
 	}
 	x->head_done = 1;
+	if (content_decoding(x) == -1)
+		return -1;
 	if (x->spec->stream && x->req != NULL)
 		http_resp_result(x, "", 0);
 	return 0;

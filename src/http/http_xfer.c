@@ -92,6 +92,14 @@ hop_options(struct xfer *x, CURL *e)
 		SET(CURLOPT_CAINFO, hx.proxy_ca);
 	SET(CURLOPT_SUPPRESS_CONNECT_HEADERS, 1L);
 	/*
+	 * As the reference's client: ask for zstd and gzip unless the client
+	 * names its own Accept-Encoding (its header then goes instead), and
+	 * decode such a body whatever was asked (http_resp.c decides per
+	 * response; a reused handle may carry the last one's "no").
+	 */
+	SET(CURLOPT_ACCEPT_ENCODING, http_curl_encodings());
+	SET(CURLOPT_HTTP_CONTENT_DECODING, 1L);
+	/*
 	 * Large reads for streams; a buffered answer keeps libcurl's default, so
 	 * the reused handle keeps its buffer rather than trading it for 256 KiB
 	 * (freed and taken again) on every small request.
