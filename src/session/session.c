@@ -192,10 +192,12 @@ static int
 init_decode(json_t *o, void *arg, struct jx_err *e)
 {
 	const char	**s = arg;	/* clientName, resumeSessionId */
+	size_t		 len;
 
 	s[0] = s[1] = NULL;
+	/* any string names the client, NUL and all, as in the reference: it is only logged */
 	return jx_struct(o, "InitializeParams", e) == -1 ||
-	    jx_str(o, "clientName", JX_REQ, &s[0], NULL, e) == -1 ||
+	    jx_str(o, "clientName", JX_REQ, &s[0], &len, e) == -1 ||
 	    jx_str(o, "resumeSessionId", JX_OPT, &s[1], NULL, e) == -1 ? -1 : 0;
 }
 
@@ -205,7 +207,8 @@ m_initialize(struct rpc_req *req, json_t *params)
 	static const char *const fields[] = { "clientName", "resumeSessionId", NULL };
 	static const struct serde_struct init_struct = { "InitializeParams", fields, 1UL << 1 };
 	struct jx_err		 e;
-	const char		*client, *resume, *s[2];
+	const char		*resume, *s[2];
+	char			*shown;
 	json_t			*o;
 	long			 n;
 	int			 rc;
@@ -213,7 +216,6 @@ m_initialize(struct rpc_req *req, json_t *params)
 	/* as the reference: params are decoded before the repetition is judged */
 	o = serde_struct_params(params, &init_struct, &n);
 	rc = jx_in_order(o, init_decode, s, &e);
-	client = s[0];
 	resume = s[1];
 	if (serde_struct_seq_end(&init_struct, n, rc, &e) == -1)
 		rpc_fail_params(req, &e);
@@ -221,8 +223,12 @@ m_initialize(struct rpc_req *req, json_t *params)
 		rpc_fail(req, RPC_INVALID_REQUEST, "initialize may only be sent once per connection");
 	else if (resume != NULL && !(sess.has_id && strcmp(resume, sess.id) == 0))
 		session_resume_elsewhere(req, resume, params);
-	else
-		session_begin(req, client, resume);
+	else {
+		/* logged as JSON writes it: escaped, never cut at a NUL */
+		shown = json_dumps(json_object_get(o, "clientName"), JSON_ENCODE_ANY);
+		session_begin(req, shown != NULL ? shown : "?", resume);
+		free(shown);
+	}
 	json_decref(o);
 }
 
@@ -239,9 +245,9 @@ session_begin(struct rpc_req *req, const char *client, const char *resume)
 		/* only a WebSocket client can come back: publish where it can find us */
 		if (t != NULL && t->takeover_fd != NULL && t->takeover_fd(t->ctx) != -1)
 			resume_publish(sess.id);
-		log_info("session %.8s... for client \"%s\"", sess.id, client);
+		log_info("session %.8s... for client %s", sess.id, client);
 	} else
-		log_info("session %.8s... resumed by client \"%s\"", sess.id, client);
+		log_info("session %.8s... resumed by client %s", sess.id, client);
 	sess.init_done = 1;
 	rpc_reply(req, json_pack("{s:s,s:o}", "sessionId", sess.id,
 	    "environmentInfo", session_environment_info()));
