@@ -169,6 +169,10 @@ serve_prepare(void)
 	}
 	for (cap = sandbox_capabilities; *cap != NULL; cap++)
 		session_set_capability(*cap, 1);
+	/* 0.171.0's transparent TCP mode is not built yet: its starts are refused */
+	session_set_capability("networkProxyTransparentTcp", 0);
+	/* Windows' native MXC level: refused here, as a Linux reference refuses it */
+	session_set_capability("windowsMxc", 0);
 	fs_init();
 	fs_watch_init();
 	envconfig_init();

@@ -880,6 +880,11 @@ seq("process/start: arg0 (non-tty), arg0 null; env is exact; stdin is /dev/null"
     start(4, "s", ["/bin/sh", "-c", "cat; echo rc=$?"]), CLOSED("s"),
     start(5, "t", ["/bin/sh", "-c", "test -t 0; echo $?; echo T=$TERM"]), CLOSED("t"),
 ])
+seq("process/start tty: arg0 names the program, argv[0] is what runs (0.171.0 fixed this)", [
+    start(1, "a2", ["sh", "-c", "echo $0"], tty=True, arg0="zz"), CLOSED("a2"),
+    start(2, "a3", ["/bin/sh", "-c", "echo $0"], tty=True, arg0="my name"), CLOSED("a3"),
+    start(3, "a4", ["nonexistent-prog"], tty=True, arg0="sh"),
+])
 # ---- happy paths: output / exit / closed / read
 RW = ["/bin/sh", "-c", "printf aaaa; sleep 0.1; printf bbbbbb; sleep 0.1; printf cc >&2; sleep 0.1; exit 4"]
 seq("process output/exited/closed with seq; read with afterSeq/maxBytes", [
@@ -1449,6 +1454,12 @@ PTY_PROGS = [("nope/x", None), ("nope/x", {}), ("./nope", {}), ("./sub", None), 
 seq("process/start tty: relative programs, PATH entries from cwd, every failure's words", [
     start(10 + i, "y%d" % i, [prog], tty=True, env=env) for i, (prog, env) in enumerate(PTY_PROGS)
 ])
+seq("process/start tty with arg0: the program along the PTY PATH, each failure's words", [
+    start(10 + i, "y%d" % i, [prog], tty=True, env=env, arg0=a0)
+    for i, ((prog, env), a0) in enumerate((pe, a0) for pe in PTY_PROGS + [
+        ("a" + NUL + "b", None), ("a" + NUL + "b", {}), ("./a" + NUL, None), ("true", {}),
+        ("sh", None)] for a0 in ("zz", ""))
+])
 
 
 WALK_OPTS = {"maxDepth": 1, "maxDirectories": 5, "maxEntries": 5, "followDirectorySymlinks": False}
@@ -1895,6 +1906,85 @@ seq("http/request streamResponse: bodyDelta notifications, a requestId in use", 
 ])
 
 
+# ---- 0.171.0's new answers: error.data.kind, transparent TCP params, the MXC level
+NP = {"proxy": {"enabled": True, "enableSocks5": True, "enableSocks5Udp": False,
+                "allowUpstreamProxy": False, "dangerouslyAllowAllUnixSockets": False,
+                "mode": "full", "domains": None, "unixSockets": None,
+                "allowLocalBinding": True}}
+SBX = {"permissions": {"type": "managed", "network": "restricted",
+                       "file_system": {"type": "restricted", "entries": [
+                           {"path": {"type": "special", "value": {"kind": "root"}},
+                            "access": "read"}]}},
+       "windowsSandboxLevel": "disabled", "cwd": "file://@ROOT@"}
+
+
+def np_(**kw):
+    """networkProxy with its proxy's fields changed"""
+    return {"proxy": dict(NP["proxy"], **kw)}
+
+
+def sbx_(**kw):
+    return dict(SBX, **kw)
+
+
+seq("transparentTcp: types, and each refusal in the reference's order", [
+    req(10 + i, "process/start", dict(P("t%d" % i, ["true"]), **kw)) for i, kw in enumerate([
+        dict(networkProxy=np_(transparentTcp="yes")),
+        dict(networkProxy=np_(transparentTcp=1)),
+        dict(networkProxy=np_(transparentTcp=None)),
+        dict(managedNetwork={"transparentTcp": "yes"}),
+        dict(managedNetwork={"transparentTcp": None}),
+        dict(managedNetwork={"transparentTcp": True}),
+        dict(managedNetwork={"transparentTcp": True}, networkProxy=np_()),
+        dict(managedNetwork={"transparentTcp": True}, networkProxy=np_(), sandbox=SBX),
+        dict(managedNetwork={"transparentTcp": True}, argv=[]),
+        dict(networkProxy=np_(transparentTcp=True)),
+        dict(networkProxy=np_(transparentTcp=True), argv=[]),
+        dict(networkProxy=np_(transparentTcp=True), enforceManagedNetwork=True),
+        dict(networkProxy=np_(transparentTcp=True, enabled=False)),
+        dict(networkProxy=np_(transparentTcp=True, enableSocks5=False)),
+        dict(networkProxy=np_(transparentTcp=True, enableSocks5=False), sandbox=SBX),
+        dict(networkProxy=np_(transparentTcp=True, enabled=False), sandbox=SBX),
+        dict(networkProxy=np_(transparentTcp=True, mode="x")),
+        dict(networkProxy=np_(transparentTcp=True, domains={"*": "x"})),
+        dict(networkProxy=np_(transparentTcp=True, enableSocks5=False, domains={"*": "x"}),
+             sandbox=SBX),
+        dict(networkProxy=dict(np_(transparentTcp=True), policyDecisionTimeoutMs=0)),
+        dict(managedNetwork={"transparentTcp": True, "loopbackPorts": [70000]}),
+        dict(managedNetwork={"transparentTcp": True}, sandbox={"permissions": {"type": "managed"}}),
+        dict(networkProxy=np_(transparentTcp=True), shellSnapshot={"scope": ""}),
+    ])
+])
+seq("transparentTcp false is a plain start", [
+    start(1, "a", ["true"], managedNetwork={"transparentTcp": False}),
+    start(2, "b", ["true"], managedNetwork={"transparentTcp": False}, sandbox=SBX),
+    start(3, "c", ["true"], networkProxy=np_(transparentTcp=False, enableSocks5=False),
+          sandbox=SBX),
+    CLOSED("a"), CLOSED("b"), CLOSED("c"),
+])
+seq("windowsSandboxLevel mxc: sandboxUnavailable, before cwd, id and argv are looked at", [
+    req(10 + i, "process/start", dict(P("x%d" % i, ["true"]), **kw)) for i, kw in enumerate([
+        dict(sandbox=sbx_(windowsSandboxLevel="mxc")),
+        dict(sandbox=sbx_(windowsSandboxLevel="mxc"), cwd="file:///nonexistent"),
+        dict(sandbox={"windowsSandboxLevel": "mxc", "cwd": "file:///tmp"}),
+        dict(sandbox={"permissions": {"type": "disabled"}, "windowsSandboxLevel": "mxc"}),
+        dict(sandbox={"permissions": {"type": "external", "network": "restricted"},
+                      "windowsSandboxLevel": "mxc"}),
+        dict(sandbox=sbx_(windowsSandboxLevel="mxc", cwd="http://x")),
+        dict(sandbox=sbx_(windowsSandboxLevel="mxc"),
+             networkProxy=np_(transparentTcp=True, enableSocks5=False)),
+        dict(sandbox=sbx_(windowsSandboxLevel="mxc"), managedNetwork={"transparentTcp": True}),
+        dict(sandbox=sbx_(windowsSandboxLevel="mxc"), argv=[]),
+        dict(sandbox=sbx_(windowsSandboxLevel="mxc"), networkProxy=np_(enabled=False)),
+    ])
+])
+seq("initialize: a clientName holding NUL or any character names the client", [
+    req(1, "initialize", {"clientName": "a\u0000b\u001b[31m\u00e9"}),
+    N('{"method":"initialized"}'),
+    req(2, "environment/status"),
+], init=False)
+
+
 # --------------------------------------------------------------------------
 # comparison / reporting
 
@@ -2060,6 +2150,11 @@ def weight(sq):
     return w
 
 
+# networkProxyTransparentTcp: false until transparent TCP is built; its starts are
+# refused ("transparent TCP is unavailable on this executor", sandboxUnavailable)
+CAPS_DIFFER = {"networkProxyTransparentTcp"}
+
+
 def main():
     ref = find_ref()
     if not ref:
@@ -2105,6 +2200,16 @@ def main():
                 if unknown:
                     lines.append("# execd advertises capabilities unknown to the reference: %s"
                                  % unknown)
+                # every flag the reference has, each as it says, but what README's
+                # "Deliberate differences" names
+                missing = sorted(set(cr) - set(ce))
+                if missing:
+                    lines.append("# execd lacks the reference's capabilities: %s" % missing)
+                other = sorted(k for k in set(ce) & set(cr)
+                               if ce[k] != cr[k] and k not in CAPS_DIFFER)
+                if other:
+                    lines.append("# execd's value differs from the reference's: %s" % other)
+                if unknown or missing or other:
                     if lines[0].startswith("ok"):
                         lines[0] = "not " + lines[0]
                         failed = True

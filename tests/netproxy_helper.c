@@ -90,7 +90,7 @@ static void
 do_check(json_t *cmd)
 {
 	char	err[512];
-	int	rc = netproxy_check_params(json_object_get(cmd, "params"), err, sizeof(err));
+	int	rc = netproxy_check_params(json_object_get(cmd, "params"), 1, err, sizeof(err));
 
 	if (rc == 0)
 		answer(json_pack("{s:i}", "rc", 0));

@@ -58,9 +58,23 @@ t.eq(r.get("error"), {"code": -32602, "message": "argv must not be empty"}, "emp
 r = c.start("e2", ["true"], cwd="/tmp")
 t.eq(r.get("error"), {"code": -32602, "message": "invalid URI: relative URL without a base"}, "bare path cwd")
 r = c.start("e3", ["true"], cwd="file:///nonexistent/dir")
-t.eq(r.get("error"), {"code": -32603, "message": "No such file or directory (os error 2)"}, "missing cwd")
+NOT_FOUND = {"code": -32603, "message": "No such file or directory (os error 2)",
+             "data": {"kind": "spawnNotFound"}}
+t.eq(r.get("error"), NOT_FOUND, "missing cwd (error.data.kind spawnNotFound, as 0.171.0)")
 r = c.start("e4", ["/nonexistent/prog"])
-t.eq(r.get("error"), {"code": -32603, "message": "No such file or directory (os error 2)"}, "missing program")
+t.eq(r.get("error"), NOT_FOUND, "missing program")
+r = c.start("e4a", ["/etc/passwd"])
+t.eq(r.get("error"), {"code": -32603, "message": "Permission denied (os error 13)",
+                      "data": {"kind": "spawnPermissionDenied"}}, "a program not executable")
+r = c.start("e4b", ["true"], cwd="file:///etc/passwd")
+t.eq(r.get("error"), {"code": -32603, "message": "Not a directory (os error 20)",
+                      "data": {"kind": "spawnFailed"}}, "a cwd that is a file: spawnFailed")
+r = c.start("e4c", ["true", "x" * 200000] * 20)
+t.eq(r.get("error"), {"code": -32603, "message": "Argument list too long (os error 7)",
+                      "data": {"kind": "spawnFailed"}}, "E2BIG: spawnFailed")
+r = c.start("e4d", ["nonexistent-prog-xyz"], tty=True, env={"PATH": "/usr/bin:/bin"})
+t.eq((r.get("error") or {}).get("data"), {"kind": "spawnFailed"},
+     "a PTY program not found on PATH: spawnFailed (words, no OS error)")
 r = c.start("e5", ["true", 5])
 t.eq(r.get("error"), {"code": -32602, "message": "invalid type: number, expected a string"}, "non-string argv")
 r = c.call("process/start", {"processId": "e6", "argv": ["true"], "cwd": "file:///tmp", "env": {}})

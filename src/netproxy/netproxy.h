@@ -54,10 +54,14 @@ void	netproxy_before_sandbox(void);
 void	netproxy_decide(struct netproxy_ask *q, const char *decision, const char *reason);
 
 /*
- * Only check the networkProxy field of process/start params, as the
- * reference does while decoding them: 0, or NETPROXY_EINVAL with err.
+ * Only check the networkProxy field of process/start params: 0, or
+ * NETPROXY_EINVAL with err.  launch 0: what the reference checks while
+ * decoding them; 1: also what it checks once the sandbox has been looked at
+ * (an enabled proxy; transparent TCP needs SOCKS5).
  */
-int	netproxy_check_params(json_t *start_params, char *err, size_t errlen);
+int	netproxy_check_params(json_t *start_params, int launch, char *err, size_t errlen);
+/* networkProxy.proxy.transparentTcp is true. */
+int	netproxy_wants_transparent(json_t *start_params);
 /*
  * Register one process.  start_params are the process/start params (for
  * metadata and networkProxy).  Returns 0 and *out, NETPROXY_EINVAL when

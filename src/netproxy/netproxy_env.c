@@ -180,12 +180,47 @@ pattern_ok(const char *pat, int deny, char *err, size_t errlen)
 	return 0;
 }
 
+/* A domain's permission as serde decodes it: "allow", "deny" or "none". */
+static const char *
+domain_perm(json_t *v, char *err, size_t errlen)
+{
+	const char	*perm;
+	struct jx_err	 e;
+
+	if (!json_is_string(v)) {
+		jx_type_error(&e, v, json_is_object(v) ? "a supported domain permission" :
+		    "string or map");
+		fail(err, errlen, &e);
+		return NULL;
+	}
+	perm = json_string_value(v);
+	if (strcmp(perm, "allow") != 0 && strcmp(perm, "deny") != 0 &&
+	    strcmp(perm, "none") != 0) {
+		snprintf(err, errlen, "unknown variant `%s`, expected one of `none`, "
+		    "`allow`, `deny`", perm);
+		return NULL;
+	}
+	return perm;
+}
+
+/* Decoding only: every permission is one serde knows. */
+static int
+domains_decode(json_t *domains, char *err, size_t errlen)
+{
+	const char	*pat;
+	json_t		*v;
+
+	json_object_foreach(domains, pat, v)
+		if (domain_perm(v, err, errlen) == NULL)
+			return NETPROXY_EINVAL;
+	return 0;
+}
+
 static int
 domains_to_policy(json_t *domains, json_t *pol, char *err, size_t errlen)
 {
 	json_t		*allow = json_array(), *deny = json_array(), *v;
 	const char	*pat, *perm;
-	struct jx_err	 e;
 	int		 rv = NETPROXY_EINVAL;
 
 	json_object_set_new(pol, "allow", allow);
@@ -193,18 +228,8 @@ domains_to_policy(json_t *domains, json_t *pol, char *err, size_t errlen)
 	if (domains == NULL)
 		return 0;	/* no domains: nothing is allowed, as in the reference */
 	json_object_foreach(domains, pat, v) {
-		if (!json_is_string(v)) {
-			jx_type_error(&e, v, json_is_object(v) ? "a supported domain permission" :
-			    "string or map");
-			return fail(err, errlen, &e);
-		}
-		perm = json_string_value(v);
-		if (strcmp(perm, "allow") != 0 && strcmp(perm, "deny") != 0 &&
-		    strcmp(perm, "none") != 0) {
-			snprintf(err, errlen, "unknown variant `%s`, expected one of `none`, "
-			    "`allow`, `deny`", perm);
+		if ((perm = domain_perm(v, err, errlen)) == NULL)
 			return rv;
-		}
 		if (strcmp(perm, "none") == 0)
 			continue;
 		if (pattern_ok(pat, perm[0] == 'd', err, errlen) == -1)
@@ -216,11 +241,11 @@ domains_to_policy(json_t *domains, json_t *pol, char *err, size_t errlen)
 
 /* networkProxy.proxy (RemoteNetworkProxyConfig) to an execd-proxy policy. */
 static int
-proxy_policy(json_t *proxy, json_t **out, char *err, size_t errlen)
+proxy_policy(json_t *proxy, int launch, json_t **out, char *err, size_t errlen)
 {
 	static const char *const flags[] = { "enabled", "enableSocks5", "enableSocks5Udp",
 	    "allowUpstreamProxy", "dangerouslyAllowAllUnixSockets", NULL };
-	int		 v[5], local, rv, masking;
+	int		 v[5], local, rv, masking, transparent = 0;
 	const char	*mode = NULL;
 	json_t		*domains = NULL, *sockets = NULL, *pol;
 	struct jx_err	 e;
@@ -232,7 +257,8 @@ proxy_policy(json_t *proxy, json_t **out, char *err, size_t errlen)
 	if (jx_str(proxy, "mode", JX_REQ, &mode, NULL, &e) == -1 ||
 	    jx_obj(proxy, "domains", JX_OPT, &domains, &e) == -1 ||
 	    jx_obj(proxy, "unixSockets", JX_OPT, &sockets, &e) == -1 ||
-	    jx_bool(proxy, "allowLocalBinding", JX_REQ, &local, &e) == -1)
+	    jx_bool(proxy, "allowLocalBinding", JX_REQ, &local, &e) == -1 ||
+	    jx_bool(proxy, "transparentTcp", JX_DEFAULT, &transparent, &e) == -1)
 		return fail(err, errlen, &e);
 	if (strcmp(mode, "full") != 0 && strcmp(mode, "limited") != 0) {
 		snprintf(err, errlen, "unknown variant `%s`, expected `limited` or `full`", mode);
@@ -240,6 +266,9 @@ proxy_policy(json_t *proxy, json_t **out, char *err, size_t errlen)
 	}
 	if ((rv = netproxy_cred_check(proxy, &masking, err, errlen)) != 0)
 		return rv;
+	/* what follows the reference checks once the sandbox has been looked at */
+	if (!launch)
+		return domains_decode(domains, err, errlen);
 	if (!v[0]) {
 		snprintf(err, errlen, CONFIG_ERR "executor-local network proxy launch requires "
 		    "an enabled proxy");
@@ -255,6 +284,12 @@ proxy_policy(json_t *proxy, json_t **out, char *err, size_t errlen)
 	if ((rv = domains_to_policy(domains, pol, err, errlen)) != 0) {
 		json_decref(pol);
 		return rv;
+	}
+	if (transparent && !v[1]) {
+		json_decref(pol);
+		snprintf(err, errlen, CONFIG_ERR "transparent_tcp requires an enabled managed "
+		    "SOCKS5 proxy");
+		return NETPROXY_EINVAL;
 	}
 	*out = pol;
 	return 0;
@@ -284,8 +319,17 @@ tag(json_t *tags, const char *name, json_t *o, const char *key)
 		json_object_set(tags, name, v);
 }
 
+static int	build_request(const char *, json_t *, int, json_t **, char *, size_t);
+
 int
 netproxy_build_request(const char *process_id, json_t *params, json_t **req,
+    char *err, size_t errlen)
+{
+	return build_request(process_id, params, 1, req, err, errlen);
+}
+
+static int
+build_request(const char *process_id, json_t *params, int launch, json_t **req,
     char *err, size_t errlen)
 {
 	json_t		*np, *proxy = NULL, *audit = NULL, *meta, *tags, *pol = NULL;
@@ -319,7 +363,7 @@ netproxy_build_request(const char *process_id, json_t *params, json_t **req,
 			    "nonzero");
 			return NETPROXY_EINVAL;
 		}
-		if ((rv = proxy_policy(proxy, &pol, err, errlen)) != 0)
+		if ((rv = proxy_policy(proxy, launch, &pol, err, errlen)) != 0)
 			return rv;
 	}
 	if ((tags = json_pack("{s:s}", "process_id", process_id)) == NULL) {
@@ -353,12 +397,12 @@ netproxy_build_request(const char *process_id, json_t *params, json_t **req,
 }
 
 int
-netproxy_check_params(json_t *params, char *err, size_t errlen)
+netproxy_check_params(json_t *params, int launch, char *err, size_t errlen)
 {
 	json_t	*req;
 	int	 rv;
 
-	if ((rv = netproxy_build_request("", params, &req, err, errlen)) == 0)
+	if ((rv = build_request("", params, launch, &req, err, errlen)) == 0)
 		json_decref(req);
 	return rv;
 }
@@ -374,4 +418,11 @@ netproxy_refusal(char *err, size_t errlen)
 	snprintf(msg, sizeof(msg), "%s", err);
 	snprintf(err, errlen, CONFIG_ERR "%s", msg);
 	return NETPROXY_EINVAL;
+}
+
+int
+netproxy_wants_transparent(json_t *params)
+{
+	return json_is_true(json_object_get(json_object_get(json_object_get(params,
+	    "networkProxy"), "proxy"), "transparentTcp"));
 }

@@ -1,6 +1,7 @@
 /* The process request handlers: process/start (the others on a running process: proc_io_methods.c). */
 #include "config.h"
 
+#include <errno.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -204,6 +205,26 @@ start_nul(const struct start_params *sp, json_t *env)
 	return NULL;
 }
 
+/*
+ * error.data.kind of a start that failed to spawn, as the reference types it
+ * from the OS error (Rust's NotFound, PermissionDenied; anything else).
+ */
+#define SPAWN_FAILED	"spawnFailed"
+
+static const char *
+spawn_kind(int err)
+{
+	switch (err) {
+	case ENOENT:
+		return "spawnNotFound";
+	case EACCES:
+	case EPERM:
+		return "spawnPermissionDenied";
+	default:
+		return SPAWN_FAILED;
+	}
+}
+
 static char **
 argv_array(json_t *argv)
 {
@@ -215,6 +236,45 @@ argv_array(json_t *argv)
 	for (i = 0; i < n; i++)
 		av[i] = (char *)json_string_value(json_array_get(argv, i));
 	return av;
+}
+
+/*
+ * The network and sandbox modes the reference (0.171.0) checks once params
+ * are decoded, in its order; -1 when req was answered.  Transparent TCP
+ * itself is refused as a sandbox this executor cannot give, as the native
+ * MXC level is: the capability networkProxyTransparentTcp says false.
+ */
+static int
+start_check_modes(struct rpc_req *req, json_t *params, json_t *sandbox)
+{
+	char	msg[512];
+	int	transparent = netproxy_wants_transparent(params);
+
+	if (sandbox_managed_transparent(params) && !transparent) {
+		rpc_fail(req, RPC_INVALID_PARAMS, "transparent TCP requires an executor-local "
+		    "managed proxy");
+		return -1;
+	}
+	if (sandbox != NULL && sandbox_wants_mxc(sandbox)) {
+		rpc_fail_kind(req, RPC_INVALID_PARAMS, "sandboxUnavailable",
+		    "native MXC is unavailable on this executor");
+		return -1;
+	}
+	if (transparent && sandbox == NULL) {
+		rpc_fail(req, RPC_INVALID_PARAMS, "transparent TCP requires a managed Linux sandbox");
+		return -1;
+	}
+	if (netproxy_enabled() &&
+	    netproxy_check_params(params, 1, msg, sizeof(msg)) == NETPROXY_EINVAL) {
+		rpc_fail(req, RPC_INVALID_PARAMS, "%s", msg);
+		return -1;
+	}
+	if (transparent) {
+		rpc_fail_kind(req, RPC_INVALID_PARAMS, "sandboxUnavailable",
+		    "transparent TCP is unavailable on this executor");
+		return -1;
+	}
+	return 0;
 }
 
 /* Register with execd-proxy and point env at it; -1 when req was answered. */
@@ -354,10 +414,12 @@ start_with(struct rpc_req *req, json_t *params, long n, int resumed)
 		return;
 	}
 	if (netproxy_enabled() &&
-	    netproxy_check_params(params, msg, sizeof(msg)) == NETPROXY_EINVAL) {
+	    netproxy_check_params(params, 0, msg, sizeof(msg)) == NETPROXY_EINVAL) {
 		rpc_fail(req, RPC_INVALID_PARAMS, "%s", msg);
 		return;
 	}
+	if (start_check_modes(req, params, sp.sandbox) == -1)
+		return;
 	if (!rpc_admit(req))
 		return;
 	if (json_array_size(sp.argv) == 0) {
@@ -394,7 +456,7 @@ start_with(struct rpc_req *req, json_t *params, long n, int resumed)
 		goto done;
 	}
 	if (*json_string_value(json_array_get(sp.argv, 0)) == '\0') {
-		rpc_fail(req, RPC_INTERNAL_ERROR, "missing program for %s spawn",
+		rpc_fail_kind(req, RPC_INTERNAL_ERROR, SPAWN_FAILED, "missing program for %s spawn",
 		    sp.tty ? "PTY" : "pipe");
 		goto done;
 	}
@@ -408,13 +470,14 @@ start_with(struct rpc_req *req, json_t *params, long n, int resumed)
 			goto done;	/* answered once the capture is over */
 		use = SNAP_PLAIN;
 	}
-	if (sp.tty && (words = proc_pty_nul_words(json_array_get(sp.argv, 0), cwd, env)) != NULL) {
-		rpc_fail(req, RPC_INTERNAL_ERROR, "%s", words);
+	if (sp.tty && (words = proc_pty_nul_words(json_array_get(sp.argv, 0), cwd, env,
+	    sp.arg0 != NULL)) != NULL) {
+		rpc_fail_kind(req, RPC_INTERNAL_ERROR, SPAWN_FAILED, "%s", words);
 		free(words);
 		goto done;
 	}
 	if ((nul = start_nul(&sp, env)) != NULL) {
-		rpc_fail(req, RPC_INTERNAL_ERROR, "%s", nul);
+		rpc_fail_kind(req, RPC_INTERNAL_ERROR, SPAWN_FAILED, "%s", nul);
 		goto done;
 	}
 	/*
@@ -459,11 +522,12 @@ start_with(struct rpc_req *req, json_t *params, long n, int resumed)
 		goto done;
 	}
 	if (use == SNAP_RESTORE && (rq.restore_fd = restore_fd = snapshot_fd(snap, sp.snap.name)) == -1) {
-		rpc_fail(req, RPC_INTERNAL_ERROR, "cannot restore the shell snapshot");
+		rpc_fail_kind(req, RPC_INTERNAL_ERROR, SPAWN_FAILED,
+		    "cannot restore the shell snapshot");
 		goto done;
 	}
 	if (proc_spawn(&rq, &res, &err, msg, sizeof(msg)) == -1) {
-		rpc_fail(req, RPC_INTERNAL_ERROR, "%s", msg);
+		rpc_fail_kind(req, RPC_INTERNAL_ERROR, spawn_kind(err), "%s", msg);
 		goto done;
 	}
 	if ((p = proc_new(sp.id)) == NULL) {

@@ -102,12 +102,63 @@ bufs(struct buf *b, const char *s)
 	return buf_append(b, s, strlen(s));
 }
 
+/* ./x, ../x, . and ..: names taken from cwd only */
+static int
+pty_dot_relative(const char *exe)
+{
+	return strncmp(exe, "./", 2) == 0 || strcmp(exe, ".") == 0 ||
+	    strncmp(exe, "../", 3) == 0 || strcmp(exe, "..") == 0;
+}
+
 /*
  * A PTY command's relative program, found as the reference's PTY spawner
  * (portable-pty) finds it: ./x and ../x in cwd only; any other name, a/b
  * too, along the child's own PATH, each entry taken from cwd.  0 with prog,
  * or -1 with its words in msg.
  */
+/*
+ * The same when arg0 is given (0.171.0 spawns those through another path):
+ * ./x and ../x are taken from cwd unchecked (exec's own error then speaks);
+ * any other name must be an executable file along PATH, each entry taken
+ * from cwd, an empty entry meaning cwd itself.
+ */
+static int
+pty_resolve_arg0(const struct spawn_req *rq, char *prog, size_t len, char *msg,
+    size_t msglen)
+{
+	const char	*exe = rq->argv[0], *cwd = rq->cwd != NULL ? rq->cwd : ".";
+	const char	*path, *p, *end;
+	char		 dir[PATH_MAX];
+	struct buf	 b = { 0 };
+	struct stat	 st;
+	size_t		 n;
+
+	if (pty_dot_relative(exe)) {
+		if (path_join(prog, len, cwd, exe, strlen(exe)) == 0)
+			return 0;
+		errno_text(ENAMETOOLONG, msg, msglen);
+		return -1;
+	}
+	if ((path = env_lookup(rq->envp, "PATH")) == NULL) {
+		bufs(&b, "Unable to resolve the PATH");
+		return pty_fail(&b, msg, msglen);
+	}
+	for (p = path; ; p = end + 1) {
+		end = strchr(p, ':');
+		n = end ? (size_t)(end - p) : strlen(p);
+		if (path_join(dir, sizeof(dir), cwd, p, n) == 0 &&
+		    path_join(prog, len, dir, exe, strlen(exe)) == 0 &&
+		    stat(prog, &st) == 0 && S_ISREG(st.st_mode) && access(prog, X_OK) == 0)
+			return 0;
+		if (end == NULL)
+			break;
+	}
+	bufs(&b, "Unable to find executable ");
+	bufs(&b, exe);
+	bufs(&b, " in PTY PATH");
+	return pty_fail(&b, msg, msglen);
+}
+
 static int
 pty_resolve(const struct spawn_req *rq, char *prog, size_t len, char *msg, size_t msglen)
 {
@@ -118,9 +169,10 @@ pty_resolve(const struct spawn_req *rq, char *prog, size_t len, char *msg, size_
 	struct stat	 st;
 	size_t		 n;
 
+	if (rq->arg0 != NULL)
+		return pty_resolve_arg0(rq, prog, len, msg, msglen);
 	bufs(&b, "Unable to spawn ");
-	if (strncmp(exe, "./", 2) == 0 || strcmp(exe, ".") == 0 ||
-	    strncmp(exe, "../", 3) == 0 || strcmp(exe, "..") == 0) {
+	if (pty_dot_relative(exe)) {
 		if (path_join(prog, len, cwd, exe, strlen(exe)) == -1) {
 			buf_free(&b);
 			errno_text(ENAMETOOLONG, msg, msglen);
@@ -171,13 +223,39 @@ pty_resolve(const struct spawn_req *rq, char *prog, size_t len, char *msg, size_
 	return pty_fail(&b, msg, msglen);
 }
 
+/* The same for a start with arg0 (pty_resolve_arg0()); NULL: the NUL is refused later. */
+static char *
+pty_nul_words_arg0(const char *s, size_t len, json_t *env)
+{
+	struct buf	 b = { 0 };
+	size_t		 i;
+	int		 r;
+
+	if (strncmp(s, "./", 2) == 0 || strncmp(s, "../", 3) == 0)
+		return NULL;
+	if (json_object_get(env, "PATH") == NULL)
+		r = bufs(&b, "Unable to resolve the PATH");
+	else {
+		r = bufs(&b, "Unable to find executable ");
+		for (i = 0; i < len && r == 0; i++)	/* the NUL as jx_id() keeps it */
+			r = s[i] == '\0' ? buf_append(&b, "\xc0\x80", 2) :
+			    buf_append(&b, s + i, 1);
+		if (r == 0)
+			r = bufs(&b, " in PTY PATH");
+	}
+	if (r == 0 && buf_append(&b, "", 1) == 0)
+		return (char *)b.data;
+	buf_free(&b);
+	return NULL;
+}
+
 /*
  * A PTY command's relative program holding a NUL: the reference's PTY
  * spawner looks for it before anything refuses the NUL, and finds nothing
  * of that name (pty_resolve()).
  */
 char *
-proc_pty_nul_words(json_t *prog, const char *cwd, json_t *env)
+proc_pty_nul_words(json_t *prog, const char *cwd, json_t *env, int with_arg0)
 {
 	struct buf	 b = { 0 };
 	const char	*s = json_string_value(prog), *path;
@@ -187,6 +265,8 @@ proc_pty_nul_words(json_t *prog, const char *cwd, json_t *env)
 
 	if (s == NULL || strlen(s) == len || s[0] == '/')
 		return NULL;
+	if (with_arg0)
+		return pty_nul_words_arg0(s, len, env);
 	r = bufs(&b, "Unable to spawn ");
 	if (strncmp(s, "./", 2) == 0 || strncmp(s, "../", 3) == 0) {
 		r = r == 0 && buf_append(&b, cwd, strlen(cwd)) == 0 &&
@@ -260,7 +340,7 @@ proc_spawn(const struct spawn_req *rq, struct spawn_res *res, int *err, char *ms
 
 	if (rq->tty && rq->argv[0][0] != '/') {
 		if (pty_resolve(rq, prog, sizeof(prog), msg, msglen) == -1) {
-			*err = ENOENT;
+			*err = 0;	/* the reference's words, no OS error: spawnFailed */
 			return -1;
 		}
 	} else if ((e = resolve_program(rq->argv[0], rq->envp, prog, sizeof(prog))) != 0)

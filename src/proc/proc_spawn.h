@@ -19,8 +19,9 @@ struct spawn_res {
 };
 
 /*
- * 0 on success; else -1 with *err set to the errno of what failed and msg to
- * the reference's wording of it.
+ * 0 on success; else -1 with *err set to the errno of what failed (0 when
+ * no OS call failed: a PTY program not found on PATH) and msg to the
+ * reference's wording of it.
  */
 int	proc_spawn(const struct spawn_req *rq, struct spawn_res *res, int *err,
 	    char *msg, size_t msglen);
@@ -28,6 +29,6 @@ int	proc_spawn(const struct spawn_req *rq, struct spawn_res *res, int *err,
  * For a PTY command whose relative program prog holds a NUL: the reference's
  * words (malloc'd, the NUL as jx_id() keeps it); else NULL.
  */
-char	*proc_pty_nul_words(json_t *prog, const char *cwd, json_t *env);
+char	*proc_pty_nul_words(json_t *prog, const char *cwd, json_t *env, int with_arg0);
 
 #endif

@@ -273,24 +273,43 @@ rpc_reply_json(struct rpc_req *req, char *buf, size_t room, size_t len)
 	rpc_req_done(req);
 }
 
-void
-rpc_fail(struct rpc_req *req, int code, const char *fmt, ...)
+static void
+rpc_fail_v(struct rpc_req *req, int code, json_t *data, const char *fmt, va_list ap)
 {
 	char	*msg;
-	va_list	 ap;
-	int	 n;
 
-	va_start(ap, fmt);
-	n = vasprintf(&msg, fmt, ap);
-	va_end(ap);
-	if (n == -1) {
+	if (vasprintf(&msg, fmt, ap) == -1) {
 		log_warnx("out of memory for an error message");
 		msg = NULL;
 	}
 	if (rpc_req_alive(req))
-		rpc_send_error(req->id, code, msg != NULL ? msg : "out of memory");
+		rpc_send_error_data(req->id, code, msg != NULL ? msg : "out of memory", data);
 	free(msg);
 	rpc_req_done(req);
+}
+
+void
+rpc_fail(struct rpc_req *req, int code, const char *fmt, ...)
+{
+	va_list	 ap;
+
+	va_start(ap, fmt);
+	rpc_fail_v(req, code, NULL, fmt, ap);
+	va_end(ap);
+}
+
+void
+rpc_fail_kind(struct rpc_req *req, int code, const char *kind, const char *fmt, ...)
+{
+	json_t	*data;
+	va_list	 ap;
+
+	/* NULL when out of memory: the error goes without its data */
+	data = kind != NULL ? json_pack("{s:s}", "kind", kind) : NULL;
+	va_start(ap, fmt);
+	rpc_fail_v(req, code, data, fmt, ap);
+	va_end(ap);
+	json_decref(data);
 }
 
 void

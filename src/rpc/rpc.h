@@ -125,6 +125,12 @@ void	rpc_reply(struct rpc_req *req, json_t *result);			/* steals result */
 void	rpc_reply_json(struct rpc_req *req, char *buf, size_t room, size_t len);
 void	rpc_fail(struct rpc_req *req, int code, const char *fmt, ...)
 	    __attribute__((format(printf, 3, 4)));
+/*
+ * The same with error.data {"kind": kind} (NULL: no data), as the reference
+ * types a failed process/start (ProcessStartErrorData: spawnNotFound, ...).
+ */
+void	rpc_fail_kind(struct rpc_req *req, int code, const char *kind, const char *fmt, ...)
+	    __attribute__((format(printf, 4, 5)));
 void	rpc_fail_params(struct rpc_req *req, const struct jx_err *e);	/* -32602 */
 /* An OS error, coded and worded as the reference does (ENOENT -> -32004 ...). */
 void	rpc_fail_errno(struct rpc_req *req, int errnum);

@@ -16,6 +16,8 @@ unsigned	rpc_out_gen(void);
 /* Send msg (stolen) on the attached transport, if any. */
 void	rpc_send(json_t *msg);
 void	rpc_send_error(json_t *id, int code, const char *msg);
+/* The same with error.data (borrowed; NULL: none). */
+void	rpc_send_error_data(json_t *id, int code, const char *msg, json_t *data);
 /* rpc_send_error() for a text that may hold NUL bytes (a method name, a duplicate key) */
 void	rpc_send_error_text(json_t *id, int code, const char *head, const void *text,
 	    size_t len, const char *tail);

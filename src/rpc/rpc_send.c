@@ -75,6 +75,12 @@ rpc_send(json_t *msg)
 void
 rpc_send_error(json_t *id, int code, const char *msg)
 {
+	rpc_send_error_data(id, code, msg, NULL);
+}
+
+void
+rpc_send_error_data(json_t *id, int code, const char *msg, json_t *data)
+{
 	json_t	*err;
 	char	*fixed;
 
@@ -93,6 +99,9 @@ rpc_send_error(json_t *id, int code, const char *msg)
 		log_warnx("cannot build an error response");
 		return;
 	}
+	/* without its data the error still goes: the code and message say what failed */
+	if (data != NULL && json_object_set(json_object_get(err, "error"), "data", data) == -1)
+		log_warnx("cannot attach an error's data");
 	rpc_send(err);
 }
 

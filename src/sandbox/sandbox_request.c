@@ -67,6 +67,7 @@ sbx_managed_ports(json_t *mn, struct sandbox_plan *plan, struct jx_err *e)
 {
 	json_t	*ports, *v, *alb;
 	size_t	 i;
+	int	 transparent;
 
 	if (mn == NULL || json_is_null(mn))
 		return 0;
@@ -75,6 +76,9 @@ sbx_managed_ports(json_t *mn, struct sandbox_plan *plan, struct jx_err *e)
 	if (alb != NULL && !json_is_null(alb) && !json_is_boolean(alb)) {
 		return jx_type_error(e, alb, "a boolean");
 	}
+	/* a plain bool with a default: absent is false, null is a type error */
+	if (jx_bool(mn, "transparentTcp", JX_DEFAULT, &transparent, e) == -1)
+		return -1;
 	if (ports == NULL || json_is_null(ports))
 		return 0;
 	if (!json_is_array(ports))
@@ -124,6 +128,21 @@ sbx_net_mode(json_t *sandbox, json_t *params)
 	net = json_string_value(json_object_get(json_object_get(sandbox, "permissions"),
 	    "network"));
 	return net != NULL && strcmp(net, "enabled") == 0 ? SBX_NET_ENABLED : SBX_NET_OFF;
+}
+
+int
+sandbox_managed_transparent(json_t *params)
+{
+	return json_is_true(json_object_get(json_object_get(params, "managedNetwork"),
+	    "transparentTcp"));
+}
+
+int
+sandbox_wants_mxc(json_t *sandbox)
+{
+	const char	*level = json_string_value(json_object_get(sandbox, "windowsSandboxLevel"));
+
+	return level != NULL && strcmp(level, "mxc") == 0;
 }
 
 /* The reference's process sandbox takes the command's cwd when the context has none. */

@@ -14,6 +14,10 @@ struct sandbox_plan;
  * managedNetwork.  params are the whole process/start params.
  */
 int	 sandbox_check(json_t *sandbox, json_t *params, int *code, char *msg, size_t msglen);
+/* managedNetwork.transparentTcp is true (sandbox_check has decoded it). */
+int	 sandbox_managed_transparent(json_t *params);
+/* The sandbox asks for Windows' native MXC level, which no Linux executor has. */
+int	 sandbox_wants_mxc(json_t *sandbox);
 /*
  * The command's working directory (as a path) and final environment (an
  * object of strings): loopback proxy endpoints named by its proxy
