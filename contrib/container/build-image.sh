@@ -11,7 +11,7 @@
 #   -o FILE   write the root filesystem tarball to FILE and do not import
 #             it (for `docker import`, or a registry push done elsewhere)
 #
-# One image serves both containers of the Pod (see README): execd and
+# One image serves both containers of the Pod (see doc/deployment.md): execd and
 # execd-proxy share libc, libcrypto and libjansson, so two images would
 # carry those twice and be pulled twice by every node.
 set -eu
