@@ -53,6 +53,7 @@ void	 policy_check_host_undecided(const struct policy *, const char *source,
 	    const char *method, int shape, enum proxy_proto proto, int *undecided,
 	    struct verdict *v);
 int	 policy_limited(const struct policy *);
+int	 policy_denies_name(const struct policy *, const char *name);
 int	 policy_wants_local_check(const struct policy *, const char *host,
 	    const struct sockaddr_storage *lit);
 int	 policy_wants_addr_check(const struct policy *, const char *host,

@@ -129,14 +129,30 @@ addrs_ok(struct conn *c, const char *host, struct sockaddr_storage *ss, struct v
 }
 
 static void
-resolved(void *arg, int status, const struct sockaddr_storage *addrs, size_t n)
+resolved(void *arg, int status, const struct sockaddr_storage *addrs, size_t n,
+    const struct resolve_names *names)
 {
 	struct udp_dest	*d = arg;
+	struct conn	*c = d->a->c;
 	struct verdict	 v = { 0, "dns_failure", "resolver" };
 	size_t		 i;
 
 	d->rq = NULL;
 	if (status != 0 || n == 0) {
+		decide(d, &v);
+		return;
+	}
+	/* a CNAME to a denied name is that name */
+	v.reason = "denied";
+	for (i = 0; i < names->n; i++) {
+		v.source = "baseline_policy";
+		if (policy_denies_name(&c->conf->policy, names->name[i]))
+			break;
+		v.source = "process_policy";
+		if (c->reg->policy != NULL && policy_denies_name(c->reg->policy, names->name[i]))
+			break;
+	}
+	if (i < names->n) {
 		decide(d, &v);
 		return;
 	}
