@@ -249,8 +249,9 @@ dest_get(struct udp_assoc *a, const char *host, const struct sockaddr_storage *l
 
 /*
  * RSV RSV FRAG ATYP DST.ADDR DST.PORT DATA, read as a SOCKS5 request is:
- * HOST_NAME or HOST_ADDR (*lit filled), -1 for anything malformed,
- * fragmented or an invalid name.
+ * HOST_NAME or HOST_ADDR (*lit filled), -1 for anything malformed or
+ * fragmented, -2 for an invalid name (*port and *hl set: the name is
+ * p + 5, *hl - 7 bytes).
  */
 static int
 parse_header(const uint8_t *p, size_t n, char *host, struct sockaddr_storage *lit,
@@ -277,8 +278,11 @@ parse_header(const uint8_t *p, size_t n, char *host, struct sockaddr_storage *li
 		if (n < 4 + alen + 2)
 			return -1;
 		kind = host_parse((const char *)p + 5, alen - 1, host, PROXY_HOST_MAX + 1, lit);
-		if (kind == -1)
-			return -1;
+		if (kind == -1) {
+			*port = (uint16_t)(p[4 + alen] << 8 | p[5 + alen]);
+			*hl = 4 + alen + 2;
+			return -2;
+		}
 		break;
 	default:
 		return -1;
@@ -286,6 +290,30 @@ parse_header(const uint8_t *p, size_t n, char *host, struct sockaddr_storage *li
 	*port = (uint16_t)(p[4 + alen] << 8 | p[5 + alen]);
 	*hl = 4 + alen + 2;
 	return *port == 0 ? -1 : kind;
+}
+
+/* A datagram to a name that is no name: dropped, and recorded as the client wrote it. */
+static void
+refuse_invalid(struct udp_assoc *a, const uint8_t *name, size_t len, uint16_t port)
+{
+	struct conn	*c = a->c;
+	struct verdict	 v = { 0, "invalid_host", "request" };
+	char		 host[sizeof(c->host)];
+	uint16_t	 cport = c->port;
+	size_t		 naddrs = c->naddrs;
+
+	memcpy(host, c->host, sizeof(host));
+	c->host[0] = '\0';
+	conn_raw_host(c, name, len);
+	c->port = port;
+	c->naddrs = 0;
+	c->addr[0] = '\0';
+	audit_decision(c, &v);
+	c->has_rawhost = 0;
+	c->rawhostlen = 0;
+	c->naddrs = naddrs;
+	c->port = cport;
+	memcpy(c->host, host, sizeof(host));
 }
 
 static void
@@ -317,7 +345,11 @@ from_client(struct ev_io *io, uint32_t events, void *arg)
 		a->have_client = 1;
 	} else if (port_of(&src) != port_of(&a->client))
 		return;
-	if ((kind = parse_header(dgram, (size_t)n, host, &lit, &port, &hl)) == -1)
+	if ((kind = parse_header(dgram, (size_t)n, host, &lit, &port, &hl)) == -2) {
+		refuse_invalid(a, dgram + 5, hl - 7, port);
+		return;
+	}
+	if (kind == -1)
 		return;
 	if ((d = dest_get(a, host, kind == HOST_ADDR ? &lit : NULL, port)) == NULL)
 		return;
