@@ -353,7 +353,12 @@ udp_associate(struct conn *c)
 	c->host[0] = '\0';
 	c->port = 0;
 	c->is_literal = 0;
-	if (udp_permitted(&c->conf->policy, "baseline_policy", &v) &&
+	if (c->conf->upstream != NULL) {
+		/* an HTTP upstream carries no datagrams: UDP would go around it */
+		v.allow = 0;
+		v.reason = "udp_via_upstream";
+		v.source = "proxy_state";
+	} else if (udp_permitted(&c->conf->policy, "baseline_policy", &v) &&
 	    c->reg->policy != NULL)
 		udp_permitted(c->reg->policy, "process_policy", &v);
 	audit_decision(c, &v);
