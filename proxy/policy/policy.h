@@ -70,6 +70,8 @@ struct broker *broker_from_json(json_t *arr, char *err, size_t errlen);
 void	 broker_free(struct broker *);
 int	 broker_wants_host(const struct broker *, const char *host, unsigned port);
 int	 broker_has_https(const struct broker *);
+/* broker_path.c: path (plen bytes) under prefix as the origin may read it */
+int	 broker_path_under(const char *prefix, const char *path, size_t plen);
 int	 broker_rewrite_line(const struct broker *, int https, const char *host,
 	    unsigned port, const char *path, size_t plen, const char *line, size_t len,
 	    struct buf *out);
