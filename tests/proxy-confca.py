@@ -7,6 +7,7 @@ targets' certificates, even when upstream-ca names a bundle holding it."""
 import os
 import ssl
 import subprocess
+import time
 
 from proxytest import PROXY_BIN, Dnsmasq, Proxy, Tap, connect_via_http, deadline, tmpdir
 from tlstest import TestCA, TLSOrigin
@@ -93,4 +94,21 @@ except (ssl.SSLError, OSError) as e:
     ans = str(e)
 t.ok(not ans.startswith("HTTP/1.1 200") and not evil.requests,
      "a target signed by the inspection CA is refused though upstream-ca holds it", ans[:300])
+
+# an SNI with control characters is logged escaped (execd-proxy runs with -v: info level)
+s, status, _ = connect_via_http(P.http, "tls.test:%d" % good.port, C)
+try:
+    ssl._create_unverified_context().wrap_socket(s, server_hostname="x\x1b[31m\rforged: line.test")
+except (ssl.SSLError, OSError):
+    pass
+s.close()
+log = ""
+for _ in range(50):
+    log = P.logtext()
+    if "forged" in log:
+        break
+    time.sleep(0.05)
+t.ok("forged" in log and "\x1b" not in log and "\r" not in log and
+     "\\x1b[31m\\x0dforged" in log, "an SNI's control characters are logged escaped",
+     repr(log[-600:]))
 t.done()
