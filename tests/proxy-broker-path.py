@@ -107,4 +107,5 @@ for path, want, why in CASES:
                                        "never the real value"), got)
 t.ok(REAL not in P.logtext() and all(REAL not in str(e) for e in P.audit()),
      "the real value is in neither log")
+t.eq(P.stop(), 0, "execd-proxy exits 0 (and clean under the sanitizers)")
 t.done()

@@ -111,4 +111,5 @@ for _ in range(50):
 t.ok("forged" in log and "\x1b" not in log and "\r" not in log and
      "\\x1b[31m\\x0dforged" in log, "an SNI's control characters are logged escaped",
      repr(log[-600:]))
+t.eq(P.stop(), 0, "execd-proxy exits 0 (and clean under the sanitizers)")
 t.done()

@@ -87,7 +87,7 @@ t.ok(out.get("stdout") == b"HTTP/1.1 200 OK\none\ntwo\n",
      "another process's open tunnel survives the odd tags", out)
 r = c.call("environment/status")
 t.ok(r.get("result") == {"status": "ready"}, "the connection goes on", r)
-c.close()
+t.eq(c.close(), 0, "execd exits 0 (and clean under the sanitizers)")
 
 # ------------------------------------------------ execd-proxy's control socket on its own
 P = Proxy("listen http 127.0.0.1:0\nallow *\n")
@@ -99,4 +99,5 @@ t.ok(r.get("ok") is False and r.get("id") == P._id, "control: decide \"allow\\0d
      r)
 r = P.call("status")
 t.ok(r.get("ok") is True, "control: the connection goes on", r)
+t.eq(P.stop(), 0, "execd-proxy exits 0 (and clean under the sanitizers)")
 t.done()
