@@ -5,9 +5,11 @@ network/policyRequest with a NUL inside any of its strings ("allow\\u0000",
 whose metadata.toolCallId holds a NUL or a lone UTF-16 surrogate gets an
 answer to process/start, and another process's open tunnel through
 execd-proxy is not cut."""
+import base64
+import os
 import time
 
-from proxytest import EchoServer, Origin, Proxy, Tap, deadline
+from proxytest import EchoServer, Origin, Proxy, Tap, deadline, tmpdir
 from execd_client import Execd, network_proxy
 
 deadline(150)
@@ -62,26 +64,42 @@ print(head.split(b"\r\n")[0].decode(), flush=True)
 for word in ("one", "two"):
     s.sendall(word.encode())
     print(s.recv(100).decode(), flush=True)
-    time.sleep(6)
+    # the odd processes start in between; "two" once they all have
+    for _ in range(600):
+        if os.path.exists(sys.argv[1]):
+            break
+        time.sleep(0.1)
 '''.replace("PORT", str(echo.port))
-c.start("tunnel", ["python3", "-c", TUNNEL], networkProxy=network_proxy({"127.0.0.1": "allow"}))
-time.sleep(2)
-for name, tcid in (("NUL", "call\u0000x"), ("lone surrogate", "call\ud800x"),
-                   ("lone low surrogate", "\udc00")):
-    t0 = time.time()
-    r = c.request("process/start", {"processId": "odd-" + name, "argv": ["/bin/true"],
+FLAG = os.path.join(tmpdir(), "odd-done")
+c.start("tunnel", ["python3", "-c", TUNNEL, FLAG], networkProxy=network_proxy({"127.0.0.1": "allow"}))
+# the tunnel is open (its first echo came back) before the odd processes start
+end = time.time() + 20
+while time.time() < end and b"one" not in b"".join(
+        base64.b64decode(n["params"]["chunk"]) for n in c.notifications
+        if n["method"] == "process/output" and n["params"].get("processId") == "tunnel"):
+    c._pump(0.2)
+NP = network_proxy({"127.0.0.1": "allow"})
+for name, tcid, pid, np in (
+        ("NUL in toolCallId", "call\u0000x", "odd-NUL", NP),
+        ("lone surrogate in toolCallId", "call\ud800x", "odd-sur", NP),
+        ("lone low surrogate in toolCallId", "\udc00", "odd-low", NP),
+        ("NUL in processId", "c", "odd\u0000pid", NP),
+        ("NUL in environmentId", "c", "odd-env", dict(NP, environmentId="e\u0000v")),
+        ("NUL in executionId", "c", "odd-exe", dict(NP, executionId="e\u0000x"))):
+    r = c.request("process/start", {"processId": pid, "argv": ["/bin/true"],
                                     "cwd": "file:///tmp", "env": {"PATH": "/usr/bin:/bin"},
                                     "tty": False, "metadata": {"toolCallId": tcid},
-                                    "networkProxy": network_proxy({"127.0.0.1": "allow"})})
+                                    "networkProxy": np})
     # a lone surrogate is a parse error, as serde_json's (the answer has no id)
     end = time.time() + 10
     while r not in c.responses and -1 not in c.responses and time.time() < end:
         c._pump(0.2)
     resp = c.responses.pop(r, None) or c.responses.pop(-1, None)
     t.ok(resp is not None and ("result" in resp or "error" in resp),
-         "toolCallId with a %s: process/start is answered" % name, resp)
+         "%s: process/start is answered" % name, resp)
     if resp is not None and "result" in resp:
-        c.collect("odd-" + name, timeout=20)
+        c.collect(pid, timeout=20)
+open(FLAG, "w").close()
 out, code, _ = c.collect("tunnel", timeout=40)
 t.ok(out.get("stdout") == b"HTTP/1.1 200 OK\none\ntwo\n",
      "another process's open tunnel survives the odd tags", out)
