@@ -80,6 +80,12 @@ if len(rep) >= 10 and rep[1] == 0:
     u.sendto(b"\x00\x00\x00\x03" + bytes([len(name)]) + name + (4005).to_bytes(2, "big") +
              b"x", relay)
     one(4005, "::1%lo", "UDP to a name with a zone id")
+    u.sendto(b"\x00\x00\x00\x03\x00" + (4010).to_bytes(2, "big") + b"x", relay)
+    one(4010, "", "UDP to an empty name")
+    name = b"frag.example.test"
+    u.sendto(b"\x00\x00\x01\x03" + bytes([len(name)]) + name + (4011).to_bytes(2, "big") +
+             b"x", relay)
+    one(4011, "frag.example.test", "UDP fragment (not reassembled)")
 else:
     t.ok(False, "UDP association granted", rep)
 s.close()

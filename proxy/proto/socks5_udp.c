@@ -249,9 +249,9 @@ dest_get(struct udp_assoc *a, const char *host, const struct sockaddr_storage *l
 
 /*
  * RSV RSV FRAG ATYP DST.ADDR DST.PORT DATA, read as a SOCKS5 request is:
- * HOST_NAME or HOST_ADDR (*lit filled), -1 for anything malformed or
- * fragmented, -2 for an invalid name (*port and *hl set: the name is
- * p + 5, *hl - 7 bytes).
+ * HOST_NAME or HOST_ADDR (*lit filled); -1 for a header that is none,
+ * -2 for an invalid name (*port and *hl set: the name is p + 5, *hl - 7
+ * bytes), -3 for a fragment or port 0 (host and *port set).
  */
 static int
 parse_header(const uint8_t *p, size_t n, char *host, struct sockaddr_storage *lit,
@@ -260,7 +260,7 @@ parse_header(const uint8_t *p, size_t n, char *host, struct sockaddr_storage *li
 	size_t	alen;
 	int	kind = HOST_ADDR;
 
-	if (n < 4 || p[0] != 0 || p[1] != 0 || p[2] != 0)
+	if (n < 4 || p[0] != 0 || p[1] != 0)
 		return -1;
 	switch (p[3]) {
 	case 1:
@@ -272,7 +272,7 @@ parse_header(const uint8_t *p, size_t n, char *host, struct sockaddr_storage *li
 		    PROXY_HOST_MAX + 1);
 		break;
 	case 3:
-		if (n < 5 || p[4] == 0)
+		if (n < 5)
 			return -1;
 		alen = 1 + (size_t)p[4];
 		if (n < 4 + alen + 2)
@@ -289,22 +289,29 @@ parse_header(const uint8_t *p, size_t n, char *host, struct sockaddr_storage *li
 	}
 	*port = (uint16_t)(p[4 + alen] << 8 | p[5 + alen]);
 	*hl = 4 + alen + 2;
-	return *port == 0 ? -1 : kind;
+	/* fragments are not reassembled */
+	return *port == 0 || p[2] != 0 ? -3 : kind;
 }
 
-/* A datagram to a name that is no name: dropped, and recorded as the client wrote it. */
+/*
+ * A datagram dropped before any policy, recorded with what it named: its
+ * host (canon), else its name as the client wrote it (raw, an invalid
+ * one), else nothing (no header at all).
+ */
 static void
-refuse_invalid(struct udp_assoc *a, const uint8_t *name, size_t len, uint16_t port)
+refuse_dgram(struct udp_assoc *a, const char *reason, const char *canon,
+    const uint8_t *raw, size_t len, uint16_t port)
 {
 	struct conn	*c = a->c;
-	struct verdict	 v = { 0, "invalid_host", "request" };
+	struct verdict	 v = { 0, reason, "request" };
 	char		 host[sizeof(c->host)];
 	uint16_t	 cport = c->port;
 	size_t		 naddrs = c->naddrs;
 
 	memcpy(host, c->host, sizeof(host));
-	c->host[0] = '\0';
-	conn_raw_host(c, name, len);
+	snprintf(c->host, sizeof(c->host), "%s", canon ? canon : "");
+	if (raw != NULL)
+		conn_raw_host(c, raw, len);
 	c->port = port;
 	c->naddrs = 0;
 	c->addr[0] = '\0';
@@ -345,12 +352,17 @@ from_client(struct ev_io *io, uint32_t events, void *arg)
 		a->have_client = 1;
 	} else if (port_of(&src) != port_of(&a->client))
 		return;
-	if ((kind = parse_header(dgram, (size_t)n, host, &lit, &port, &hl)) == -2) {
-		refuse_invalid(a, dgram + 5, hl - 7, port);
+	switch ((kind = parse_header(dgram, (size_t)n, host, &lit, &port, &hl))) {
+	case -1:
+		refuse_dgram(a, "bad_request", NULL, NULL, 0, 0);
+		return;
+	case -2:
+		refuse_dgram(a, "invalid_host", NULL, dgram + 5, hl - 7, port);
+		return;
+	case -3:
+		refuse_dgram(a, "bad_request", host, NULL, 0, port);
 		return;
 	}
-	if (kind == -1)
-		return;
 	if ((d = dest_get(a, host, kind == HOST_ADDR ? &lit : NULL, port)) == NULL)
 		return;
 	if (d->state == DS_ALLOWED)
