@@ -201,6 +201,23 @@ proc_terminate(struct proc *p)
 		ev_timer_start(&p->kill_timer, lim.kill_grace_ms);
 }
 
+/*
+ * How long a process that closes now stays readable.  Nobody can read it
+ * any more once the session has ended (proc_end_session expires what
+ * closed before).  With no client attached it may be coming back: the
+ * process is kept for the resume, whether the session has been marked as
+ * waiting yet or not (the detach hooks run in an order we do not choose).
+ */
+static uint64_t
+proc_keep_ms(void)
+{
+	if (ended)
+		return 0;
+	if (ev->attached() || lim.detached_keep_ms < lim.closed_keep_ms)
+		return lim.closed_keep_ms;
+	return lim.detached_keep_ms;
+}
+
 static void
 proc_emit_closed(struct proc *p)
 {
@@ -218,8 +235,7 @@ proc_emit_closed(struct proc *p)
 		log_notice("process %s: %llu bytes of output were evicted past the "
 		    "retention bound of %zu bytes", p->id,
 		    (unsigned long long)p->ring.dropped_bytes, lim.retention_bytes);
-	/* nobody can read it any more once the client is gone for good */
-	ev_timer_start(&p->expire_timer, !ended && ev->kept() ? lim.closed_keep_ms : 0);
+	ev_timer_start(&p->expire_timer, proc_keep_ms());
 	ev->changed(p);
 }
 
