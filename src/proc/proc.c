@@ -454,6 +454,8 @@ proc_sigchld(int signo, void *arg)
 			spawner_lost();
 			continue;
 		}
+		/* its group may be empty now: the helper must not kill that number */
+		spawner_reaped(pid);
 		for (p = procs; p != NULL; p = p->next)
 			if (p->pid == pid && !p->exited)
 				break;
@@ -509,13 +511,16 @@ void
 proc_final_sweep(void)
 {
 	struct proc	*p;
+	pid_t		 pid;
 	int		 n;
 
 	ev_timer_stop(&sweep_timer);
 	/* each reap may hand us the orphans of the one reaped: kill again */
-	for (n = 0; n < 100000 && proc_kill_children(); n++)
-		if (waitpid(-1, NULL, 0) == -1 && errno == ECHILD)
+	for (n = 0; n < 100000 && proc_kill_children(); n++) {
+		if ((pid = waitpid(-1, NULL, 0)) == -1 && errno == ECHILD)
 			break;
+		spawner_reaped(pid);
+	}
 	/* nothing of ours runs now: no placeholder is needed */
 	for (p = procs; p != NULL; p = p->next) {
 		sandbox_guards_release(p->guards);
