@@ -229,6 +229,29 @@ jx_has_nul(json_t *v)
 }
 
 int
+jx_has_nul_deep(json_t *v)
+{
+	const char	*k;
+	size_t		 klen, i;
+	json_t		*e;
+
+	if (json_is_string(v))
+		return jx_has_nul(v);
+	if (json_is_array(v)) {
+		json_array_foreach(v, i, e)
+			if (jx_has_nul_deep(e))
+				return 1;
+		return 0;
+	}
+	if (json_is_object(v)) {
+		json_object_keylen_foreach(v, k, klen, e)
+			if (strlen(k) != klen || jx_has_nul_deep(e))
+				return 1;
+	}
+	return 0;
+}
+
+int
 jx_bool(json_t *o, const char *key, enum jx_need need, int *out, struct jx_err *e)
 {
 	json_t	*v;

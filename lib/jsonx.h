@@ -86,6 +86,8 @@ int	 jx_id_encode(json_t *str);
 json_t	*jx_id_json(const char *id);
 /* A string holding a NUL byte. */
 int	 jx_has_nul(json_t *v);
+/* A NUL byte in any string or object key of v, at any depth. */
+int	 jx_has_nul_deep(json_t *v);
 int	 jx_bool(json_t *o, const char *key, enum jx_need need, int *out, struct jx_err *e);
 int	 jx_u64(json_t *o, const char *key, enum jx_need need, uint64_t *out, struct jx_err *e);
 /* the same with the type named in errors ("usize") */

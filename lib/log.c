@@ -89,23 +89,59 @@ log_parse_dest(const char *name, enum log_dest *dest)
 	return 0;
 }
 
+/*
+ * A message as it may be written: C0 and C1 controls, DEL and bytes that
+ * are not UTF-8 as \xHH, so that a name, an SNI or a header a client
+ * chose can neither start a line of its own nor drive a terminal.
+ */
+static void
+log_escape(const char *in, char *out, size_t outlen)
+{
+	const unsigned char	*p = (const unsigned char *)in;
+	size_t			 o = 0, n, i;
+
+	while (*p != '\0' && o + 5 < outlen) {
+		n = *p < 0x80 ? 1 : (*p & 0xe0) == 0xc0 ? 2 : (*p & 0xf0) == 0xe0 ? 3 :
+		    (*p & 0xf8) == 0xf0 ? 4 : 0;
+		for (i = 1; i < n; i++)
+			if ((p[i] & 0xc0) != 0x80)
+				n = 0;
+		/* overlong two-byte forms and C1 controls (U+0080..U+009F) */
+		if (n == 2 && (*p < 0xc2 || (*p == 0xc2 && p[1] < 0xa0)))
+			n = 0;
+		if (n == 0 || (n == 1 && (*p < 0x20 || *p == 0x7f))) {
+			snprintf(out + o, outlen - o, "\\x%02x", *p);
+			o += 4;
+			p++;
+			continue;
+		}
+		if (o + n >= outlen)
+			break;
+		memcpy(out + o, p, n);
+		o += n;
+		p += n;
+	}
+	out[o] = '\0';
+}
+
 /* format(printf, 3, 0): clang's -Wformat-nonliteral checks the callers' formats instead */
 static void	log_vwrite(int, int, const char *, va_list) __attribute__((format(printf, 3, 0)));
 
 static void
 log_vwrite(int pri, int with_errno, const char *fmt, va_list ap)
 {
-	char		 msg[2048];
+	char		 raw[2048], msg[4 * 2048];
 	int		 saved = errno;
 	size_t		 n;
 
 	if (pri > log_level || log_dest == LOG_DEST_NONE)
 		return;
-	vsnprintf(msg, sizeof(msg), fmt, ap);
+	vsnprintf(raw, sizeof(raw), fmt, ap);
 	if (with_errno) {
-		n = strlen(msg);
-		snprintf(msg + n, sizeof(msg) - n, ": %s", strerror(saved));
+		n = strlen(raw);
+		snprintf(raw + n, sizeof(raw) - n, ": %s", strerror(saved));
 	}
+	log_escape(raw, msg, sizeof(msg));
 	if (log_dest == LOG_DEST_SYSLOG)
 		syslog(pri, "%s", msg);
 	else if (log_journal)

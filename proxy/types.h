@@ -289,6 +289,7 @@ struct conn {
 	struct sockaddr_storage	 lit;
 	char			 rawhost[256];	/* a host refused as invalid, for audit */
 	size_t			 rawhostlen;
+	int			 has_rawhost;	/* rawhost is set, maybe empty */
 	int			 socks_step;
 	struct buf		 uhead;		/* rewritten request head */
 	int			 want_upgrade;

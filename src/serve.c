@@ -125,6 +125,7 @@ serve_prepare(void)
 		.retention_chunks = conf.retention_chunks,
 		.kill_grace_ms = conf.kill_grace_ms,
 		.closed_keep_ms = conf.closed_keep_ms,
+		.detached_keep_ms = conf.resume_ttl_ms,
 	};
 	signal(SIGPIPE, SIG_IGN);
 	seed_json();
@@ -143,7 +144,7 @@ serve_prepare(void)
 	rpc_register(fs_watch_methods);
 	rpc_register(http_methods);
 	rpc_register(envconfig_methods);
-	proc_rpc_init(&limits, resume_waiting);
+	proc_rpc_init(&limits);
 	rpc_on_detach(serve_detached);
 	resume_init(conf.state_dir, conf.resume_ttl_ms, proc_end_session, serve_take_over);
 	http_req_init();

@@ -5,11 +5,14 @@
 live one ever reaches the listener); it kills it all and removes the
 instance's session socket and owner file at once.  Without a listener
 (--inetd, socket activation, --stdio) the session socket goes at the next
-start of any execd sharing the state directory; the spawn helper dies with
-its instance; unsandboxed processes are left to init (a gap only a cgroup
-closes: systemd's KillMode=control-group).  Whatever the mode, a live
-detached session survives another instance's start-up clean-up and can
-still be resumed.
+start of any execd sharing the state directory; the spawn helper sees its
+instance's end and kills every command's process group (a command, what it
+forked, what it left running in its group after it exited) before it goes
+(issue 37, item 2; on main they were left to init).  A daemon that left its
+command's process group (setsid) is not in it: only a listener, a graceful
+end or a cgroup (systemd's KillMode=control-group) ends it.  Whatever the
+mode, a live detached session survives another instance's start-up clean-up
+and can still be resumed.
 """
 import os
 import shlex
@@ -69,6 +72,15 @@ def orphan_cmd():
     """A daemon whose parent exits at once: adopted by the instance, 1 pid."""
     return ["sh", "-c", "setsid %s </dev/null >/dev/null 2>&1 & exit 0" %
             q(pd.sh_reporting("sleep 600"))]
+
+
+def group_cmds(e_start):
+    """Start a command three ways: itself (exec), one it forks and waits for,
+    one it leaves running in its group as it exits; 3 pids to watch."""
+    e_start("plain", pd.sh_reporting("sleep 600"))
+    e_start("forked", ["sh", "-c", "%s; true" % q(pd.sh_reporting("sleep 600"))])
+    e_start("bg", ["sh", "-c", "%s & exit 0" % q(pd.sh_reporting("sleep 600"))])
+    return 3
 
 
 def ppid(pid):
@@ -178,11 +190,13 @@ try:
             if mode == "inetd":
                 box["p"] = subprocess.Popen(cmd[:1] + ["--inetd"] + cmd[1:], stdin=s, stdout=s)
             else:
-                os.dup2(s.fileno(), 3, inheritable=True)
+                # the connection as fd 3, moved there by the shell: a dup2 here
+                # could land on a descriptor of ours (the listening socket)
+                fd = s.fileno()
+                move = "" if fd == 3 else "exec 3<&%d %d<&-; " % (fd, fd)
                 box["p"] = subprocess.Popen(
-                    ["sh", "-c", 'LISTEN_PID=$$ LISTEN_FDS=1 exec "$@"', "sh"] + cmd,
-                    stdin=subprocess.DEVNULL, pass_fds=(3,))
-                os.close(3)
+                    ["sh", "-c", move + 'LISTEN_PID=$$ LISTEN_FDS=1 exec "$@"', "sh"] + cmd,
+                    stdin=subprocess.DEVNULL, pass_fds=(fd,))
             s.close()
         th = threading.Thread(target=serve)
         th.start()
@@ -197,16 +211,17 @@ try:
         ws.initialize()
         mine = published(before_files, timeout=1.0 if mode == "inetd" else 3.0)
         before = pd.pids()
-        start(ws, "plain", pd.sh_reporting("sleep 600"))
-        pids = pd.new_since(before, 1)
+        n = group_cmds(lambda name, argv: start(ws, name, argv))
+        pids = pd.new_since(before, n)
         helper = spawn_helper_of(p.pid)
         p.kill()
         p.wait()
         t.ok(helper is not None and wait_dead([helper], 3),
-             "%s: SIGKILL to execd, and its spawn helper dies with it (PR_SET_PDEATHSIG)" % mode)
-        alive = [x for x in pids if pid_alive(x)]
-        print("# %s: unsandboxed processes left to init (no subreaper, no cgroup): %s" %
-              (mode, alive))
+             "%s: SIGKILL to execd, and its spawn helper ends with it" % mode)
+        t.ok(len(pids) == n and wait_dead(pids, 3),
+             "%s: SIGKILL to execd, and its unsandboxed commands die (the command, its "
+             "child, a child it left in its group)" % mode,
+             "pids %s, alive %s" % (pids, [x for x in pids if pid_alive(x)]))
         reap_later(pids)
         if mode == "inetd":
             # fd 0 and 1 are two descriptors: nothing to hand over, nothing published
@@ -224,7 +239,13 @@ try:
     # ------------------------------------------------- --stdio, on pipes
     e = Execd(ARGS)
     before = pd.pids()
-    r = e.start("plain", pd.sh_reporting("sleep 600"), env={"PATH": "/usr/bin:/bin"})
+    n = group_cmds(lambda name, argv: e.start(name, argv, env={"PATH": "/usr/bin:/bin"}))
+    n += 1
+    e.start("pty", pd.sh_reporting("sleep 600"), tty=True, env={"PATH": "/usr/bin:/bin"})
+    ppids = pd.new_since(before, n)
+    before = pd.pids()
+    e.start("daemon", orphan_cmd(), env={"PATH": "/usr/bin:/bin"})
+    daemons = pd.new_since(before, 1)
     # a sandbox with namespaces (restricted file system): its command is pid 2 of
     # its own pid namespace, so it is found by a tag in its environment
     tag = "FAULT_ORPHANS_BOXED=%d" % os.getpid()
@@ -236,7 +257,6 @@ try:
                                                         "value": {"kind": "root"}},
                                                "access": "read"}]}},
                           "windowsSandboxLevel": "disabled", "cwd": "file:///tmp"})
-    pids = pd.new_since(before, 1)
     boxed = []
     end = time.time() + 5
     while "result" in r2 and not boxed and time.time() < end:
@@ -251,15 +271,19 @@ try:
     helper = spawn_helper_of(e.pid)
     e.kill()
     t.ok(helper is not None and wait_dead([helper], 3),
-         "stdio: SIGKILL to execd, and its spawn helper dies with it (PR_SET_PDEATHSIG)")
+         "stdio: SIGKILL to execd, and its spawn helper ends with it")
+    t.ok(len(ppids) == n and wait_dead(ppids, 3),
+         "stdio: SIGKILL to execd, and its unsandboxed commands die (the command, its "
+         "child, a child it left in its group, a command on a PTY)",
+         "pids %s, alive %s" % (ppids, [x for x in ppids if pid_alive(x)]))
+    print("# stdio: a daemon that left its group (setsid), left to init: %s" %
+          [x for x in daemons if pid_alive(x)])
+    reap_later(ppids + daemons)
     t.eq(files(), [], "stdio: a session on pipes leaves nothing in the state directory")
     t.ok("result" in r2 and bool(boxed) and wait_dead(boxed, 3),
          "stdio: a sandboxed process dies with its SIGKILLed execd (its pid namespace "
          "goes with execd's child, PR_SET_PDEATHSIG)", (r2, boxed))
     reap_later(boxed)
-    print("# stdio: unsandboxed processes left to init (no subreaper, no cgroup): %s" %
-          [x for x in pids[:1] if pid_alive(x)])
-    reap_later(pids)
 
     # -------------- a live detached session survives another instance's start-up clean-up
     L = FaultListener(ARGS)

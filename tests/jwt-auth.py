@@ -215,7 +215,13 @@ def start(argv, env):
 
 
 def strip_prefix(msg):
-    msg = msg.strip().splitlines()[0] if msg.strip() else ""
+    """The error line of a server's stderr, without its program prefix.  The
+    reference may warn first (with CODEX_HOME under /tmp: "WARNING: proceeding,
+    even though we could not create PATH aliases..."): such lines are not its
+    answer."""
+    lines = [ln for ln in msg.strip().splitlines()
+             if ln.strip() and not ln.startswith("WARNING: ")]
+    msg = lines[0] if lines else ""
     for pre in ("Error: ", "error: "):
         if msg.startswith(pre):
             msg = msg[len(pre):]

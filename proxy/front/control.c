@@ -275,7 +275,9 @@ handle_line(struct ctl_client *cl, const char *line, size_t len)
 	json_error_t	 jerr;
 	const char	*op;
 
-	if ((req = json_loadb(line, len, JSON_REJECT_DUPLICATES, &jerr)) == NULL) {
+	/* NULs are read so that the refusal below can carry the request's id */
+	if ((req = json_loadb(line, len, JSON_REJECT_DUPLICATES | JSON_ALLOW_NUL,
+	    &jerr)) == NULL) {
 		if (!cl->authed)
 			refuse(cl, NULL, "authentication required");
 		else
@@ -283,6 +285,16 @@ handle_line(struct ctl_client *cl, const char *line, size_t len)
 		return;
 	}
 	id = json_object_get(req, "id");
+	if (jx_has_nul_deep(req)) {
+		/* never cut at the NUL: "allow\0deny" is no "allow" */
+		if (!cl->authed)
+			refuse(cl, NULL, "authentication required");
+		else
+			send_error(cl, jx_has_nul_deep(id) ? NULL : id,
+			    "a string holds a NUL byte");
+		json_decref(req);
+		return;
+	}
 	op = json_string_value(json_object_get(req, "op"));
 	if (!cl->authed)
 		op_auth(cl, req, id);

@@ -220,61 +220,13 @@ host_matches(const struct broker_prefix *p, const char *host)
 	return hl > pl + 1 && host[hl - pl - 1] == '.' && strcasecmp(host + hl - pl, p->host) == 0;
 }
 
-/* a "." or ".." segment, plain or percent-encoded: the origin may resolve it off the prefix */
-static int
-dot_segment(const char *path, size_t len)
-{
-	size_t	i, dots;
-
-	for (i = 0; i < len; ) {
-		while (i < len && path[i] == '/')
-			i++;
-		for (dots = 0; i < len && path[i] != '/'; dots++) {
-			if (path[i] == '.')
-				i++;
-			else if (len - i >= 3 && path[i] == '%' && path[i + 1] == '2' &&
-			    (path[i + 2] == 'e' || path[i + 2] == 'E'))
-				i += 3;
-			else
-				break;
-		}
-		if (dots > 0 && (i == len || path[i] == '/'))
-			return 1;
-		while (i < len && path[i] != '/')
-			i++;
-	}
-	return 0;
-}
-
-/*
- * The reference's prefix rule: "/" takes every path; otherwise the path is
- * the prefix, or goes on from it at a segment boundary.  The query is not
- * part of the path.
- */
-static int
-path_matches(const struct broker_prefix *p, const char *path, size_t plen)
-{
-	size_t	n = strlen(p->path), i;
-
-	for (i = 0; i < plen && path[i] != '?' && path[i] != '#'; i++)
-		;
-	plen = i;
-	if (dot_segment(path, plen))
-		return 0;
-	if (strcmp(p->path, "/") == 0)
-		return 1;
-	if (plen < n || memcmp(path, p->path, n) != 0)
-		return 0;
-	return plen == n || p->path[n - 1] == '/' || path[n] == '/';
-}
-
 static int
 prefix_matches(const struct broker_prefix *p, int https, const char *host, unsigned port,
     const char *path, size_t plen)
 {
 	if (p->https != https || p->port != port || !host_matches(p, host))
 		return 0;
-	return path == NULL || path_matches(p, path, plen);
+	return path == NULL || broker_path_under(p->path, path, plen);
 }
 
 static int

@@ -289,6 +289,10 @@ kw_policy(struct parse *p, char **w, int n)
 				return perr(p, "bad port or range \"%s\"", w[i]);
 		return 0;
 	}
+	/* only this function's own keywords: others take other arguments */
+	if (strcmp(w[0], "allow-local") != 0 && strcmp(w[0], "socks5-udp") != 0 &&
+	    strcmp(w[0], "mode") != 0)
+		return 1;
 	if (n != 2)
 		return perr(p, "usage: %s VALUE", w[0]);
 	if (strcmp(w[0], "allow-local") == 0) {
@@ -304,8 +308,7 @@ kw_policy(struct parse *p, char **w, int n)
 			pol->mode = MODE_LIMITED;
 		else
 			return perr(p, "mode takes full or limited");
-	} else
-		return 1;
+	}
 	return 0;
 }
 

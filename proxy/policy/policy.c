@@ -124,6 +124,13 @@ method_is_safe(const char *m)
 	return strcmp(m, "GET") == 0 || strcmp(m, "HEAD") == 0 || strcmp(m, "OPTIONS") == 0;
 }
 
+/* A name met on the way (a CNAME chain): only the deny list speaks to it. */
+int
+policy_denies_name(const struct policy *pol, const char *name)
+{
+	return list_matches(pol->deny, pol->ndeny, name, NULL, 1);
+}
+
 int
 policy_limited(const struct policy *pol)
 {

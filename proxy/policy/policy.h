@@ -53,6 +53,7 @@ void	 policy_check_host_undecided(const struct policy *, const char *source,
 	    const char *method, int shape, enum proxy_proto proto, int *undecided,
 	    struct verdict *v);
 int	 policy_limited(const struct policy *);
+int	 policy_denies_name(const struct policy *, const char *name);
 int	 policy_wants_local_check(const struct policy *, const char *host,
 	    const struct sockaddr_storage *lit);
 int	 policy_wants_addr_check(const struct policy *, const char *host,
@@ -69,6 +70,8 @@ struct broker *broker_from_json(json_t *arr, char *err, size_t errlen);
 void	 broker_free(struct broker *);
 int	 broker_wants_host(const struct broker *, const char *host, unsigned port);
 int	 broker_has_https(const struct broker *);
+/* broker_path.c: path (plen bytes) under prefix as the origin may read it */
+int	 broker_path_under(const char *prefix, const char *path, size_t plen);
 int	 broker_rewrite_line(const struct broker *, int https, const char *host,
 	    unsigned port, const char *path, size_t plen, const char *line, size_t len,
 	    struct buf *out);

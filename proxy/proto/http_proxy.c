@@ -84,11 +84,25 @@ bad_request(struct conn *c, const char *body)
 {
 	struct verdict	v = { 0, "bad_request", "request" };
 
-	if (c->rawhostlen > 0)
+	/* the head is still in c->in when the target was not read */
+	http_note_target(c, (const char *)buf_head(&c->in), buf_avail(&c->in));
+	if (c->has_rawhost)
 		v.reason = "invalid_host";
 	c->result = "bad_request";
 	audit_decision(c, &v);
 	http_fail_reply(c, 400, "Bad Request", body);
+}
+
+/* A head over PROXY_HEAD_MAX: 431, recorded with what its first bytes aimed at. */
+static void
+head_too_large(struct conn *c)
+{
+	struct verdict	v = { 0, "request_header_too_large", "request" };
+
+	http_note_target(c, (const char *)buf_head(&c->in), buf_avail(&c->in));
+	c->result = "bad_request";
+	audit_decision(c, &v);
+	http_fail_reply(c, 431, "Request Header Fields Too Large", "request head too large\n");
 }
 
 static void
@@ -265,8 +279,7 @@ http_input(struct conn *c)
 
 	if ((hl = head_end(&c->in)) == 0) {
 		if (buf_avail(&c->in) > PROXY_HEAD_MAX)
-			http_fail_reply(c, 431, "Request Header Fields Too Large",
-			    "request head too large\n");
+			head_too_large(c);
 		return;
 	}
 	ev_timer_stop(&c->timer);

@@ -16,6 +16,9 @@ extern const struct proto_handler http_proto;
 void	 http_fail_reply(struct conn *, int status, const char *reason_phrase,
 	    const char *body);
 
+/* http_target.c: what a refused request's head aimed at, for its record */
+void	 http_note_target(struct conn *, const char *head, size_t len);
+
 /* http_forward.c */
 struct reqline;
 /* reg: the registration the request's credentials prove (its brokered credentials), or NULL */

@@ -73,6 +73,64 @@ refuse_auth(struct conn *c, const char *why, const uint8_t *msg, size_t len)
 	conn_reply_close(c, msg, len);
 }
 
+/* Bytes that are no SOCKS5 at all: recorded as such, then closed. */
+static void
+refuse_garbage(struct conn *c, const char *what)
+{
+	struct verdict	v = { 0, "bad_request", "request" };
+
+	log_info("%s: SOCKS5: %s", c->client, what);
+	c->result = "bad_request";
+	audit_decision(c, &v);
+	conn_close(c, NULL);
+}
+
+/*
+ * SOCKS4 and 4a (VN CD DSTPORT DSTIP USERID NUL [HOST NUL]) are not
+ * served, but their request is read (at most SOCKS4_MAX bytes) so that
+ * the refusal is recorded with the destination it asked for, and
+ * answered "rejected" (0x5b).  1 when more bytes are needed.
+ */
+#define SOCKS4_MAX	(8 + 256 + PROXY_HOST_MAX + 2)
+static int
+socks4_refuse(struct conn *c)
+{
+	static const uint8_t	 rejected[8] = { 0, 0x5b };
+	struct verdict		 v = { 0, "unsupported_protocol", "request" };
+	const uint8_t		*b = buf_head(&c->in), *user, *name = NULL, *nul;
+	size_t			 n = buf_avail(&c->in), end = n < SOCKS4_MAX ? n : SOCKS4_MAX;
+
+	if (n < 8)
+		return 1;
+	c->port = (uint16_t)(b[2] << 8 | b[3]);
+	snprintf(c->method, sizeof(c->method), "SOCKS4_%s", b[1] == 1 ? "CONNECT" :
+	    b[1] == 2 ? "BIND" : "UNKNOWN");
+	user = b + 8;
+	nul = memchr(user, 0, end - 8);
+	/* 0.0.0.x, x not 0: SOCKS4a, a name follows the user id */
+	if (nul != NULL && b[4] == 0 && b[5] == 0 && b[6] == 0 && b[7] != 0) {
+		name = nul + 1;
+		nul = memchr(name, 0, (size_t)(b + end - name));
+	}
+	if (nul == NULL && n < SOCKS4_MAX)
+		return 1;
+	if (name != NULL) {
+		size_t	len = nul != NULL ? (size_t)(nul - name) : (size_t)(b + end - name);
+
+		if (host_parse((const char *)name, len, c->host, sizeof(c->host),
+		    &c->lit) == -1) {
+			c->host[0] = '\0';
+			conn_raw_host(c, name, len);
+		}
+	} else if (b[4] != 0 || b[5] != 0 || b[6] != 0)
+		addr_from_bytes(AF_INET, b + 4, &c->lit, c->host, sizeof(c->host));
+	log_info("%s: SOCKS4 request refused", c->client);
+	c->result = "unsupported_protocol";
+	audit_decision(c, &v);
+	conn_reply_close(c, rejected, sizeof(rejected));
+	return -1;
+}
+
 /* VER NMETHODS METHODS...; 1 when more bytes are needed. */
 static int
 greeting(struct conn *c)
@@ -82,10 +140,12 @@ greeting(struct conn *c)
 	const uint8_t		*b = buf_head(&c->in);
 	size_t			 n = buf_avail(&c->in);
 
+	if (n > 0 && b[0] == 4)
+		return socks4_refuse(c);
 	if (n < 2)
 		return 1;
 	if (b[0] != SOCKS_VER) {
-		conn_close(c, NULL);
+		refuse_garbage(c, "not a SOCKS5 greeting");
 		return -1;
 	}
 	if (n < 2u + b[1])
@@ -116,7 +176,7 @@ authenticate(struct conn *c)
 	if (n < 2)
 		return 1;
 	if (b[0] != SOCKS_AUTH_VER) {
-		conn_close(c, NULL);
+		refuse_garbage(c, "not a username/password login");
 		return -1;
 	}
 	ulen = b[1];
@@ -211,7 +271,7 @@ request(struct conn *c)
 	if (n < 4)
 		return 1;
 	if (b[0] != SOCKS_VER) {
-		conn_close(c, NULL);
+		refuse_garbage(c, "not a SOCKS5 request");
 		return -1;
 	}
 	if ((r = request_target(c, b, n, &used)) == 1)
@@ -293,7 +353,12 @@ udp_associate(struct conn *c)
 	c->host[0] = '\0';
 	c->port = 0;
 	c->is_literal = 0;
-	if (udp_permitted(&c->conf->policy, "baseline_policy", &v) &&
+	if (c->conf->upstream != NULL) {
+		/* an HTTP upstream carries no datagrams: UDP would go around it */
+		v.allow = 0;
+		v.reason = "udp_via_upstream";
+		v.source = "proxy_state";
+	} else if (udp_permitted(&c->conf->policy, "baseline_policy", &v) &&
 	    c->reg->policy != NULL)
 		udp_permitted(c->reg->policy, "process_policy", &v);
 	audit_decision(c, &v);

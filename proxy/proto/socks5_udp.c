@@ -129,14 +129,30 @@ addrs_ok(struct conn *c, const char *host, struct sockaddr_storage *ss, struct v
 }
 
 static void
-resolved(void *arg, int status, const struct sockaddr_storage *addrs, size_t n)
+resolved(void *arg, int status, const struct sockaddr_storage *addrs, size_t n,
+    const struct resolve_names *names)
 {
 	struct udp_dest	*d = arg;
+	struct conn	*c = d->a->c;
 	struct verdict	 v = { 0, "dns_failure", "resolver" };
 	size_t		 i;
 
 	d->rq = NULL;
 	if (status != 0 || n == 0) {
+		decide(d, &v);
+		return;
+	}
+	/* a CNAME to a denied name is that name */
+	v.reason = "denied";
+	for (i = 0; i < names->n; i++) {
+		v.source = "baseline_policy";
+		if (policy_denies_name(&c->conf->policy, names->name[i]))
+			break;
+		v.source = "process_policy";
+		if (c->reg->policy != NULL && policy_denies_name(c->reg->policy, names->name[i]))
+			break;
+	}
+	if (i < names->n) {
 		decide(d, &v);
 		return;
 	}
@@ -233,8 +249,9 @@ dest_get(struct udp_assoc *a, const char *host, const struct sockaddr_storage *l
 
 /*
  * RSV RSV FRAG ATYP DST.ADDR DST.PORT DATA, read as a SOCKS5 request is:
- * HOST_NAME or HOST_ADDR (*lit filled), -1 for anything malformed,
- * fragmented or an invalid name.
+ * HOST_NAME or HOST_ADDR (*lit filled); -1 for a header that is none,
+ * -2 for an invalid name (*port and *hl set: the name is p + 5, *hl - 7
+ * bytes), -3 for a fragment or port 0 (host and *port set).
  */
 static int
 parse_header(const uint8_t *p, size_t n, char *host, struct sockaddr_storage *lit,
@@ -243,7 +260,7 @@ parse_header(const uint8_t *p, size_t n, char *host, struct sockaddr_storage *li
 	size_t	alen;
 	int	kind = HOST_ADDR;
 
-	if (n < 4 || p[0] != 0 || p[1] != 0 || p[2] != 0)
+	if (n < 4 || p[0] != 0 || p[1] != 0)
 		return -1;
 	switch (p[3]) {
 	case 1:
@@ -255,21 +272,55 @@ parse_header(const uint8_t *p, size_t n, char *host, struct sockaddr_storage *li
 		    PROXY_HOST_MAX + 1);
 		break;
 	case 3:
-		if (n < 5 || p[4] == 0)
+		if (n < 5)
 			return -1;
 		alen = 1 + (size_t)p[4];
 		if (n < 4 + alen + 2)
 			return -1;
 		kind = host_parse((const char *)p + 5, alen - 1, host, PROXY_HOST_MAX + 1, lit);
-		if (kind == -1)
-			return -1;
+		if (kind == -1) {
+			*port = (uint16_t)(p[4 + alen] << 8 | p[5 + alen]);
+			*hl = 4 + alen + 2;
+			return -2;
+		}
 		break;
 	default:
 		return -1;
 	}
 	*port = (uint16_t)(p[4 + alen] << 8 | p[5 + alen]);
 	*hl = 4 + alen + 2;
-	return *port == 0 ? -1 : kind;
+	/* fragments are not reassembled */
+	return *port == 0 || p[2] != 0 ? -3 : kind;
+}
+
+/*
+ * A datagram dropped before any policy, recorded with what it named: its
+ * host (canon), else its name as the client wrote it (raw, an invalid
+ * one), else nothing (no header at all).
+ */
+static void
+refuse_dgram(struct udp_assoc *a, const char *reason, const char *canon,
+    const uint8_t *raw, size_t len, uint16_t port)
+{
+	struct conn	*c = a->c;
+	struct verdict	 v = { 0, reason, "request" };
+	char		 host[sizeof(c->host)];
+	uint16_t	 cport = c->port;
+	size_t		 naddrs = c->naddrs;
+
+	memcpy(host, c->host, sizeof(host));
+	snprintf(c->host, sizeof(c->host), "%s", canon ? canon : "");
+	if (raw != NULL)
+		conn_raw_host(c, raw, len);
+	c->port = port;
+	c->naddrs = 0;
+	c->addr[0] = '\0';
+	audit_decision(c, &v);
+	c->has_rawhost = 0;
+	c->rawhostlen = 0;
+	c->naddrs = naddrs;
+	c->port = cport;
+	memcpy(c->host, host, sizeof(host));
 }
 
 static void
@@ -301,8 +352,17 @@ from_client(struct ev_io *io, uint32_t events, void *arg)
 		a->have_client = 1;
 	} else if (port_of(&src) != port_of(&a->client))
 		return;
-	if ((kind = parse_header(dgram, (size_t)n, host, &lit, &port, &hl)) == -1)
+	switch ((kind = parse_header(dgram, (size_t)n, host, &lit, &port, &hl))) {
+	case -1:
+		refuse_dgram(a, "bad_request", NULL, NULL, 0, 0);
 		return;
+	case -2:
+		refuse_dgram(a, "invalid_host", NULL, dgram + 5, hl - 7, port);
+		return;
+	case -3:
+		refuse_dgram(a, "bad_request", host, NULL, 0, port);
+		return;
+	}
 	if ((d = dest_get(a, host, kind == HOST_ADDR ? &lit : NULL, port)) == NULL)
 		return;
 	if (d->state == DS_ALLOWED)

@@ -68,7 +68,7 @@ base_event(struct conn *c, const char *event)
 		return NULL;
 	/* a host refused as invalid is recorded as it came, its bytes escaped */
 	json_object_set_new(ev, "host", c->host[0] ? json_string(c->host) :
-	    c->rawhostlen > 0 ? json_bytes(c->rawhost, c->rawhostlen) : json_null());
+	    c->has_rawhost ? json_bytes(c->rawhost, c->rawhostlen) : json_null());
 	json_object_set_new(ev, "credential", c->reg ? json_string(c->reg->id) : json_null());
 	json_object_set_new(ev, "tags", c->reg ? json_incref(c->reg->tags) : json_object());
 	json_object_set_new(ev, "address", c->addr[0] ? json_string(c->addr) : json_null());

@@ -483,14 +483,17 @@ conn_reply_close(struct conn *c, const void *msg, size_t len)
 	client_io(&c->cio, EPOLLOUT, c);
 }
 
-/* Keep a host that was refused as invalid, for the audit record only. */
+/*
+ * Keep a host that was refused as invalid, for the audit record only: as
+ * the client wrote it, empty if it was (the record escapes its bytes).
+ */
 void
 conn_raw_host(struct conn *c, const void *p, size_t n)
 {
-	if (n == 0)
-		n = 1, p = "?";
 	c->rawhostlen = n < sizeof(c->rawhost) ? n : sizeof(c->rawhost);
-	memcpy(c->rawhost, p, c->rawhostlen);
+	if (c->rawhostlen > 0)
+		memcpy(c->rawhost, p, c->rawhostlen);
+	c->has_rawhost = 1;
 }
 
 int

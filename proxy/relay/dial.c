@@ -93,6 +93,29 @@ addrs_allowed(struct conn *c, struct verdict *v)
 	return v->allow;
 }
 
+/* Every name of the CNAME chain against both deny lists. */
+static int
+names_allowed(struct conn *c, const struct resolve_names *nm, struct verdict *v)
+{
+	size_t	i;
+
+	for (i = 0; i < nm->n; i++) {
+		v->allow = 0;
+		v->reason = "denied";
+		v->source = "baseline_policy";
+		if (policy_denies_name(&c->conf->policy, nm->name[i]))
+			break;
+		v->source = "process_policy";
+		if (c->reg != NULL && c->reg->policy != NULL &&
+		    policy_denies_name(c->reg->policy, nm->name[i]))
+			break;
+	}
+	if (i == nm->n)
+		return 1;
+	log_info("%s: %s: CNAME to denied %s", c->client, c->host, nm->name[i]);
+	return 0;
+}
+
 static int
 needs_addr_check(struct conn *c)
 {
@@ -200,7 +223,8 @@ dial_allowed(struct conn *c)
 }
 
 static void
-resolved(void *arg, int status, const struct sockaddr_storage *addrs, size_t n)
+resolved(void *arg, int status, const struct sockaddr_storage *addrs, size_t n,
+    const struct resolve_names *names)
 {
 	struct conn	*c = arg;
 	struct verdict	 v;
@@ -230,7 +254,7 @@ resolved(void *arg, int status, const struct sockaddr_storage *addrs, size_t n)
 	}
 	c->naddrs = n;
 	memcpy(c->addrs, addrs, n * sizeof(addrs[0]));
-	if (!addrs_allowed(c, &v)) {
+	if (!names_allowed(c, names, &v) || !addrs_allowed(c, &v)) {
 		addr_ntop(&c->addrs[0], c->addr, sizeof(c->addr));
 		deny(c, &v);
 		return;

@@ -44,8 +44,14 @@ void	 tunnel_start(struct conn *);
 void	 tunnel_start_reply(struct conn *, const void *reply, size_t n);
 
 /* resolve.c */
+#define RESOLVE_NAMES_MAX	16
+/* The names of the CNAME chain an answer came through: lower case, no trailing dot. */
+struct resolve_names {
+	size_t	n;
+	char	name[RESOLVE_NAMES_MAX][PROXY_HOST_MAX + 1];
+};
 typedef void	resolve_cb(void *arg, int status, const struct sockaddr_storage *addrs,
-		    size_t n);
+		    size_t n, const struct resolve_names *names);
 int	 resolve_init(const char *servers, unsigned timeout_ms);
 int	 resolve_set_servers(const char *servers, unsigned timeout_ms);
 void	 resolve_shutdown(void);

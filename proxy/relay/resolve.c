@@ -9,6 +9,7 @@
 
 #include <sys/time.h>
 
+#include <ctype.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,6 +28,7 @@ struct resolve_req {
 	int			 status;
 	struct sockaddr_storage	 addrs[PROXY_ADDRS_MAX];
 	size_t			 naddrs;
+	struct resolve_names	 names;
 	struct ev_timer		 deliver;
 };
 
@@ -231,7 +233,7 @@ deliver(struct ev_timer *t, void *arg)
 {
 	struct resolve_req *rq = arg;
 
-	rq->cb(rq->arg, rq->status, rq->addrs, rq->naddrs);
+	rq->cb(rq->arg, rq->status, rq->addrs, rq->naddrs, &rq->names);
 	req_free(rq);
 }
 
@@ -261,6 +263,49 @@ keep_addrs(struct resolve_req *rq, const struct ares_addrinfo *res)
 	}
 }
 
+/* One name of the chain, canonical and once; -1 when it cannot be read or kept. */
+static int
+keep_name(struct resolve_names *nm, const char *name)
+{
+	char	canon[PROXY_HOST_MAX + 2];
+	size_t	i, len = strlen(name);
+
+	if (len > 0 && name[len - 1] == '.')
+		len--;
+	if (len == 0 || len > PROXY_HOST_MAX)
+		return -1;
+	for (i = 0; i < len; i++) {
+		if (!isalnum((unsigned char)name[i]) && strchr("-_.", name[i]) == NULL)
+			return -1;
+		canon[i] = (char)tolower((unsigned char)name[i]);
+	}
+	canon[len] = '\0';
+	for (i = 0; i < nm->n; i++)
+		if (strcmp(nm->name[i], canon) == 0)
+			return 0;
+	if (nm->n == RESOLVE_NAMES_MAX)
+		return -1;
+	memcpy(nm->name[nm->n++], canon, len + 1);
+	return 0;
+}
+
+/*
+ * Every name the answer went through, so that policy sees them all: a
+ * CNAME to a denied name is that name.  A chain too long to keep or a
+ * name that cannot be read fails the lookup rather than be cut short.
+ */
+static int
+keep_names(struct resolve_req *rq, const struct ares_addrinfo *res)
+{
+	const struct ares_addrinfo_cname *cn;
+
+	for (cn = res ? res->cnames : NULL; cn != NULL; cn = cn->next)
+		if ((cn->alias != NULL && keep_name(&rq->names, cn->alias) == -1) ||
+		    (cn->name != NULL && keep_name(&rq->names, cn->name) == -1))
+			return -1;
+	return 0;
+}
+
 static void
 ares_done(void *arg, int status, int timeouts, struct ares_addrinfo *res)
 {
@@ -272,10 +317,15 @@ ares_done(void *arg, int status, int timeouts, struct ares_addrinfo *res)
 		return;
 	}
 	rq->status = status;
-	if (status == ARES_SUCCESS)
+	if (status == ARES_SUCCESS) {
 		keep_addrs(rq, res);
+		if (keep_names(rq, res) == -1) {
+			log_warnx("resolver: CNAME chain too long or unreadable");
+			rq->status = ARES_EBADRESP;
+		}
+	}
 	ares_freeaddrinfo(res);
-	if (status == ARES_SUCCESS && rq->naddrs == 0)
+	if (rq->status == ARES_SUCCESS && rq->naddrs == 0)
 		rq->status = ARES_ENODATA;
 	rq->finished = 1;
 	if (rq->starting) {

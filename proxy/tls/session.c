@@ -115,6 +115,26 @@ key_free(void *parent, void *ptr, CRYPTO_EX_DATA *ad, int idx, long argl, void *
 	free(ptr);
 }
 
+/*
+ * The inspection CA vouches for what the proxy mints, never for a target:
+ * a chain with its key anywhere is refused, whatever store (upstream-ca,
+ * the system's) also holds it.
+ */
+static int
+refuse_own_ca(int ok, X509_STORE_CTX *x)
+{
+	X509		*cert = X509_STORE_CTX_get_current_cert(x);
+	EVP_PKEY	*ours = tls_ca_key(), *pub;
+
+	if (!ok || cert == NULL || ours == NULL)
+		return ok;
+	if ((pub = X509_get0_pubkey(cert)) != NULL && EVP_PKEY_eq(pub, ours) == 1) {
+		X509_STORE_CTX_set_error(x, X509_V_ERR_CERT_REJECTED);
+		return 0;
+	}
+	return ok;
+}
+
 static SSL_CTX *
 ctx_new(const SSL_METHOD *m)
 {
@@ -141,7 +161,7 @@ session_init(const struct proxy_conf *conf)
 		goto fail;
 	SSL_CTX_set_tlsext_servername_callback(server_ctx, check_sni);
 	SSL_CTX_set_alpn_select_cb(server_ctx, select_alpn, NULL);
-	SSL_CTX_set_verify(client_ctx, SSL_VERIFY_PEER, NULL);
+	SSL_CTX_set_verify(client_ctx, SSL_VERIFY_PEER, refuse_own_ca);
 	SSL_CTX_set_session_cache_mode(client_ctx, SSL_SESS_CACHE_CLIENT |
 	    SSL_SESS_CACHE_NO_INTERNAL_STORE);
 	SSL_CTX_sess_set_new_cb(client_ctx, resume_keep);

@@ -13,6 +13,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "buf.h"
 #include "jsonx.h"
 #include "netproxy/netproxy.h"
 #include "netproxy/netproxy_int.h"
@@ -310,13 +311,58 @@ struct_field(json_t *o, const char *key, const char *type, json_t **out, struct 
 	return 1;
 }
 
+/*
+ * A copy of a tag value the proxy can read: every NUL of its strings and
+ * keys written as U+FFFD.  execd-proxy refuses a NUL (it would cut the
+ * string), and one process's odd toolCallId must cost it at most a
+ * marked tag, never a refusal that tears down the control connection
+ * every other process's tunnels hang on.
+ */
+static json_t *
+tag_copy(json_t *v)
+{
+	json_t		*o, *e;
+	const char	*k, *s;
+	size_t		 klen, i, n;
+	struct buf	 b = { 0 };
+
+	if (!jx_has_nul_deep(v))
+		return json_incref(v);
+	if (json_is_string(v)) {
+		s = json_string_value(v);
+		n = json_string_length(v);
+		for (i = 0; i < n; i++)
+			if (buf_append(&b, s[i] == '\0' ? "\xef\xbf\xbd" : s + i,
+			    s[i] == '\0' ? 3 : 1) == -1)
+				break;
+		o = i == n ? json_stringn((const char *)buf_head(&b), buf_avail(&b)) : NULL;
+		buf_free(&b);
+		return o;
+	}
+	o = json_is_array(v) ? json_array() : json_object();
+	if (o != NULL && json_is_array(v)) {
+		json_array_foreach(v, i, e)
+			json_array_append_new(o, tag_copy(e));
+	} else if (o != NULL) {
+		json_object_keylen_foreach(v, k, klen, e) {
+			json_t *kj = json_stringn(k, klen), *kc = tag_copy(kj);
+
+			if (kc != NULL)
+				json_object_set_new(o, json_string_value(kc), tag_copy(e));
+			json_decref(kj);
+			json_decref(kc);
+		}
+	}
+	return o;
+}
+
 static void
 tag(json_t *tags, const char *name, json_t *o, const char *key)
 {
 	json_t	*v = json_object_get(o, key);
 
 	if (json_is_string(v))
-		json_object_set(tags, name, v);
+		json_object_set_new(tags, name, tag_copy(v));
 }
 
 static int	build_request(const char *, json_t *, int, json_t **, char *, size_t);
@@ -378,7 +424,7 @@ build_request(const char *process_id, json_t *params, int launch, json_t **req,
 		tag(tags, "environment_id", np, "environmentId");
 		tag(tags, "execution_id", np, "executionId");
 		if (audit != NULL)
-			json_object_set(tags, "audit", audit);
+			json_object_set_new(tags, "audit", tag_copy(audit));
 	}
 	*req = json_pack("{s:s, s:o, s:o*}", "op", "register", "tags", tags, "policy", pol);
 	if (*req == NULL) {

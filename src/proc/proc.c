@@ -201,6 +201,23 @@ proc_terminate(struct proc *p)
 		ev_timer_start(&p->kill_timer, lim.kill_grace_ms);
 }
 
+/*
+ * How long a process that closes now stays readable.  Nobody can read it
+ * any more once the session has ended (proc_end_session expires what
+ * closed before).  With no client attached it may be coming back: the
+ * process is kept for the resume, whether the session has been marked as
+ * waiting yet or not (the detach hooks run in an order we do not choose).
+ */
+static uint64_t
+proc_keep_ms(void)
+{
+	if (ended)
+		return 0;
+	if (ev->attached() || lim.detached_keep_ms < lim.closed_keep_ms)
+		return lim.closed_keep_ms;
+	return lim.detached_keep_ms;
+}
+
 static void
 proc_emit_closed(struct proc *p)
 {
@@ -218,8 +235,7 @@ proc_emit_closed(struct proc *p)
 		log_notice("process %s: %llu bytes of output were evicted past the "
 		    "retention bound of %zu bytes", p->id,
 		    (unsigned long long)p->ring.dropped_bytes, lim.retention_bytes);
-	/* nobody can read it any more once the client is gone for good */
-	ev_timer_start(&p->expire_timer, !ended && ev->kept() ? lim.closed_keep_ms : 0);
+	ev_timer_start(&p->expire_timer, proc_keep_ms());
 	ev->changed(p);
 }
 
@@ -438,6 +454,8 @@ proc_sigchld(int signo, void *arg)
 			spawner_lost();
 			continue;
 		}
+		/* its group may be empty now: the helper must not kill that number */
+		spawner_reaped(pid);
 		for (p = procs; p != NULL; p = p->next)
 			if (p->pid == pid && !p->exited)
 				break;
@@ -493,13 +511,16 @@ void
 proc_final_sweep(void)
 {
 	struct proc	*p;
+	pid_t		 pid;
 	int		 n;
 
 	ev_timer_stop(&sweep_timer);
 	/* each reap may hand us the orphans of the one reaped: kill again */
-	for (n = 0; n < 100000 && proc_kill_children(); n++)
-		if (waitpid(-1, NULL, 0) == -1 && errno == ECHILD)
+	for (n = 0; n < 100000 && proc_kill_children(); n++) {
+		if ((pid = waitpid(-1, NULL, 0)) == -1 && errno == ECHILD)
 			break;
+		spawner_reaped(pid);
+	}
 	/* nothing of ours runs now: no placeholder is needed */
 	for (p = procs; p != NULL; p = p->next) {
 		sandbox_guards_release(p->guards);

@@ -13,6 +13,8 @@ struct proc_limits {
 	size_t		 retention_chunks;
 	unsigned	 kill_grace_ms;		/* SIGTERM -> SIGKILL */
 	unsigned	 closed_keep_ms;	/* a closed process stays readable */
+	/* one that closes with no client attached: at least this (the resume TTL) */
+	unsigned	 detached_keep_ms;
 };
 
 /* Kill every process group now (SIGKILL); children are still reaped by the loop. */

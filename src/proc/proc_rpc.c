@@ -6,8 +6,6 @@
 #include "proc/proc_table.h"
 #include "session/session.h"
 
-static int	(*session_waiting)(void);
-
 static void
 on_output(struct proc *p, uint64_t seq, enum proc_stream s, const void *data, size_t len)
 {
@@ -36,12 +34,6 @@ on_closed(struct proc *p, uint64_t seq)
 	    "seq", (json_int_t)seq));
 }
 
-static int
-kept(void)
-{
-	return rpc_attached() || session_waiting();
-}
-
 static const struct proc_events events = {
 	.output = on_output,
 	.exited = on_exited,
@@ -50,7 +42,6 @@ static const struct proc_events events = {
 	.discarded = proc_read_discard,
 	.congested = rpc_congested,
 	.attached = rpc_attached,
-	.kept = kept,
 };
 
 /*
@@ -66,9 +57,8 @@ detached(void)
 }
 
 void
-proc_rpc_init(const struct proc_limits *lim, int (*waiting)(void))
+proc_rpc_init(const struct proc_limits *lim)
 {
-	session_waiting = waiting;
 	proc_init(&events, lim);
 	rpc_on_drain(proc_resume_output);
 	rpc_on_detach(detached);

@@ -22,10 +22,11 @@ void	proc_m_signal(struct rpc_req *, json_t *);
 void	proc_m_terminate(struct rpc_req *, json_t *);
 
 /*
- * Start the process table with the face's callbacks.  session_waiting: 1
- * while no client is attached but the session waits for one to come back.
+ * Start the process table with the face's callbacks.  What closes while no
+ * client is attached is kept for lim->detached_keep_ms, until the session
+ * ends (proc_end_session).
  */
-void	proc_rpc_init(const struct proc_limits *lim, int (*session_waiting)(void));
+void	proc_rpc_init(const struct proc_limits *lim);
 
 /* Within the face (proc_read.c): process/read, answered now or parked. */
 void	proc_read(struct rpc_req *req, struct proc *p, uint64_t after,

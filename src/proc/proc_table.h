@@ -36,8 +36,6 @@ struct proc_events {
 	int	(*congested)(void);
 	/* a client is attached now */
 	int	(*attached)(void);
-	/* a client is attached or may come back: closed processes stay readable */
-	int	(*kept)(void);
 };
 
 struct proc {

@@ -11,6 +11,7 @@
 
 #include <stdlib.h>
 
+#include "jsonx.h"
 #include "log.h"
 #include "rpc/rpc.h"
 #include "rpc/rpc_int.h"
@@ -76,6 +77,7 @@ int
 rpc_call_answer(json_t *id, json_t *response)
 {
 	struct call	*c;
+	json_t		*result;
 	json_int_t	 n;
 
 	if (!json_is_integer(id) || (n = json_integer_value(id)) < 1 || n > next_id)
@@ -84,7 +86,13 @@ rpc_call_answer(json_t *id, json_t *response)
 		log_info("late answer to request %lld ignored", (long long)n);
 		return 0;
 	}
-	c->cb(c->arg, json_object_get(response, "result"));
+	result = json_object_get(response, "result");
+	/* a NUL in any string makes the answer malformed: "allow\0deny" is no "allow" */
+	if (result != NULL && jx_has_nul_deep(result)) {
+		log_info("answer to request %lld holds a NUL byte: malformed", (long long)n);
+		result = NULL;
+	}
+	c->cb(c->arg, result);
 	free(c);
 	return 0;
 }

@@ -6,6 +6,8 @@
 #ifndef EXECD_SPAWN_H
 #define EXECD_SPAWN_H
 
+#include <sys/types.h>
+
 struct sandbox_plan;
 
 struct spawn_req {
@@ -40,5 +42,10 @@ struct spawn_req {
  */
 void	spawn_child(const struct spawn_req *rq, const char *prog, const char *slave,
 	    int fds[3], int errfd) __attribute__((noreturn));
+/*
+ * The process the children are born to (the spawn helper clones them as
+ * execd's): they die with it.  Unset, the parent found at the fork.
+ */
+void	spawn_child_parent(pid_t parent);
 
 #endif

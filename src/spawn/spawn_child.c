@@ -6,6 +6,7 @@
 #include "config.h"
 
 #include <sys/ioctl.h>
+#include <sys/prctl.h>
 
 #include <errno.h>
 #include <fcntl.h>
@@ -38,6 +39,14 @@ exec_command(void *arg)
 	_exit(127);
 }
 
+static pid_t	born_to;	/* 0: the parent at the fork */
+
+void
+spawn_child_parent(pid_t parent)
+{
+	born_to = parent;
+}
+
 void
 spawn_child(const struct spawn_req *rq, const char *prog, const char *slave,
     int fds[3], int errfd)
@@ -49,6 +58,17 @@ spawn_child(const struct spawn_req *rq, const char *prog, const char *slave,
 	int		 e, i, fd, restore = -1;
 	size_t		 n;
 
+	/*
+	 * Before its setsid the command is in no group of its own the helper
+	 * could kill: it dies with execd by itself (as the reference's
+	 * commands do), and if execd is already gone it goes no further.
+	 * Kept across exec, lost on a set-user-ID one, whose group the helper
+	 * kills.
+	 */
+	if (born_to == 0)
+		born_to = getppid();
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL) == -1 || getppid() != born_to)
+		_exit(127);
 	ev_child_reset();
 	sigemptyset(&none);
 	sigprocmask(SIG_SETMASK, &none, NULL);

@@ -23,10 +23,12 @@
 #include "sandbox/sandbox_plan.h"
 #include "util/spawn_wire.h"
 #include "spawn/spawner.h"
+#include "spawn/spawn_groups.h"
 
 #define OP_SPAWN	1
 #define OP_PROBE_NS	2
 #define OP_CLOSE	3	/* close the descriptors sent; no answer */
+#define OP_FORGET	4	/* a command's process group is empty; no answer */
 #define NO_ANSWER	INT32_MIN
 #define MAX_REQUEST	(64U << 20)	/* argv and environment are bounded by the message cap */
 #define MAX_STRINGS	(1U << 20)
@@ -36,6 +38,12 @@ static struct {
 	pid_t	pid;
 	int	sock;
 } sp = { 0, -1, -1 };
+
+/* In execd: reaped leaders whose groups still had members. */
+static struct {
+	pid_t	*v;
+	size_t	 n, cap;
+} linger;
 
 /* ---- both sides: one message, descriptors on its first byte ---- */
 
@@ -233,13 +241,21 @@ helper_spawn(struct wire_in *r)
 		errno = EPROTO;
 		return -1;
 	}
+	if (groups_reserve() == -1) {
+		e = errno;
+		spawner_msg_free(&m);
+		errno = e;
+		return -1;
+	}
 	sandbox_spare_take(m.plan);
 	/* the command is execd's child: execd reaps it and adopts what it leaves */
 	if ((pid = (pid_t)syscall(SYS_clone, CLONE_PARENT | SIGCHLD, 0, 0, 0, 0)) == 0)
 		spawn_child(&m.rq, m.prog, m.slave, m.fds, m.errfd);
 	e = errno;
-	if (pid != -1)
+	if (pid != -1) {
+		groups_add(pid);
 		sandbox_spare_make(m.plan);
+	}
 	spawner_msg_free(&m);
 	errno = e;
 	return pid;
@@ -276,6 +292,10 @@ helper_request(int s, uint32_t len, const int *fds, size_t nfds)
 		(void)hand_to_closer(fds, nfds);
 		res = NO_ANSWER;
 		break;
+	case OP_FORGET:
+		groups_forget((pid_t)wire_get_u32(&r));
+		res = NO_ANSWER;
+		break;
 	default:
 		res = -EPROTO;
 	}
@@ -283,6 +303,19 @@ helper_request(int s, uint32_t len, const int *fds, size_t nfds)
 	return res;
 }
 
+/* execd is gone (its end of the socket): what it started goes too. */
+static void __attribute__((noreturn))
+helper_end(int code)
+{
+	groups_kill_all();
+	_exit(code);
+}
+
+/*
+ * No death signal: it would kill the helper before it could kill the
+ * commands' groups.  execd's end of file comes however execd ends (the
+ * socket is close-on-exec, and nothing else of execd's forks holds it).
+ */
 static void __attribute__((noreturn))
 helper_main(int s, pid_t parent)
 {
@@ -292,8 +325,9 @@ helper_main(int s, pid_t parent)
 	int32_t	 res;
 	ssize_t	 n;
 
-	if (prctl(PR_SET_PDEATHSIG, SIGKILL) == -1 || getppid() != parent)
+	if (getppid() != parent)
 		_exit(1);
+	spawn_child_parent(parent);
 	(void)prctl(PR_SET_NAME, "execd-spawn", 0, 0, 0);
 	/* the connection stays execd's alone; stderr is the log */
 	if ((nul = open("/dev/null", O_RDWR)) == -1 || dup2(nul, 0) == -1 || dup2(nul, 1) == -1)
@@ -303,17 +337,20 @@ helper_main(int s, pid_t parent)
 	s = 3;
 	for (;;) {
 		if ((n = recv_head(s, &len, fds, &nfds)) == 0)
-			_exit(0);
+			helper_end(0);
 		if (n == -1) {
 			log_warn("spawn helper: request");
-			_exit(1);
+			/* a malformed request is execd's bug, not its end */
+			if (errno == EPROTO)
+				_exit(1);
+			helper_end(1);
 		}
 		res = helper_request(s, len, fds, nfds);
 		close_all(fds, nfds);
 		if (res == -EPIPE)
-			_exit(1);
+			helper_end(1);
 		if (res != NO_ANSWER && fd_write_all(s, &res, sizeof(res)) != 0)
-			_exit(1);
+			helper_end(1);
 	}
 }
 
@@ -450,6 +487,65 @@ spawner_spawn(const struct spawn_req *rq, const char *prog, const char *slave,
 		return -1;
 	}
 	return (pid_t)res;
+}
+
+/* Tell the helper a group is empty: its number may name another's from now on. */
+static void
+forget_group(pid_t pgid)
+{
+	struct wire_out	w;
+
+	memset(&w, 0, sizeof(w));
+	wire_u32(&w, OP_FORGET);
+	wire_u32(&w, (uint32_t)pgid);
+	if (!w.failed && sp.pid != -1 && sp.sock != -1 && send_msg(sp.sock, &w) == -1)
+		log_warn("spawn helper %ld: forgetting group %ld", (long)sp.pid, (long)pgid);
+	buf_free(&w.b);
+}
+
+static int
+group_empty(pid_t pgid)
+{
+	return kill(-pgid, 0) == -1 && errno == ESRCH;
+}
+
+/*
+ * A group's last member is our child when it dies (we are the subreaper
+ * of its orphans) unless its parent is outside the group and alive: each
+ * reap is when a group may have emptied.  A leader reaped with its group
+ * still in use (a child left running in it) is checked again at each
+ * reap after, and forgotten once empty.
+ */
+void
+spawner_reaped(pid_t pid)
+{
+	pid_t	*v;
+	size_t	 i = 0;
+
+	if (!sp.started || sp.pid == -1 || pid == sp.pid || pid <= 1)
+		return;
+	while (i < linger.n)
+		if (group_empty(linger.v[i])) {
+			forget_group(linger.v[i]);
+			linger.v[i] = linger.v[--linger.n];
+		} else
+			i++;
+	if (group_empty(pid)) {
+		forget_group(pid);
+		return;
+	}
+	if (linger.n == linger.cap) {
+		if ((v = reallocarray(linger.v, linger.cap ? linger.cap * 2 : 16,
+		    sizeof(*v))) == NULL) {
+			/* untracked, it is not killed with us: better than a stranger */
+			log_warnx("out of memory: process group %ld forgotten", (long)pid);
+			forget_group(pid);
+			return;
+		}
+		linger.v = v;
+		linger.cap = linger.cap ? linger.cap * 2 : 16;
+	}
+	linger.v[linger.n++] = pid;
 }
 
 void

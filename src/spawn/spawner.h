@@ -7,8 +7,9 @@
  * The helper creates each command with clone(CLONE_PARENT): the command
  * is execd's child, not the helper's, so execd reaps it through its
  * signalfd, signals its group and adopts its orphans as before.  The
- * helper reads requests from one socket and does nothing else; it dies
- * with execd (PR_SET_PDEATHSIG) and on EOF.
+ * helper reads requests from one socket and does nothing else; at its end
+ * of file, however execd ended, it kills every command's process group it
+ * knows to be in use (spawn_groups.c) and exits.
  */
 #ifndef EXECD_SPAWNER_H
 #define EXECD_SPAWNER_H
@@ -29,6 +30,8 @@ pid_t	 spawner_pid(void);
 int	 spawner_used(void);
 /* execd reaped it: it is gone for good, and spawning fails from now on. */
 void	 spawner_lost(void);
+/* execd reaped pid (any child): the helper forgets the groups now empty. */
+void	 spawner_reaped(pid_t pid);
 
 /*
  * Start the child of rq (after resolution: prog; a PTY slave path or the

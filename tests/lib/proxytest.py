@@ -105,7 +105,8 @@ def clean_env():
 class Dnsmasq:
     """dnsmasq answering fixed names on a loopback port, nothing else."""
 
-    def __init__(self, addresses):
+    def __init__(self, addresses, extra=()):
+        """extra: more dnsmasq options (--cname=..., --host-record=...)."""
         # the free port may be taken again before dnsmasq binds it (tests run
         # in parallel): try a few
         for attempt in range(5):
@@ -115,6 +116,7 @@ class Dnsmasq:
                     "--no-resolv", "--no-hosts", "--log-facility=-"]
             for name, addr in addresses.items():
                 args.append("--address=/%s/%s" % (name, addr))
+            args += list(extra)
             self.proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
             _procs.append(self.proc)
             if self._wait_ready(next(iter(addresses)), raise_=attempt == 4):
