@@ -18,7 +18,9 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "log.h"
 #include "config/envconfig_int.h"
+#include "sandbox/sandbox.h"
 #include "rpc/errno_text.h"
 
 #define SYSTEM_DIR	"/etc/codex"
@@ -36,9 +38,13 @@ static const char *const sandbox_modes[] = {
 	"read-only", "workspace-write", "danger-full-access", NULL
 };
 
-/* 1 with *buf (malloc'd) and *len, 0 when there is no such file, -1 with err. */
+/*
+ * 1 with *buf (malloc'd) and *len, 0 when there is no such file, -1 with
+ * err.  A project layer a sandboxed command could have written is no
+ * such file (sandbox_wrote: execd(8) SECURITY).
+ */
 static int
-read_file(const char *path, char **buf, size_t *len, char *err, size_t errlen)
+read_file(const char *path, int project, char **buf, size_t *len, char *err, size_t errlen)
 {
 	struct stat	st;
 	char		text[128];
@@ -57,6 +63,12 @@ read_file(const char *path, char **buf, size_t *len, char *err, size_t errlen)
 		snprintf(err, errlen, "path `%s` is not a file", path);
 		close(fd);
 		return -1;
+	}
+	if (project && sandbox_wrote(fd, path)) {
+		log_warnx("environmentConfig/read: %s left out: a sandboxed command could have "
+		    "written it", path);
+		close(fd);
+		return 0;
 	}
 	if ((*buf = malloc(TOML_MAX_INPUT + 1)) == NULL) {
 		snprintf(err, errlen, "out of memory");
@@ -118,7 +130,7 @@ load(const char *path, enum style st, struct toml_node **doc, char *err, size_t 
 	int			 rc;
 
 	*doc = NULL;
-	if ((rc = read_file(path, &buf, &len, why, sizeof(why))) <= 0) {
+	if ((rc = read_file(path, st == ST_PROJECT, &buf, &len, why, sizeof(why))) <= 0) {
 		if (rc == -1)
 			snprintf(err, errlen, "Failed to read %s file %s: %s",
 			    st == ST_REQUIREMENTS ? "requirements" : st == ST_PROJECT ?

@@ -53,6 +53,22 @@ void	 sandbox_hide(const char *path, int is_dir);
  */
 void	 sandbox_keep_readonly(const char *path, int is_dir);
 /*
+ * Once at start-up: where the writable roots given to sandboxed commands
+ * are recorded (a file in state_dir, shared by the instances using it),
+ * and the configuration places every view keeps read-only
+ * (sandbox_config_places, from CODEX_HOME and HOME).
+ */
+void	 sandbox_record_init(const char *state_dir);
+void	 sandbox_config_places(void);
+/*
+ * Could a sandboxed command have written the configuration file fd, opened
+ * as path?  1 when it lies inside a writable root some sandboxed command
+ * was given (below the root's protected names) and it or its directory
+ * changed since, or when path leads there through a link out of one.
+ * environmentConfig/read does not read such a project layer.
+ */
+int	 sandbox_wrote(int fd, const char *path);
+/*
  * The capability flags whose promise this sandbox keeps, NULL-terminated:
  * with "/" writable, the view's fresh /dev keeps the standard devices
  * usable, and the protected names of writable roots (.git, .codex,
