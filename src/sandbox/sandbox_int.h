@@ -180,10 +180,11 @@ int	 sbx_guard_wait(const struct sandbox_plan *plan);
 void	 sbx_record_root(const char *path, uint64_t dev, uint64_t ino);
 /*
  * The executor's configuration places (the Codex home, ~/.agents,
- * /etc/codex), "" for one unknown, NULL past the last: each is protected
- * as a protected name is wherever it lies inside a writable root.
+ * /etc/codex), each protected as a protected name is wherever it lies
+ * inside a writable root: the i-th as it really is now into out
+ * (PATH_MAX), 1; 0 for none (unknown, or no parent); -1 past the last.
  */
-const char *sbx_config_place(size_t i);
+int	 sbx_config_place(size_t i, char *out);
 
 /* sandbox_apply.c: unshare a user namespace and map the plan's ids (0 or an errno) */
 int	 sbx_userns_enter(const struct sandbox_plan *plan);

@@ -401,20 +401,13 @@ static int
 plan_places(struct sandbox_plan *plan, const struct fs_rule **g, size_t ng, int base,
     char *why, size_t whylen)
 {
-	char		 parent[PATH_MAX], *cut;
-	const char	*p;
-	struct stat	 st;
+	char		 p[PATH_MAX];
 	size_t		 i;
-	int		 rc;
+	int		 rc, r;
 
-	for (i = 0; (p = sbx_config_place(i)) != NULL; i++) {
-		if (p[0] != '/' || strcmp(p, "/") == 0 || is_write_root(g, ng, p) ||
-		    !writable_now(plan, p, base) || snprintf(parent, sizeof(parent), "%s", p) >=
-		    (int)sizeof(parent))
-			continue;
-		cut = strrchr(parent, '/');
-		*(cut == parent ? cut + 1 : cut) = '\0';
-		if (stat(parent, &st) == -1 || !S_ISDIR(st.st_mode))
+	for (i = 0; (r = sbx_config_place(i, p)) != -1; i++) {
+		if (r == 0 || strcmp(p, "/") == 0 || is_write_root(g, ng, p) ||
+		    !writable_now(plan, p, base))
 			continue;
 		if ((rc = protect_one(plan, p, why, whylen)) != 0)
 			return rc;

@@ -300,12 +300,10 @@ sandbox_wrote(int fd, const char *path)
 
 static char	places[PLACES][PATH_MAX];
 
-/* path as it really is (symlinks resolved) when it exists, else as named */
 static void
 place_set(int i, const char *path)
 {
-	if (fs_realpath(path, places[i]) == NULL &&
-	    snprintf(places[i], PATH_MAX, "%s", path) >= PATH_MAX)
+	if (snprintf(places[i], PATH_MAX, "%s", path) >= PATH_MAX)
 		places[i][0] = '\0';	/* too long to protect: none */
 }
 
@@ -330,8 +328,25 @@ sandbox_config_places(void)
 	place_set(2, "/etc/codex");
 }
 
-const char *
-sbx_config_place(size_t i)
+int
+sbx_config_place(size_t i, char *out)
 {
-	return i < PLACES ? places[i] : NULL;
+	char	dir[PATH_MAX], *slash;
+	size_t	len;
+
+	if (i >= PLACES)
+		return -1;
+	if (places[i][0] != '/')
+		return 0;
+	/* as it is now, symlinks resolved: made or moved since start-up, too */
+	if (fs_realpath(places[i], out) != NULL)
+		return 1;
+	snprintf(dir, sizeof(dir), "%s", places[i]);
+	slash = strrchr(dir, '/');
+	*slash = '\0';
+	if (slash == dir || fs_realpath(dir, out) == NULL)
+		return 0;	/* no parent: nothing a placeholder could go in */
+	len = strlen(out);
+	return snprintf(out + len, PATH_MAX - len, "%s", strcmp(out, "/") == 0 ?
+	    strrchr(places[i], '/') + 1 : strrchr(places[i], '/')) < (int)(PATH_MAX - len);
 }
