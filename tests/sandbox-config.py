@@ -52,6 +52,13 @@ plant "$W/evil" && mkdir -p "$W/app/linked" && ln -s ../../evil "$W/app/linked/.
   echo "linked"
 mkdir -p "$W/app/hl/.codex" && ln "$W/evil/config.toml" "$W/app/hl/.codex/config.toml" &&
   echo "hard linked"
+# a layer execd cannot read, or parse, would fail every later thread start
+mkdir -p "$W/app/dos/dir/.codex/config.toml" "$W/app/dos/fifo/.codex" "$W/app/dos/mode/.codex" \
+  "$W/app/dos/toml/.codex" "$W/app/dos/utf8/.codex"
+mkfifo "$W/app/dos/fifo/.codex/config.toml"
+echo 'a = 1' > "$W/app/dos/mode/.codex/config.toml" && chmod 000 "$W/app/dos/mode/.codex/config.toml"
+echo 'a = ' > "$W/app/dos/toml/.codex/config.toml"
+printf 'a = "\377"\n' > "$W/app/dos/utf8/.codex/config.toml" && echo "dos planted"
 if [ -n "$H" ]; then
   (printf '[projects."%s/app"]\ntrust_level = "trusted"\n%s' "$W" "$EVIL" \
     > "$H/.codex/config.toml") 2>/dev/null && echo "user layer written"
@@ -139,6 +146,11 @@ def scenario(label, prefix, uid):
     t.ok("planted %s/app/src/.codex" % W in out and "renamed into place" in out and
          "linked" in out and "hard linked" in out,
          "%s: (the command did write its layers: the attack ran)" % label, out)
+    t.ok("dos planted" in out, "%s: (unreadable and malformed layers planted)" % label, out)
+    for kind in ("dir", "fifo", "mode", "toml", "utf8"):
+        got = layers(c, W + "/app/dos/" + kind)
+        t.ok(not got.startswith("error:"),
+             "%s: a planted %s layer does not fail environmentConfig/read" % (label, kind), got)
     t.ok("kept" in layers(c, W + "/app/keep"),
          "%s: a nested layer the host wrote before stays read" % label)
     run(c, "l", ["/bin/sh", "-c", 'mkdir -p "$1/app/out" && ln -s "$2/outside/.codex" '

@@ -39,10 +39,22 @@ static const char *const sandbox_modes[] = {
 };
 
 /*
- * 1 with *buf (malloc'd) and *len, 0 when there is no such file, -1 with
- * err.  A project layer a sandboxed command could have written is no
- * such file (sandbox_wrote: execd(8) SECURITY).
+ * Is fd (opened as path) a project layer a sandboxed command could have
+ * written?  Then it is no such file (sandbox_wrote: execd(8) SECURITY),
+ * whatever it holds: neither read nor, unreadable, a failure of the read.
  */
+static int
+planted(int project, int fd, const char *path)
+{
+	if (!project || !sandbox_wrote(fd, path))
+		return 0;
+	log_warnx("environmentConfig/read: %s left out: a sandboxed command could have "
+	    "written it", path);
+	close(fd);
+	return 1;
+}
+
+/* 1 with *buf (malloc'd) and *len, 0 when there is no such file, -1 with err. */
 static int
 read_file(const char *path, int project, char **buf, size_t *len, char *err, size_t errlen)
 {
@@ -50,25 +62,26 @@ read_file(const char *path, int project, char **buf, size_t *len, char *err, siz
 	char		text[128];
 	ssize_t		r = 0;
 	size_t		got = 0, at, seq;
-	int		fd;
+	int		fd, e;
 
 	*buf = NULL;
 	if ((fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC)) == -1) {
-		if (errno == ENOENT || errno == ENOTDIR)
+		if ((e = errno) == ENOENT || e == ENOTDIR)
 			return 0;
-		snprintf(err, errlen, "%s", errno_text(errno, text, sizeof(text)));
+		if (project && (fd = open(path, O_PATH | O_CLOEXEC)) != -1 &&
+		    planted(project, fd, path))
+			return 0;
+		if (fd != -1)
+			close(fd);
+		snprintf(err, errlen, "%s", errno_text(e, text, sizeof(text)));
 		return -1;
 	}
 	if (fstat(fd, &st) == -1 || !S_ISREG(st.st_mode)) {
+		if (planted(project, fd, path))
+			return 0;
 		snprintf(err, errlen, "path `%s` is not a file", path);
 		close(fd);
 		return -1;
-	}
-	if (project && sandbox_wrote(fd, path)) {
-		log_warnx("environmentConfig/read: %s left out: a sandboxed command could have "
-		    "written it", path);
-		close(fd);
-		return 0;
 	}
 	if ((*buf = malloc(TOML_MAX_INPUT + 1)) == NULL) {
 		snprintf(err, errlen, "out of memory");
@@ -84,6 +97,12 @@ read_file(const char *path, int project, char **buf, size_t *len, char *err, siz
 			break;
 		}
 		got += (size_t)r;
+	}
+	/* after the read: a write that reached what was read has changed ctime first */
+	if (planted(project, fd, path)) {
+		free(*buf);
+		*buf = NULL;
+		return 0;
 	}
 	close(fd);
 	if (r == -1 || got > TOML_MAX_INPUT || toml_utf8_check(*buf, got, &at, &seq) == -1) {
