@@ -401,13 +401,20 @@ static int
 plan_places(struct sandbox_plan *plan, const struct fs_rule **g, size_t ng, int base,
     char *why, size_t whylen)
 {
-	char		 p[PATH_MAX];
+	char		 p[PATH_MAX], parent[PATH_MAX], *cut;
+	struct stat	 st;
 	size_t		 i;
 	int		 rc, r;
 
 	for (i = 0; (r = sbx_config_place(i, p)) != -1; i++) {
 		if (r == 0 || strcmp(p, "/") == 0 || is_write_root(g, ng, p) ||
 		    !writable_now(plan, p, base))
+			continue;
+		/* a missing one the command could not make either (not ours to write) */
+		snprintf(parent, sizeof(parent), "%s", p);
+		cut = strrchr(parent, '/');
+		*(cut == parent ? cut + 1 : cut) = '\0';
+		if (lstat(p, &st) == -1 && access(parent, W_OK) == -1)
 			continue;
 		if ((rc = protect_one(plan, p, why, whylen)) != 0)
 			return rc;
