@@ -110,7 +110,7 @@ def scenario(label, prefix, uid):
         os.makedirs(d)
     write(W + "/app/.git/HEAD", "ref: refs/heads/main\n")
     write(H + "/.codex/config.toml", '[projects."%s/app"]\ntrust_level = "trusted"\n' % W)
-    for d, _, files in os.walk(s):
+    for d, _, files in os.walk(s) if os.geteuid() == 0 else ():
         os.chown(d, uid, uid)
         for f in files:
             os.chown(os.path.join(d, f), uid, uid)
@@ -193,7 +193,7 @@ def scenario(label, prefix, uid):
     shutil.rmtree(s, ignore_errors=True)
 
 
-scenario("root", [], 0)
+scenario("root" if os.geteuid() == 0 else "unprivileged", [], os.geteuid())
 SETPRIV = shutil.which("setpriv")
 if os.geteuid() != 0 or SETPRIV is None:
     t.skip("as nobody", "not root, or no setpriv")
