@@ -12,7 +12,9 @@
  *  4. the protected names (.git .codex .agents .aws) at the top of every
  *     writable root, read-only (placeholders for missing ones, which
  *     execd makes while the child gets here: sandbox_guard.c); a symlink
- *     there stops the command;
+ *     there stops the command; so are execd's configuration places (the
+ *     Codex home, ~/.agents, /etc/codex) inside a writable root, and the
+ *     writable roots are recorded (sandbox_record.c);
  *  5. denied paths masked: a directory by an empty, mode 000, read-only
  *     tmpfs, a file by an empty mode 000 file (EACCES, as under the
  *     reference's bubblewrap); deny globs are expanded when the process
