@@ -166,7 +166,12 @@ sbx_record_root(const char *path, uint64_t dev, uint64_t ino)
 	struct stat	 st;
 	int64_t		 now = (int64_t)time(NULL);
 
-	if ((r = known(path, dev, ino)) != NULL) {
+	/* another instance may have recorded it: the file grows by one line per root */
+	if ((r = known(path, dev, ino)) == NULL) {
+		refresh();
+		r = known(path, dev, ino);
+	}
+	if (r != NULL) {
 		/* the clock went back since: what is written now would look older */
 		if (now < r->since) {
 			r->since = now;
