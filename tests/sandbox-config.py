@@ -189,6 +189,13 @@ def scenario(label, prefix, uid):
     got = layers(c, W + "/app/src")
     t.ok("danger-full-access" not in got and "evil" not in got,
          "%s: after a restart the planted layers stay refused" % label, got)
+    # the operator's way back (execd(8)): remove the record, once the files are checked
+    t.ok(os.path.exists(state + "/sandbox-roots"), "%s: the roots are recorded" % label)
+    os.unlink(state + "/sandbox-roots")
+    got = layers(c, W + "/app/src")
+    t.ok("danger-full-access" in got,
+         "%s: with the record removed, a running instance reads those layers again" % label,
+         got)
     c.close()
     shutil.rmtree(s, ignore_errors=True)
 

@@ -62,6 +62,8 @@ static struct {
 	struct root_rec	*v;
 	size_t		 n;
 	off_t		 read_to;		/* bytes of the file taken in */
+	dev_t		 file_dev;		/* the file read so far (ino 0: none yet) */
+	ino_t		 file_ino;
 	int		 full;
 } rec;
 
@@ -97,6 +99,24 @@ remember(const char *path, uint64_t dev, uint64_t ino, int64_t since)
 	return 0;
 }
 
+/* The file read so far is gone (removed to start afresh): so are its roots. */
+static void
+forget(void)
+{
+	size_t	i;
+
+	log_info("sandbox: %s was removed or replaced: its writable roots are forgotten",
+	    rec.file);
+	for (i = 0; i < rec.n; i++)
+		free(rec.v[i].path);
+	free(rec.v);
+	rec.v = NULL;
+	rec.n = 0;
+	rec.read_to = 0;
+	rec.full = 0;
+	rec.file_ino = 0;
+}
+
 /* Take in what the file has gained since last read (other instances' roots too). */
 static void
 refresh(void)
@@ -109,11 +129,27 @@ refresh(void)
 	FILE		*f;
 	int		 at, fd;
 
-	if (rec.file[0] == '\0' ||
-	    (fd = open(rec.file, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)) == -1)
+	if (rec.file[0] == '\0')
 		return;
-	if (fstat(fd, &st) == -1 || st.st_size <= rec.read_to ||
-	    lseek(fd, rec.read_to, SEEK_SET) == -1 || (f = fdopen(fd, "r")) == NULL) {
+	if ((fd = open(rec.file, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)) == -1) {
+		/* only a file once read: roots it never held (not writable) stay */
+		if (errno == ENOENT && rec.file_ino != 0)
+			forget();
+		return;
+	}
+	if (fstat(fd, &st) == -1) {
+		log_warn("sandbox: %s", rec.file);
+		close(fd);
+		return;
+	}
+	if (st.st_ino != rec.file_ino || st.st_dev != rec.file_dev || st.st_size < rec.read_to) {
+		if (rec.file_ino != 0)
+			forget();
+		rec.file_dev = st.st_dev;
+		rec.file_ino = st.st_ino;
+	}
+	if (st.st_size <= rec.read_to || lseek(fd, rec.read_to, SEEK_SET) == -1 ||
+	    (f = fdopen(fd, "r")) == NULL) {
 		close(fd);
 		return;
 	}
