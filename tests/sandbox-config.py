@@ -196,7 +196,7 @@ def scenario(label, prefix, uid):
     t.ok("danger-full-access" in got,
          "%s: with the record removed, a running instance reads those layers again" % label,
          got)
-    c.close()
+    t.eq(c.close(), 0, "%s: the second execd exits 0" % label)
     shutil.rmtree(s, ignore_errors=True)
 
 
