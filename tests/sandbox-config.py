@@ -52,6 +52,9 @@ plant "$W/evil" && mkdir -p "$W/app/linked" && ln -s ../../evil "$W/app/linked/.
   echo "linked"
 mkdir -p "$W/app/hl/.codex" && ln "$W/evil/config.toml" "$W/app/hl/.codex/config.toml" &&
   echo "hard linked"
+# a project root marker below a narrowing layer would cut that layer off
+mkdir -p "$W/app/mid/sub/.git" && echo 'ref: refs/heads/x' > "$W/app/mid/sub/.git/HEAD" &&
+  echo "marker planted"
 # a layer execd cannot read, or parse, would fail every later thread start
 mkdir -p "$W/app/dos/dir/.codex/config.toml" "$W/app/dos/fifo/.codex" "$W/app/dos/mode/.codex" \
   "$W/app/dos/toml/.codex" "$W/app/dos/utf8/.codex"
@@ -127,6 +130,10 @@ def scenario(label, prefix, uid):
     # a nested layer the host wrote before any command could write there stays
     # read (ctime is coarse: it must be older than the sandbox by a few seconds)
     write(W + "/app/keep/.codex/config.toml", 'model = "kept"\n')
+    write(W + "/app/mid/.codex/config.toml", 'model = "narrow"\n')
+    os.makedirs(W + "/app/mid/sub")
+    if os.geteuid() == 0:
+        os.chown(W + "/app/mid/sub", uid, uid)
     os.makedirs(s + "/outside/.codex")
     write(s + "/outside/.codex/config.toml", 'model = "outside"\n')
     time.sleep(3)
@@ -151,6 +158,10 @@ def scenario(label, prefix, uid):
         got = layers(c, W + "/app/dos/" + kind)
         t.ok(not got.startswith("error:"),
              "%s: a planted %s layer does not fail environmentConfig/read" % (label, kind), got)
+    got = layers(c, W + "/app/mid/sub")
+    t.ok("marker planted" in out and "narrow" in got,
+         "%s: a project root marker the command made does not cut off the layers above"
+         % label, (out, got))
     t.ok("kept" in layers(c, W + "/app/keep"),
          "%s: a nested layer the host wrote before stays read" % label)
     run(c, "l", ["/bin/sh", "-c", 'mkdir -p "$1/app/out" && ln -s "$2/outside/.codex" '

@@ -236,7 +236,7 @@ has_marker(const char *dir, const struct toml_node *markers)
 			continue;
 		m = markers->kid[i]->str;
 		if ((size_t)snprintf(path, sizeof(path), "%s/%s", strcmp(dir, "/") == 0 ? "" : dir,
-		    m) >= sizeof(path) || stat(path, &st) == -1)
+		    m) >= sizeof(path) || stat(path, &st) == -1 || sandbox_made(path))
 			continue;
 		/* a .git directory marks a repository only with its HEAD */
 		if (strcmp(m, ".git") == 0 && S_ISDIR(st.st_mode) &&

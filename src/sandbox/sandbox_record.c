@@ -335,6 +335,35 @@ sandbox_wrote(int fd, const char *path)
 	return strcmp(real, path) != 0 && inside(path, 0) != INT64_MAX;
 }
 
+int
+sandbox_made(const char *path)
+{
+	struct statx	 stx;
+	char		 dir[PATH_MAX], real[PATH_MAX], *slash;
+	int64_t		 since;
+	size_t		 len;
+
+	refresh();
+	if (rec.n == 0 || (slash = strrchr(path, '/')) == NULL)
+		return 0;
+	/* birth time, which no one can set: gone, or not kept here, is not told */
+	if (statx(AT_FDCWD, path, AT_SYMLINK_NOFOLLOW, STATX_BTIME, &stx) == -1 ||
+	    !(stx.stx_mask & STATX_BTIME))
+		return 0;
+	/* where it really is: its directory resolved, its own name (a link) kept */
+	if (snprintf(dir, sizeof(dir), "%.*s", (int)(slash - path), path) >= (int)sizeof(dir) ||
+	    fs_realpath(slash == path ? "/" : dir, real) == NULL)
+		return 1;
+	len = strlen(real);
+	if (snprintf(real + len, sizeof(real) - len, "%s", strcmp(real, "/") == 0 ? slash + 1 :
+	    slash) >= (int)(sizeof(real) - len))
+		return 1;
+	if ((since = inside(real, 1)) != INT64_MAX)
+		return since == INT64_MIN || (int64_t)stx.stx_btime.tv_sec >= since - SINCE_SLACK;
+	/* asked for inside a root, but really elsewhere: a link there leads out */
+	return strcmp(real, path) != 0 && inside(path, 0) != INT64_MAX;
+}
+
 /* ---- the executor's own configuration places ---- */
 
 #define PLACES	3
