@@ -18,12 +18,17 @@
  * command could write there stays read; what changed since is the
  * command's as far as execd can tell.
  *
+ * The same record keeps a project root marker a command made (birth time
+ * since) from marking anything: sandbox_made.
+ *
  * The record is a file in the state directory (which no sandboxed command
- * sees), one "dev ino path" line per root, appended at a sandbox's
- * planning when the root is new, and read again by every instance
- * sharing the directory when it has grown: a restart forgets nothing.
- * It is bounded: past RECORD_MAX roots "/" is recorded, and every project
- * layer below / is refused from then on (logged).
+ * sees), one "dev ino since path" line per root, appended at a sandbox's
+ * planning when the root is new (or the clock has gone back), and read
+ * again by every instance sharing the directory when it has grown: a
+ * restart forgets nothing; removing the file (the operator's way back,
+ * execd(8)) makes every instance forget.  It is bounded: past RECORD_MAX
+ * roots "/" is recorded, and every project layer below / is refused from
+ * then on (logged).
  */
 #include "config.h"
 
