@@ -19,6 +19,7 @@ None of it may come back from environmentConfig/read or discoverV2, while
 the command still writes the rest of the project.  Run as root and, with
 setpriv, again with execd as nobody.  Output is TAP.
 """
+import base64
 import json
 import os
 import shutil
@@ -137,6 +138,17 @@ def scenario(label, prefix, uid):
     os.makedirs(s + "/outside/.codex")
     write(s + "/outside/.codex/config.toml", 'model = "outside"\n')
     time.sleep(3)
+
+    # what the model writes through sandboxed fs methods (apply_patch) counts too
+    fsb = sandbox([W], W + "/app")
+    c.call("fs/createDirectory", {"path": "file://" + W + "/app/fsw/.codex", "recursive": True,
+                                  "sandbox": fsb})
+    r = c.call("fs/writeFile", {"path": "file://" + W + "/app/fsw/.codex/config.toml",
+                                "dataBase64": base64.b64encode(EVIL.encode()).decode(),
+                                "sandbox": fsb})
+    got = layers(c, W + "/app/fsw")
+    t.ok("result" in r and "danger-full-access" not in got,
+         "%s: a layer written by a sandboxed fs/writeFile is left out" % label, (r, got))
 
     out = run(c, "a", ["/bin/sh", "-c", ATTACK, "sh", W, ""], sandbox([W], W + "/app"),
               W + "/app", cenv)

@@ -24,6 +24,7 @@
 #include "sandbox/sandbox_request.h"
 #include "sandbox/sandbox_self.h"
 
+struct fs_policy;
 struct out_ring;
 
 /*
@@ -59,6 +60,11 @@ void	 sandbox_keep_readonly(const char *path, int is_dir);
  * (sandbox_config_places, from CODEX_HOME and HOME).
  */
 void	 sandbox_record_init(const char *state_dir);
+/*
+ * A sandboxed fs request: its writable roots are recorded as a command's
+ * (apply_patch writes through fs/writeFile as the model asks).
+ */
+void	 sandbox_record_policy(const struct fs_policy *pol);
 void	 sandbox_config_places(void);
 /*
  * Could a sandboxed command have written the configuration file fd, opened

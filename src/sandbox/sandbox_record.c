@@ -241,6 +241,25 @@ sbx_record_root(const char *path, uint64_t dev, uint64_t ino)
 }
 
 void
+sandbox_record_policy(const struct fs_policy *pol)
+{
+	const struct fs_rule	*r;
+	struct root_rec		*k;
+	struct stat		 st;
+	size_t			 i;
+
+	for (i = 0; (r = fs_policy_rule(pol, i)) != NULL; i++) {
+		if (r->access != FS_ACCESS_WRITE || r->is_glob)
+			continue;
+		/* known by name, and the clock has not gone back: nothing to look at */
+		if ((k = known(r->path, 0, 0)) != NULL && k->since <= (int64_t)time(NULL))
+			continue;
+		if (lstat(r->path, &st) == 0)
+			sbx_record_root(r->path, st.st_dev, st.st_ino);
+	}
+}
+
+void
 sandbox_record_init(const char *state_dir)
 {
 	if (state_dir == NULL || snprintf(rec.file, sizeof(rec.file), "%s/" RECORD_FILE,
