@@ -70,6 +70,9 @@ if [ -n "$H" ]; then
     2>/dev/null && echo "codex-home skill planted"
   (mkdir -p "$H/.agents/skills/evil" && printf '%s' "$SKILL" > "$H/.agents/skills/evil/SKILL.md") \
     2>/dev/null && echo "agents skill planted"
+  # where the user's own link out of the Codex home leads, inside the writable root
+  mkdir -p "$H/../shared/evil2" && printf '%s' "$SKILL" > "$H/../shared/evil2/SKILL.md" &&
+    echo "linked skill planted"
 fi
 exit 0
 '''
@@ -188,7 +191,14 @@ def scenario(label, prefix, uid):
              "%s: environmentConfig/read for %s returns no layer the command wrote"
              % (label, cwd), got)
 
-    # the Codex home and ~/.agents below a writable root (its parent, s)
+    # the Codex home and ~/.agents below a writable root (its parent, s); the
+    # user links a skill directory of the home to one in s
+    os.makedirs(H + "/.codex/skills")
+    os.makedirs(s + "/shared")
+    os.symlink(s + "/shared", H + "/.codex/skills/linked")
+    if os.geteuid() == 0:
+        for d in (H + "/.codex/skills", s + "/shared"):
+            os.chown(d, uid, uid)
     out = run(c, "b", ["/bin/sh", "-c", ATTACK, "sh", W, H], sandbox([s], W + "/app"),
               W + "/app", cenv)
     t.ok("wrote main.c" in out, "%s: a sandbox with the home's parent writable runs" % label, out)
@@ -198,9 +208,14 @@ def scenario(label, prefix, uid):
          "%s: the user layer (and its trust table) cannot be changed" % label, out)
     for d in (H + "/.codex/skills/evil", H + "/.agents/skills/evil"):
         t.ok(not os.path.exists(d), "%s: no skill planted in %s" % (label, d[len(s):]), out)
+    t.ok("linked skill planted" in out, "%s: (a skill written where a link leads)" % label, out)
+    # a skill the user installs afterwards: the home is read-only in every view
+    write(H + "/.codex/skills/legit/SKILL.md", SKILL.replace("evil", "legit"))
     r = c.call("capabilities/discoverV2", {"cwd": "file://" + W + "/app"})
     t.ok("result" in r and "evil" not in json.dumps(r["result"]),
          "%s: capabilities/discoverV2 lists nothing the command wrote" % label, r)
+    t.ok("result" in r and "legit" in json.dumps(r["result"]),
+         "%s: and still lists a skill the user installed since" % label, r)
     for cwd in ("app", "app/src", "app/moved"):
         got = layers(c, W + "/" + cwd)
         t.ok("danger-full-access" not in got and "evil" not in got,

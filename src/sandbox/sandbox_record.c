@@ -271,6 +271,27 @@ sandbox_record_init(const char *state_dir)
 	refresh();
 }
 
+#define PLACES	3
+
+static char	places[PLACES][PATH_MAX];
+
+/*
+ * Is path under a configuration place strictly inside the root pre?  Then
+ * every view giving pre writable bound the place read-only (plan_places).
+ */
+static int
+under_place(const char *pre, const char *path)
+{
+	char	p[PATH_MAX];
+	size_t	i;
+
+	for (i = 0; sbx_config_place(i, p) != -1; i++)
+		if (p[0] == '/' && strlen(p) > strlen(pre) && fs_path_covers(pre, p) &&
+		    fs_path_covers(p, path))
+			return 1;
+	return 0;
+}
+
 /* Is rest ("/name/...", what follows a root) under a protected name of that root? */
 static int
 under_protected(const char *rest)
@@ -311,7 +332,8 @@ inside(const char *path, int by_id)
 			if (((rec.v[i].path != NULL && strcmp(rec.v[i].path, pre) == 0) ||
 			    (have && rec.v[i].dev == (uint64_t)st.st_dev &&
 			    rec.v[i].ino == (uint64_t)st.st_ino)) &&
-			    !under_protected(path + (len == 1 ? 0 : len)) && rec.v[i].since < since)
+			    !under_protected(path + (len == 1 ? 0 : len)) && rec.v[i].since < since &&
+			    !under_place(pre, path))
 				since = rec.v[i].since;
 		if (len == 1)
 			return since;
@@ -389,10 +411,6 @@ sandbox_made(const char *path)
 }
 
 /* ---- the executor's own configuration places ---- */
-
-#define PLACES	3
-
-static char	places[PLACES][PATH_MAX];
 
 static void
 place_set(int i, const char *path)
