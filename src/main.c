@@ -221,6 +221,9 @@ hide_own_paths(const char *token_file, const char *secret_file)
 		sandbox_hide(realpath(secret_file, key) != NULL ? key : secret_file, 0);
 	/* with the embedded proxy's CA key (STATE/proxy, serve_proxy.c) */
 	sandbox_hide(conf.state_dir, 1);
+	/* and the record of writable roots the configuration readers consult */
+	sandbox_record_init(conf.state_dir);
+	sandbox_config_places();
 	/* its bundle (STATE-proxy): read by managed commands, changed by none */
 	if (conf.state_dir != NULL &&
 	    snprintf(key, sizeof(key), "%s-proxy", conf.state_dir) < (int)sizeof(key))

@@ -70,6 +70,40 @@ t.eq(r.get("error"), {"code": -32602, "message": "missing field `watchId`"}, "no
 r = c.call("fs/watchMissing", {"watchId": 15, "missing": "x"})
 t.eq(r.get("error"), {"code": -32602, "message": 'invalid type: string "x", expected a sequence'},
      "missing must be a list")
+
+# With a sandbox, a path the sandbox denies (or does not show) is refused as
+# every other fs method refuses it, whether or not something is there: no
+# answer and no later fs/missingChanged may tell what exists in a denied place.
+s = os.path.join(d, "sb")
+os.makedirs(os.path.join(s, "ws", "den", "sub"))
+os.makedirs(os.path.join(s, "out"))
+open(os.path.join(s, "ws", "den", "there"), "w").close()
+open(os.path.join(s, "out", "there"), "w").close()
+ent = lambda p, a: {"path": {"type": "path", "path": "file://" + os.path.join(s, p)}, "access": a}
+pol = {"permissions": {"type": "managed", "network": "restricted", "file_system": {
+    "type": "restricted", "entries": [ent("ws", "write"), ent("ws/den", "deny")]}},
+    "windowsSandboxLevel": "disabled"}
+sw = lambda wid, p: c.call("fs/watchMissing", {"watchId": wid, "missing": [u("sb/" + p)],
+                                               "sandbox": pol})
+denied = {"code": -32600, "message": "Permission denied (os error 13)"}
+absent = {"code": -32004, "message": "No such file or directory (os error 2)"}
+for wid, p, want in ((20, "ws/den/there", denied), (21, "ws/den/none", denied),
+                     (22, "ws/den/sub/x", denied), (23, "out/there", absent),
+                     (24, "out/none", absent)):
+    r = sw(wid, p)
+    t.eq(r.get("error"), want, "sandbox: %s refused as the other fs methods do" % p)
+r = c.call("fs/getMetadata", {"path": u("sb/ws/den/none"), "sandbox": pol})
+t.eq(r.get("error"), denied, "sandbox: (fs/getMetadata says the same)")
+open(os.path.join(s, "ws", "den", "none"), "w").close()
+os.mkdir(os.path.join(s, "ws", "den", "sub", "x"))
+open(os.path.join(s, "out", "none"), "w").close()
+t.ok(quiet(0.5), "sandbox: the host creating denied paths tells nothing", c.notifications)
+t.eq(sw(25, "ws/free").get("result"), {"watching": True}, "sandbox: an allowed path is watched")
+open(os.path.join(s, "ws", "free"), "w").close()
+t.ok(fired(25), "sandbox: and fires")
+r = c.call("fs/watchMissing", {"watchId": 26, "missing": [u("sb/ws/y")], "sandbox": {
+    "permissions": {"type": "bogus"}, "windowsSandboxLevel": "disabled"}})
+t.eq(r.get("error", {}).get("code"), -32602, "sandbox: a malformed sandbox fails the params")
 t.eq(c.close(), 0, "execd exits 0")
 
 c = Execd(init=False)

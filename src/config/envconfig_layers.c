@@ -18,7 +18,9 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "log.h"
 #include "config/envconfig_int.h"
+#include "sandbox/sandbox.h"
 #include "rpc/errno_text.h"
 
 #define SYSTEM_DIR	"/etc/codex"
@@ -36,24 +38,47 @@ static const char *const sandbox_modes[] = {
 	"read-only", "workspace-write", "danger-full-access", NULL
 };
 
+/*
+ * Is fd (opened as path) a project layer a sandboxed command could have
+ * written?  Then it is no such file (sandbox_wrote: execd(8) SECURITY),
+ * whatever it holds: neither read nor, unreadable, a failure of the read.
+ */
+static int
+planted(int project, int fd, const char *path)
+{
+	if (!project || !sandbox_wrote(fd, path))
+		return 0;
+	log_warnx("environmentConfig/read: %s left out: a sandboxed command could have "
+	    "written it", path);
+	close(fd);
+	return 1;
+}
+
 /* 1 with *buf (malloc'd) and *len, 0 when there is no such file, -1 with err. */
 static int
-read_file(const char *path, char **buf, size_t *len, char *err, size_t errlen)
+read_file(const char *path, int project, char **buf, size_t *len, char *err, size_t errlen)
 {
 	struct stat	st;
 	char		text[128];
 	ssize_t		r = 0;
 	size_t		got = 0, at, seq;
-	int		fd;
+	int		fd, e;
 
 	*buf = NULL;
 	if ((fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC)) == -1) {
-		if (errno == ENOENT || errno == ENOTDIR)
+		if ((e = errno) == ENOENT || e == ENOTDIR)
 			return 0;
-		snprintf(err, errlen, "%s", errno_text(errno, text, sizeof(text)));
+		if (project && (fd = open(path, O_PATH | O_CLOEXEC)) != -1 &&
+		    planted(project, fd, path))
+			return 0;
+		if (fd != -1)
+			close(fd);
+		snprintf(err, errlen, "%s", errno_text(e, text, sizeof(text)));
 		return -1;
 	}
 	if (fstat(fd, &st) == -1 || !S_ISREG(st.st_mode)) {
+		if (planted(project, fd, path))
+			return 0;
 		snprintf(err, errlen, "path `%s` is not a file", path);
 		close(fd);
 		return -1;
@@ -72,6 +97,12 @@ read_file(const char *path, char **buf, size_t *len, char *err, size_t errlen)
 			break;
 		}
 		got += (size_t)r;
+	}
+	/* after the read: a write that reached what was read has changed ctime first */
+	if (planted(project, fd, path)) {
+		free(*buf);
+		*buf = NULL;
+		return 0;
 	}
 	close(fd);
 	if (r == -1 || got > TOML_MAX_INPUT || toml_utf8_check(*buf, got, &at, &seq) == -1) {
@@ -118,7 +149,7 @@ load(const char *path, enum style st, struct toml_node **doc, char *err, size_t 
 	int			 rc;
 
 	*doc = NULL;
-	if ((rc = read_file(path, &buf, &len, why, sizeof(why))) <= 0) {
+	if ((rc = read_file(path, st == ST_PROJECT, &buf, &len, why, sizeof(why))) <= 0) {
 		if (rc == -1)
 			snprintf(err, errlen, "Failed to read %s file %s: %s",
 			    st == ST_REQUIREMENTS ? "requirements" : st == ST_PROJECT ?
@@ -205,7 +236,7 @@ has_marker(const char *dir, const struct toml_node *markers)
 			continue;
 		m = markers->kid[i]->str;
 		if ((size_t)snprintf(path, sizeof(path), "%s/%s", strcmp(dir, "/") == 0 ? "" : dir,
-		    m) >= sizeof(path) || stat(path, &st) == -1)
+		    m) >= sizeof(path) || stat(path, &st) == -1 || sandbox_made(path))
 			continue;
 		/* a .git directory marks a repository only with its HEAD */
 		if (strcmp(m, ".git") == 0 && S_ISDIR(st.st_mode) &&

@@ -22,6 +22,7 @@
 #include "fs/fs.h"
 #include "fs/fs_int.h"
 #include "rpc/rpc_serde.h"
+#include "sandbox/sandbox.h"
 #include "session/session.h"
 #include "util/uri.h"
 
@@ -137,6 +138,9 @@ fs_begin(struct rpc_req *req, json_t *params, const char *sname, const struct fp
 		return -1;
 	if (pol != NULL && fs_deferred(req, d, *pol))
 		return -1;
+	/* what it may write, the configuration readers refuse (execd(8) SECURITY) */
+	if (pol != NULL && *pol != NULL)
+		sandbox_record_policy(*pol);
 	return 0;
 }
 

@@ -20,6 +20,7 @@
 
 #include "log.h"
 #include "fs/fs_int.h"
+#include "sandbox/sandbox.h"
 #include "policy/fs_policy.h"
 #include "rpc/errno_text.h"
 #include "rpc/rpc_serde.h"
@@ -148,6 +149,15 @@ read_some(int fd, char *buf, size_t len)
 	return (ssize_t)got;
 }
 
+/* discoverV2 running: what a sandboxed command could have written is not read */
+static int	check_written;
+
+void
+fs_discover_check_written(int on)
+{
+	check_written = on;
+}
+
 int
 fs_discover_open(const struct fs_policy *pol, const char *path)
 {
@@ -155,11 +165,19 @@ fs_discover_open(const struct fs_policy *pol, const char *path)
 	int	fd, err;
 
 	if (pol == NULL)
-		return open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+		fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
 	/* what was checked is what is read: a link swapped in since leads nowhere else */
-	if ((err = fs_pin_open(pol, path, FS_WANT_READ, O_RDONLY | O_NONBLOCK | O_NOCTTY, &fd,
-	    real, sizeof(real))) != 0) {
+	else if ((err = fs_pin_open(pol, path, FS_WANT_READ, O_RDONLY | O_NONBLOCK | O_NOCTTY,
+	    &fd, real, sizeof(real))) != 0) {
 		errno = err;
+		return -1;
+	}
+	/* a link out of a protected place into a writable root (execd(8) SECURITY) */
+	if (fd != -1 && check_written && sandbox_wrote(fd, path)) {
+		log_warnx("capabilities/discoverV2: %s left out: a sandboxed command could "
+		    "have written it", path);
+		close(fd);
+		errno = EACCES;
 		return -1;
 	}
 	return fd;

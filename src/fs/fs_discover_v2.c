@@ -499,6 +499,8 @@ fs_m_discover_v2(struct rpc_req *req, json_t *params)
 	if (!rpc_admit(req) || fs_deferred(req, &fd, pol))
 		goto out;
 	d.pol = pol;
+	/* a link out of a protected place into a writable root leads to nothing */
+	fs_discover_check_written(1);
 	homes(ch, home, sizeof(ch));
 	snprintf(dir, sizeof(dir), "%s/skills", ch);
 	skill_root(&d, "codex-home-skills", dir);
@@ -506,6 +508,7 @@ fs_m_discover_v2(struct rpc_req *req, json_t *params)
 	skill_root(&d, "user-agent-skills", dir);
 	skill_root(&d, "system-skills", "/etc/codex/skills");
 	plugin_cache(&d, ch);
+	fs_discover_check_written(0);
 	rpc_reply(req, json_pack("{s:O,s:O,s:O}", "plugins", d.plugins, "skills", d.skills,
 	    "warnings", d.warnings));
 out:

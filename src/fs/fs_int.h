@@ -132,6 +132,8 @@ void	 fs_discover_warn(json_t *warnings, const char *what, const char *path, int
 json_t	*fs_discover_file_entry(const struct fs_policy *pol, const char *path);
 /* path opened for reading, pinned and checked under pol (if any); -1 with errno. */
 int	 fs_discover_open(const struct fs_policy *pol, const char *path);
+/* while on (discoverV2), fs_discover_open refuses what sandbox_wrote() says */
+void	 fs_discover_check_written(int on);
 /*
  * A skill's name, description and shortDescription from its SKILL.md
  * text, as {"name","description","shortDescription"}; NULL when the

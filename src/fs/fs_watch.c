@@ -2,6 +2,12 @@
  * One watch per connection, as the reference: the client names paths that
  * do not exist yet; we watch the nearest existing ancestor of each for the
  * next path component appearing, say so once, and forget the watch.
+ *
+ * With a `sandbox`, each path is checked against its policy first, as
+ * every other fs method checks: a denied path (or one the sandbox does not
+ * show) fails the request whether or not anything is there, so that
+ * neither the answer nor a later fs/missingChanged tells what exists in a
+ * place the sandbox hides.  (The reference ignores the field.)
  */
 #include "config.h"
 
@@ -11,6 +17,7 @@
 #include <errno.h>
 #include <limits.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -19,6 +26,7 @@
 #include "log.h"
 #include "rpc/rpc_serde.h"
 #include "session/session.h"
+#include "fs/fs_int.h"
 #include "fs/fs_watch.h"
 #include "util/uri.h"
 
@@ -167,9 +175,45 @@ m_watch_missing(struct rpc_req *req, json_t *raw)
 }
 
 struct watch_args {
-	uint64_t	 id;
-	json_t		*missing;
+	uint64_t		 id;
+	json_t			*missing;
+	struct fs_policy	*pol;
+	struct fp_deferred	 d;	/* the sandbox's own failure, reported after gating */
 };
+
+/* The optional `sandbox`, decoded as the other fs methods decode theirs. */
+static int
+watch_sandbox(json_t *o, struct watch_args *a, struct jx_err *e)
+{
+	json_t		*v = json_object_get(o, "sandbox");
+	struct jx_err	 pe;
+	int		 code;
+
+	if (v == NULL || json_is_null(v) ||
+	    fs_sandbox_field.decode(v, &a->pol, &pe, &code) == 0)
+		return 0;
+	if (code == RPC_INVALID_PARAMS) {
+		*e = pe;
+		return -1;
+	}
+	a->d.code = code;
+	snprintf(a->d.msg, sizeof(a->d.msg), "%s", pe.msg);
+	return 0;
+}
+
+/* 0, or the errno the sandbox refuses one of paths with (as fs/getMetadata would). */
+static int
+watch_allowed(const struct fs_policy *pol, char **paths, size_t n)
+{
+	size_t	i;
+	int	err;
+
+	for (i = 0; pol != NULL && i < n; i++)
+		if ((err = fs_allowed(pol, paths[i], 1, FS_WANT_STAT)) != 0 ||
+		    (err = fs_allowed(pol, paths[i], 0, FS_WANT_STAT)) != 0)
+			return err;
+	return 0;
+}
 
 /* each of missing is a PathUri: a malformed one fails the decoding */
 static int
@@ -185,7 +229,8 @@ watch_decode(json_t *o, void *arg, struct jx_err *e)
 	a->missing = NULL;
 	if (jx_struct(o, "FsWatchMissingParams", e) == -1 ||
 	    jx_u64(o, "watchId", JX_REQ, &a->id, e) == -1 ||
-	    jx_strarray(o, "missing", JX_REQ, &a->missing, e) == -1)
+	    jx_strarray(o, "missing", JX_REQ, &a->missing, e) == -1 ||
+	    watch_sandbox(o, a, e) == -1)
 		return -1;
 	json_array_foreach(a->missing, i, v) {
 		if ((path = uri_json_to_path(v, e, &code)) == NULL)
@@ -198,25 +243,27 @@ watch_decode(json_t *o, void *arg, struct jx_err *e)
 static void
 watch_missing(struct rpc_req *req, json_t *params, long seq_n)
 {
-	struct watch_args	 a;
+	struct watch_args	 a = { 0, NULL, NULL, { 0 } };
 	struct jx_err	 e;
 	struct stat	 st;
 	json_t		*missing = NULL, *v;
 	uint64_t	 id;
 	char		**paths;
 	size_t		 i, n;
-	int		 ok = 1, code, rc;
+	int		 ok = 1, code, rc, err;
 
 	rc = jx_in_order(params, watch_decode, &a, &e);
 	id = a.id;
 	missing = a.missing;
 	if (serde_struct_seq_end(&watch_struct, seq_n, rc, &e) == -1) {
 		rpc_fail_params(req, &e);
+		fs_sandbox_field.release(&a.pol);
 		return;
 	}
 	n = json_array_size(missing);
 	if ((paths = calloc(n + 1, sizeof(*paths))) == NULL) {
 		rpc_fail(req, RPC_INTERNAL_ERROR, "out of memory");
+		fs_sandbox_field.release(&a.pol);
 		return;
 	}
 	json_array_foreach(missing, i, v)
@@ -224,8 +271,13 @@ watch_missing(struct rpc_req *req, json_t *params, long seq_n)
 			rpc_fail_params(req, &e);
 			goto out;
 		}
-	if (!rpc_admit(req))
+	if (!rpc_admit(req) || ((a.pol != NULL || a.d.code != 0) &&
+	    fs_deferred(req, &a.d, a.pol)))
 		goto out;
+	if ((err = watch_allowed(a.pol, paths, n)) != 0) {
+		rpc_fail_errno(req, err);
+		goto out;
+	}
 	/* a stale generation, nothing to watch, or something already there */
 	if ((fw.used && id <= fw.last) || n == 0 || n > WATCH_MAX_PATHS)
 		ok = 0;
@@ -261,6 +313,7 @@ out:
 	for (i = 0; i < n; i++)
 		free(paths[i]);
 	free(paths);
+	fs_sandbox_field.release(&a.pol);
 }
 
 static void

@@ -24,6 +24,7 @@
 #include "sandbox/sandbox_request.h"
 #include "sandbox/sandbox_self.h"
 
+struct fs_policy;
 struct out_ring;
 
 /*
@@ -52,6 +53,35 @@ void	 sandbox_hide(const char *path, int is_dir);
  * even inside a writable root; a directory is made, mode 0755, when missing.
  */
 void	 sandbox_keep_readonly(const char *path, int is_dir);
+/*
+ * Once at start-up: where the writable roots given to sandboxed commands
+ * are recorded (a file in state_dir, shared by the instances using it),
+ * and the configuration places every view keeps read-only
+ * (sandbox_config_places, from CODEX_HOME and HOME).
+ */
+void	 sandbox_record_init(const char *state_dir);
+/*
+ * A sandboxed fs request: its writable roots are recorded as a command's
+ * (apply_patch writes through fs/writeFile as the model asks).
+ */
+void	 sandbox_record_policy(const struct fs_policy *pol);
+void	 sandbox_config_places(void);
+/*
+ * Could a sandboxed command have written the configuration file fd, opened
+ * as path?  1 when it lies inside a writable root some sandboxed command
+ * was given (below the root's protected names) and it or its directory
+ * changed since, or when path leads there through a link out of one.
+ * environmentConfig/read does not read such a project layer.
+ */
+int	 sandbox_wrote(int fd, const char *path);
+/*
+ * Did a sandboxed command probably make path (not followed: a link is
+ * judged as one)?  1 when it lies inside such a writable root (below its
+ * protected names) and was created since (birth time; 0 where the file
+ * system keeps none), or leads out of one by a link.  A project root
+ * marker so made marks nothing: it would cut off the layers above it.
+ */
+int	 sandbox_made(const char *path);
 /*
  * The capability flags whose promise this sandbox keeps, NULL-terminated:
  * with "/" writable, the view's fresh /dev keeps the standard devices

@@ -176,6 +176,16 @@ int	 sbx_guard_protected(struct sandbox_plan *plan, const char *path, char *why,
 /* in the child, before the first protected name is bound: 0 or an errno */
 int	 sbx_guard_wait(const struct sandbox_plan *plan);
 
+/* sandbox_record.c: a writable root given to a sandboxed command (see sandbox_wrote) */
+void	 sbx_record_root(const char *path, uint64_t dev, uint64_t ino);
+/*
+ * The executor's configuration places (the Codex home, ~/.agents,
+ * /etc/codex), each protected as a protected name is wherever it lies
+ * inside a writable root: the i-th as it really is now into out
+ * (PATH_MAX), 1; 0 for none (unknown, or no parent); -1 past the last.
+ */
+int	 sbx_config_place(size_t i, char *out);
+
 /* sandbox_apply.c: unshare a user namespace and map the plan's ids (0 or an errno) */
 int	 sbx_userns_enter(const struct sandbox_plan *plan);
 

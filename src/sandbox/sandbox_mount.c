@@ -12,7 +12,9 @@
  *  4. the protected names (.git .codex .agents .aws) at the top of every
  *     writable root, read-only (placeholders for missing ones, which
  *     execd makes while the child gets here: sandbox_guard.c); a symlink
- *     there stops the command;
+ *     there stops the command; so are execd's configuration places (the
+ *     Codex home, ~/.agents, /etc/codex) inside a writable root, and the
+ *     writable roots are recorded (sandbox_record.c);
  *  5. denied paths masked: a directory by an empty, mode 000, read-only
  *     tmpfs, a file by an empty mode 000 file (EACCES, as under the
  *     reference's bubblewrap); deny globs are expanded when the process
@@ -361,50 +363,99 @@ set_fatal(struct sandbox_plan *plan, const char *path)
 }
 
 /*
- * The protected names at the top of a writable root: read-only whether
- * they exist or not (a missing one gets a placeholder to be bound on:
- * sandbox_guard.c), also below a parent repository.  A symlink there
+ * A protected path: read-only whether it exists or not (a missing one
+ * gets a placeholder to be bound on: sandbox_guard.c).  A symlink there
  * cannot be made read-only (its target is the writable root's to change):
  * the command does not run.
  */
 static int
-plan_protected(struct sandbox_plan *plan, const struct fs_rule **g, size_t ng, char *why,
-    size_t whylen)
+protect_one(struct sandbox_plan *plan, const char *path, char *why, size_t whylen)
+{
+	struct stat	 st;
+	int		 found, held;
+
+	if ((found = lstat(path, &st) == 0) && S_ISLNK(st.st_mode))
+		return set_fatal(plan, path) == -1 ? -2 : 0;
+	if (!found && errno != ENOENT)
+		return 0;
+	/* a placeholder held (joined, or made once the child runs) */
+	held = 0;
+	if ((!found || S_ISDIR(st.st_mode)) &&
+	    (held = sbx_guard_protected(plan, path, why, whylen)) == -1)
+		return -1;
+	if ((held || found) && (pin_parents(plan, path) == -1 ||
+	    push(plan, SBX_MNT_PROTECT, path) == -1))
+		return -2;
+	return 0;
+}
+
+/*
+ * The executor's configuration places (the Codex home, ~/.agents,
+ * /etc/codex) inside a writable root, protected as a protected name is:
+ * environmentConfig/read's user and system layers and the trust they
+ * give, and every root capabilities/discoverV2 searches, are there.  Only
+ * where the view leaves them writable (a writable root's own protected
+ * names cover the usual ~/.codex already), not where a root is the place
+ * itself (asked for explicitly), nor when the parent a placeholder would
+ * go in is missing.
+ */
+static int
+plan_places(struct sandbox_plan *plan, const struct fs_rule **g, size_t ng, int base,
+    char *why, size_t whylen)
+{
+	char		 p[PATH_MAX], parent[PATH_MAX], *cut;
+	struct stat	 st;
+	size_t		 i;
+	int		 rc, r;
+
+	for (i = 0; (r = sbx_config_place(i, p)) != -1; i++) {
+		if (r == 0 || strcmp(p, "/") == 0 || is_write_root(g, ng, p) ||
+		    !writable_now(plan, p, base))
+			continue;
+		/* a missing one the command could not make either (not ours to write) */
+		snprintf(parent, sizeof(parent), "%s", p);
+		cut = strrchr(parent, '/');
+		*(cut == parent ? cut + 1 : cut) = '\0';
+		if (lstat(p, &st) == -1 && access(parent, W_OK) == -1)
+			continue;
+		if ((rc = protect_one(plan, p, why, whylen)) != 0)
+			return rc;
+	}
+	return 0;
+}
+
+/* The protected names at the top of a writable root, also below a parent repository. */
+static int
+plan_protected(struct sandbox_plan *plan, const struct fs_rule **g, size_t ng, int base,
+    char *why, size_t whylen)
 {
 	struct stat	 st;
 	char		 path[PATH_MAX];
 	size_t		 i, j;
-	int		 found, held;
+	int		 rc;
 
 	for (i = 0; i < ng; i++) {
 		if (g[i]->access != FS_ACCESS_WRITE || (i > 0 && strcmp(g[i]->path,
-		    g[i - 1]->path) == 0) || lstat(g[i]->path, &st) == -1 || !S_ISDIR(st.st_mode))
+		    g[i - 1]->path) == 0) || lstat(g[i]->path, &st) == -1)
+			continue;
+		/* what it could write: the configuration readers refuse layers there */
+		sbx_record_root(g[i]->path, st.st_dev, st.st_ino);
+		if (!S_ISDIR(st.st_mode))
 			continue;
 		for (j = 0; fs_protected_names[j] != NULL; j++) {
 			if (snprintf(path, sizeof(path), "%s/%s", strcmp(g[i]->path, "/") == 0 ? "" :
 			    g[i]->path, fs_protected_names[j]) >= (int)sizeof(path) ||
 			    is_write_root(g, ng, path))
 				continue;
-			if ((found = lstat(path, &st) == 0) && S_ISLNK(st.st_mode)) {
-				if (set_fatal(plan, path) == -1)
-					goto oom;
-				continue;
-			}
-			if (!found && errno != ENOENT)
-				continue;
-			/* a placeholder held (joined, or made once the child runs) */
-			held = 0;
-			if ((!found || S_ISDIR(st.st_mode)) &&
-			    (held = sbx_guard_protected(plan, path, why, whylen)) == -1)
-				return -1;
-			if ((held || found) && (pin_parents(plan, path) == -1 ||
-			    push(plan, SBX_MNT_PROTECT, path) == -1))
-				goto oom;
+			if ((rc = protect_one(plan, path, why, whylen)) != 0)
+				goto fail;
 		}
 	}
-	return 0;
-oom:
-	snprintf(why, whylen, "out of memory");
+	if ((rc = plan_places(plan, g, ng, base, why, whylen)) == 0)
+		return 0;
+fail:
+	if (rc == -2)
+		snprintf(why, whylen, "out of memory");
 	return -1;
 }
 
@@ -454,7 +505,7 @@ sbx_mount_plan(struct sandbox_plan *plan, const struct fs_policy *pol, int platf
 	 */
 	if (push(plan, SBX_MNT_DEV, "/dev") == -1)
 		goto oom;
-	if (plan_protected(plan, g, n, why, whylen) == -1) {
+	if (plan_protected(plan, g, n, base, why, whylen) == -1) {
 		free(g);
 		return -1;
 	}

@@ -199,7 +199,14 @@ def run_cases(cases, prefix, extra=()):
         wd = wd if os.path.isdir(wd) else root
         rq = json.loads(json.dumps(reqs).replace("@R", root))
         want, _ = run(pre + [ref, "exec-server", "--listen", "stdio"], e, wd, rq)
-        got, sanitizer = run(pre + [execd, "--stdio", "--kill-grace-ms", "0"], e, wd, rq)
+        # a state directory of its own: another test's sandboxes (a writable "/")
+        # recorded in the shared one would make execd leave project layers out
+        sd = os.path.join(root, "state")
+        os.makedirs(sd, exist_ok=True)
+        if as_nobody:
+            os.chown(sd, 65534, 65534)
+        got, sanitizer = run(pre + [execd, "--stdio", "--kill-grace-ms", "0", "--state-dir", sd],
+                             e, wd, rq)
         # no answer from the reference proves nothing: that fails too
         bad = [i for i in range(len(rq)) if want[i] != got[i] or want[i] is None]
         total += len(rq)
