@@ -1,0 +1,279 @@
+#!/usr/bin/python3
+"""Transparent TCP (networkProxy.proxy.transparentTcp, 0.171.0's mode) in a
+managed sandbox: a program that knows nothing of proxies (no proxy variable
+read, plain connect(2)) reaches exactly what the policy allows, by name
+(getaddrinfo through the sandbox's DNS answerer on 127.0.0.53, IPv4 and
+IPv6 made-up addresses) and by literal address; the sandbox's own loopback
+is not proxied; UDP other than DNS goes nowhere; TCP DNS is answered; an
+attacker inside reaches neither the host's loopback services nor a made-up
+address never given out; every flow is a network/policyDecision with the
+process's id and protocol socks5_tcp.  Through the execd-proxy sidecar
+(names from a dnsmasq of the test's own) and through execd's embedded one.
+
+Skips when execd says networkProxyTransparentTcp false (no seccomp user
+notification with ADDFD, or no namespaces)."""
+import json
+import os
+import shutil
+import socket
+import sys
+
+from proxytest import Dnsmasq, EchoServer, Proxy, Tap, deadline, free_port
+from execd_client import Execd, network_proxy
+
+deadline(120)
+t = Tap()
+W = os.environ.get("TMPDIR", "/tmp")
+# run the checks even when execd says the mode is unsupported (to see them fail)
+FORCE = os.environ.get("EXECD_TEST_FORCE_TRANSPARENT") == "1"
+
+SB = {"permissions": {"type": "managed", "network": "restricted",
+                      "file_system": {"type": "restricted", "entries": [
+                          {"path": {"type": "special", "value": {"kind": "root"}},
+                           "access": "read"}]}},
+      "windowsSandboxLevel": "disabled", "cwd": "file://" + W}
+
+# Run inside the sandbox: each probe prints one JSON line {probe: result}.
+PROBES = r'''
+import json, socket, struct, sys, threading
+args = json.loads(sys.argv[1])
+def say(k, v):
+    print(json.dumps({k: v}), flush=True)
+def echo(k, addr, fam=0, timeout=5):
+    try:
+        if fam:
+            ai = socket.getaddrinfo(addr[0], addr[1], fam, socket.SOCK_STREAM)
+            s = socket.socket(fam, socket.SOCK_STREAM)
+            s.settimeout(timeout)
+            say(k + ":addr", ai[0][4][0])
+            s.connect(ai[0][4])
+        else:
+            s = socket.create_connection(addr, timeout=timeout)
+        s.sendall(b"ping-" + k.encode())
+        say(k, s.recv(100).decode())
+        s.close()
+    except OSError as e:
+        say(k, "errno:%s" % (e.errno,))
+port = args["port"]
+for name in args["names"]:
+    echo("name:" + name, (name, port))
+echo("v4:" + args["names"][0], (args["names"][0], port), socket.AF_INET)
+echo("v6:" + args["names"][0], (args["names"][0], port), socket.AF_INET6)
+for lit in args["literals"]:
+    echo("literal:" + lit, (lit, args["lport"]))
+# the sandbox's own loopback: a server here, reached from here, not proxied
+srv = socket.socket(); srv.bind(("127.0.0.1", 0)); srv.listen(1)
+def serve():
+    c, _ = srv.accept(); c.sendall(c.recv(100)); c.close()
+threading.Thread(target=serve, daemon=True).start()
+echo("own-loopback", ("127.0.0.1", srv.getsockname()[1]))
+# the host's loopback services are not there (execd-proxy's listener, the origin)
+for p in args["host_ports"]:
+    echo("host-loopback:%d" % p, ("127.0.0.1", p), timeout=2)
+    echo("host-loopback6:%d" % p, ("::ffff:127.0.0.1", p), socket.AF_INET6, timeout=2)
+# the answerer's upstream (the test's dnsmasq on the host's loopback): not there
+if args["dns_port"]:
+    u = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); u.settimeout(2)
+    try:
+        u.sendto(b"\x00\x02\x01\x00\x00\x01\x00\x00\x00\x00\x00\x00\x02ok\x04test\x00\x00\x01\x00\x01",
+                 ("127.0.0.1", args["dns_port"]))
+        say("host-loopback-dns", "answered %r" % u.recv(512))
+    except OSError as e:
+        say("host-loopback-dns", "errno:%s" % e.errno)
+# a made-up address never handed out
+echo("never-given", ("198.18.250.250", port))
+# UDP elsewhere than the answerer
+u = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+try:
+    u.connect((args["literals"][0] if args["literals"] else "192.0.2.1", 9)); u.send(b"x")
+    say("udp", "sent")
+except OSError as e:
+    say("udp", "errno:%s" % e.errno)
+try:
+    u.sendto(b"x", ("192.0.2.1", 9)); say("udp-sendto", "sent")
+except OSError as e:
+    say("udp-sendto", "errno:%s" % e.errno)
+# DNS over TCP, 2-byte length framing
+q = b"\x12\x34\x01\x00\x00\x01\x00\x00\x00\x00\x00\x00"
+for label in args["names"][0].split("."):
+    q += bytes([len(label)]) + label.encode()
+q += b"\x00\x00\x01\x00\x01"
+try:
+    s = socket.create_connection(("127.0.0.53", 53), timeout=5)
+    s.sendall(struct.pack("!H", len(q)) + q)
+    n = struct.unpack("!H", s.recv(2))[0]
+    a = b""
+    while len(a) < n:
+        a += s.recv(n - len(a))
+    say("tcp-dns", "%d answers %s" % (struct.unpack("!H", a[6:8])[0], socket.inet_ntoa(a[-4:])))
+except OSError as e:
+    say("tcp-dns", "errno:%s" % e.errno)
+# a malformed query: FORMERR, and the answerer still answers after it
+try:
+    u = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); u.settimeout(3)
+    u.sendto(b"\x00\x01\x01\x00\x00\x01\x00\x00\x00\x00\x00\x00\xc0\x0c\x00\x01\x00\x01",
+             ("127.0.0.53", 53))
+    say("formerr", u.recv(512)[3] & 15)
+    u.sendto(q, ("127.0.0.53", 53))
+    say("after-formerr", socket.inet_ntoa(u.recv(512)[-4:]))
+except OSError as e:
+    say("formerr", "errno:%s" % e.errno)
+with open("/etc/resolv.conf") as f:
+    say("resolv", f.read().split())
+'''
+
+
+def run(c, pid, args, np):
+    r = c.start(pid, [sys.executable, "-c", PROBES, json.dumps(args)], sandbox=SB,
+                networkProxy=np, env={"PATH": "/usr/bin:/bin"})
+    if "result" not in r:
+        return r, {}
+    out, code, _ = c.collect(pid, timeout=60)
+    res = {}
+    for line in out.get("stdout", b"").decode(errors="replace").splitlines():
+        try:
+            res.update(json.loads(line))
+        except ValueError:
+            res.setdefault("junk", []).append(line)
+    return r, res
+
+
+def decisions(c, pid, timeout=3):
+    got = []
+    try:
+        while True:
+            got.append(c.wait_notification("network/policyDecision",
+                                           lambda p: p.get("processId") == pid, timeout=timeout))
+    except TimeoutError:
+        pass
+    return got
+
+
+def host_address():
+    """A non-loopback IPv4 address of this host, or None."""
+    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    try:
+        s.connect(("192.0.2.1", 9))
+        a = s.getsockname()[0]
+        return None if a.startswith("127.") else a
+    except OSError:
+        return None
+    finally:
+        s.close()
+
+
+def transparent_np(domains):
+    np = network_proxy(domains, allow_local=True)
+    np["proxy"]["transparentTcp"] = True
+    return np
+
+
+echo = EchoServer()                     # the allowed origin, on the host's loopback
+HOST = host_address()
+wide = None
+if HOST is not None:
+    # an origin on the host's own address, for the literal-address probes
+    import socketserver
+    import threading
+    from proxytest import _Echo
+    wide = socketserver.ThreadingTCPServer((HOST, 0), _Echo)
+    wide.daemon_threads = True
+    threading.Thread(target=wide.serve_forever, daemon=True).start()
+
+# ---------------------------------------------------------------- through the sidecar
+if shutil.which("dnsmasq") is None:
+    t.skip("transparent TCP through the sidecar", "no dnsmasq")
+else:
+    dns = Dnsmasq({"ok.test": "127.0.0.1", "no.test": "127.0.0.1"})
+    hport, sport = free_port(), free_port()
+    P = Proxy("listen http 127.0.0.1:%d\nlisten socks5 127.0.0.1:%d\ndns-server %s\n"
+              "allow ok.test no.test %s\nallow-local yes\n"
+              % (hport, sport, dns.server, HOST or "192.0.2.7"))
+    c = Execd(["--proxy-control", P.ctl_path])
+    cap = c.init_result["environmentInfo"]["capabilities"].get("networkProxyTransparentTcp")
+    if cap is not True and not FORCE:
+        t.skip("transparent TCP through the sidecar", "networkProxyTransparentTcp is %r" % cap)
+    else:
+        domains = {"ok.test": "allow", "no.test": "deny"}
+        if HOST:
+            domains[HOST] = "allow"
+        args = {"port": echo.port, "names": ["ok.test", "no.test"],
+                "literals": [HOST, "192.0.2.7"] if HOST else ["192.0.2.7"],
+                "lport": wide.server_address[1] if wide else 9,
+                "host_ports": [echo.port], "dns_port": dns.port}
+        r, res = run(c, "tp", args, transparent_np(domains))
+        t.ok("result" in r, "process/start with transparentTcp and a sandbox is accepted", r)
+        t.eq(res.get("resolv"), ["nameserver", "127.0.0.53", "options", "edns0", "trust-ad"],
+             "the sandbox's /etc/resolv.conf names the answerer")
+        t.eq(res.get("name:ok.test"), "ping-name:ok.test",
+             "an allowed name is reached by a plain connect (getaddrinfo, create_connection)")
+        t.eq(res.get("name:no.test"), "errno:111", "a denied name: ECONNREFUSED")
+        t.ok(str(res.get("v4:ok.test:addr", "")).startswith("198.18.") and
+             res.get("v4:ok.test") == "ping-v4:ok.test",
+             "IPv4: a made-up address from 198.18.0.0/15, connected by name", res)
+        t.ok(str(res.get("v6:ok.test:addr", "")).startswith("fdc0:de00::") and
+             res.get("v6:ok.test") == "ping-v6:ok.test",
+             "IPv6: a made-up address from fdc0:de00::/96, connected by name", res)
+        if HOST:
+            t.eq(res.get("literal:" + HOST), "ping-literal:" + HOST,
+                 "an allowed literal address is reached, decided on the address")
+        else:
+            t.skip("an allowed literal address is reached", "no non-loopback address here")
+        t.eq(res.get("literal:192.0.2.7"), "errno:111", "a literal address not allowed: refused")
+        t.eq(res.get("own-loopback"), "ping-own-loopback",
+             "the sandbox's own loopback is reached, not proxied")
+        hl = {k: v for k, v in res.items() if k.startswith("host-loopback") and
+              not k.endswith(":addr")}
+        t.ok(len(hl) == 3 and all(v.startswith("errno:") for v in hl.values()),
+             "the host's loopback services are out of reach (v4, v4-mapped, the DNS upstream)",
+             hl)
+        t.eq(res.get("never-given"), "errno:113",
+             "a made-up address never handed out: EHOSTUNREACH, nothing proxied")
+        t.eq((res.get("udp"), res.get("udp-sendto")), ("errno:101", "errno:101"),
+             "UDP other than DNS: ENETUNREACH (connect and sendto)")
+        t.ok(str(res.get("tcp-dns", "")).startswith("1 answers 198.18."),
+             "DNS over TCP answered with the made-up address", res.get("tcp-dns"))
+        t.eq((res.get("formerr"), res.get("after-formerr", "")[:7]), (1, "198.18."),
+             "a compressed question: FORMERR, and the answerer goes on")
+        ds = decisions(c, "tp")
+        seen = sorted({(d.get("host"), d.get("decision"), d.get("protocol")) for d in ds})
+        want = [("192.0.2.7", "deny", "socks5_tcp"), ("no.test", "deny", "socks5_tcp"),
+                ("ok.test", "allow", "socks5_tcp")]
+        if HOST:
+            want.insert(0, (HOST, "allow", "socks5_tcp"))
+        t.eq(seen, sorted(want), "every flow is a network/policyDecision, by name, socks5_tcp")
+        audit = [a for a in P.audit() if a.get("event") == "decision"]
+        t.ok(audit and all(a.get("tags", {}).get("process_id") == "tp" for a in audit) and
+             any(a.get("host") == "ok.test" and a.get("decision") == "allow" for a in audit),
+             "the proxy's audit records each flow by name with the process's tag",
+             [(a.get("host"), a.get("decision"), a.get("tags")) for a in audit])
+        # a process with transparentTcp false keeps the plain managed network
+        np = network_proxy({"ok.test": "allow"}, allow_local=True)
+        r, res = run(c, "plain", {"port": echo.port, "names": ["ok.test"], "literals": [],
+                                  "lport": 9, "host_ports": [], "dns_port": 0}, np)
+        t.ok(res.get("name:ok.test", "").startswith("errno:") and
+             res.get("resolv") != ["nameserver", "127.0.0.53", "options", "edns0", "trust-ad"],
+             "without transparentTcp: no answerer, no way out but the proxy variables", res)
+    t.eq(c.close(), 0, "execd exits cleanly (sidecar)")
+    P.stop()
+
+# ---------------------------------------------------------------- execd's embedded proxy
+c = Execd()
+cap = c.init_result["environmentInfo"]["capabilities"].get("networkProxyTransparentTcp")
+if cap is not True and not FORCE:
+    t.skip("transparent TCP through the embedded proxy", "networkProxyTransparentTcp is %r" % cap)
+elif HOST is None:
+    t.skip("transparent TCP through the embedded proxy", "no non-loopback address here")
+else:
+    args = {"port": echo.port, "names": ["denied.test"], "literals": [HOST],
+            "lport": wide.server_address[1], "host_ports": [echo.port], "dns_port": 0}
+    r, res = run(c, "emb", args, transparent_np({HOST: "allow", "denied.test": "deny"}))
+    t.eq(res.get("literal:" + HOST), "ping-literal:" + HOST,
+         "embedded proxy: an allowed literal address is reached")
+    t.eq(res.get("name:denied.test"), "errno:111", "embedded proxy: a denied name is refused")
+    ds = decisions(c, "emb")
+    seen = sorted({(d.get("host"), d.get("decision"), d.get("protocol")) for d in ds})
+    t.ok((HOST, "allow", "socks5_tcp") in seen and ("denied.test", "deny", "socks5_tcp") in seen,
+         "embedded proxy: network/policyDecision for each flow", seen)
+t.eq(c.close(), 0, "execd exits cleanly (embedded)")
+t.done()
