@@ -276,4 +276,19 @@ else:
     t.ok((HOST, "allow", "socks5_tcp") in seen and ("denied.test", "deny", "socks5_tcp") in seen,
          "embedded proxy: network/policyDecision for each flow", seen)
 t.eq(c.close(), 0, "execd exits cleanly (embedded)")
+
+# ---------------------------------------------------------------- --linux-sandbox-transparent-tcp
+c = Execd(["--linux-sandbox-transparent-tcp"])
+cap = c.init_result["environmentInfo"]["capabilities"].get("networkProxyTransparentTcp")
+if (cap is not True and not FORCE) or HOST is None:
+    t.skip("--linux-sandbox-transparent-tcp", "unsupported here, or no non-loopback address")
+else:
+    args = {"port": echo.port, "names": ["denied.test"], "literals": [HOST],
+            "lport": wide.server_address[1], "host_ports": [], "dns_port": 0}
+    r, res = run(c, "flag", args, network_proxy({HOST: "allow", "denied.test": "deny"}))
+    t.ok(res.get("literal:" + HOST) == "ping-literal:" + HOST and
+         res.get("name:denied.test") == "errno:111",
+         "--linux-sandbox-transparent-tcp: a managed start without transparentTcp is "
+         "transparent", res)
+t.eq(c.close(), 0, "execd exits cleanly (--linux-sandbox-transparent-tcp)")
 t.done()
