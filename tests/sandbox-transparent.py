@@ -275,6 +275,25 @@ else:
     seen = sorted({(d.get("host"), d.get("decision"), d.get("protocol")) for d in ds})
     t.ok((HOST, "allow", "socks5_tcp") in seen and ("denied.test", "deny", "socks5_tcp") in seen,
          "embedded proxy: network/policyDecision for each flow", seen)
+    # not in the allowlist, with policyDecisionTimeoutMs: the client is asked, by address
+    ONE = ("import socket, sys\ntry:\n s = socket.create_connection((sys.argv[1], %d), "
+           "timeout=20); s.sendall(b'asked'); print(s.recv(10).decode())\n"
+           "except OSError as e: print('errno:%%d' %% e.errno)\n" % wide.server_address[1])
+    np = transparent_np({"denied.test": "deny"})
+    np["policyDecisionTimeoutMs"] = 5000
+    c.start("ask", [sys.executable, "-c", ONE, HOST], sandbox=SB, networkProxy=np,
+            env={"PATH": "/usr/bin:/bin"})
+    try:
+        q = c.wait_server_request("network/policyRequest", timeout=20)
+    except TimeoutError:
+        q = {}
+    t.eq(q.get("params", {}).get("request"), {"protocol": "socks5_tcp", "host": HOST,
+                                              "port": wide.server_address[1]},
+         "not in the allowlist: network/policyRequest names the flow")
+    if "id" in q:
+        c.send({"id": q["id"], "result": {"decision": {"type": "allow"}}})
+    out, _, _ = c.collect("ask", timeout=40)
+    t.eq(out.get("stdout"), b"asked\n", "allowed by the client: the plain connect goes through")
 t.eq(c.close(), 0, "execd exits cleanly (embedded)")
 
 # ---------------------------------------------------------------- --linux-sandbox-transparent-tcp

@@ -442,7 +442,7 @@ handle(struct sbx_tp *tp, const struct seccomp_notif *req)
 	e = getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &tl);
 	close(fd);
 	if (e == -1 || type != SOCK_STREAM) {
-		log_notice("sandbox: process %ld: %s connect to %s refused: only TCP goes "
+		log_info("sandbox: process %ld: %s connect to %s refused: only TCP goes "
 		    "through the proxy", (long)tp->pid, type == SOCK_DGRAM ? "UDP" : "a",
 		    inet_ntop(ss.ss_family, ss.ss_family == AF_INET ?
 		    (void *)&((struct sockaddr_in *)&ss)->sin_addr :
