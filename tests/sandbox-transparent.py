@@ -118,6 +118,28 @@ try:
     say("after-formerr", socket.inet_ntoa(u.recv(512)[-4:]))
 except OSError as e:
     say("formerr", "errno:%s" % e.errno)
+# answers to odd queries: (rcode, answer count), or None for no answer at all
+def ask(raw):
+    u = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); u.settimeout(1)
+    try:
+        u.sendto(raw, ("127.0.0.53", 53)); a = u.recv(2048)
+        return [a[3] & 15, struct.unpack("!H", a[6:8])[0]]
+    except OSError:
+        return None
+H = b"\x00\x03\x01\x00\x00\x01\x00\x00\x00\x00\x00\x00"
+say("odd", {
+    "short-header": ask(b"\x00\x03\x01"),
+    "label-past-end": ask(H + b"\x3f" + b"a" * 10),
+    "no-type": ask(H + b"\x01a\x00\x00"),
+    "two-questions": ask(H[:5] + b"\x02" + H[6:] + b"\x01a\x00\x00\x01\x00\x01" * 2),
+    "bad-byte": ask(H + b"\x03a.b\x00\x00\x01\x00\x01"),
+    "nul-byte": ask(H + b"\x03a\x00b\x00\x00\x01\x00\x01"),
+    "class-chaos": ask(H + b"\x01a\x00\x00\x01\x00\x03"),
+    "type-mx": ask(H + b"\x01a\x00\x00\x0f\x00\x01"),
+    "a-response": ask(b"\x00\x03\x81\x00" + H[4:] + b"\x01a\x00\x00\x01\x00\x01"),
+    "long-name": ask(H + (b"\x3f" + b"a" * 63) * 4 + b"\x00\x00\x01\x00\x01"),
+    "oversized": ask(H + b"\x01a\x00\x00\x01\x00\x01" + b"\x00" * 1500),
+})
 with open("/etc/resolv.conf") as f:
     say("resolv", f.read().split())
 '''
@@ -235,6 +257,13 @@ else:
              "DNS over TCP answered with the made-up address", res.get("tcp-dns"))
         t.eq((res.get("formerr"), res.get("after-formerr", "")[:7]), (1, "198.18."),
              "a compressed question: FORMERR, and the answerer goes on")
+        t.eq(res.get("odd"), {"short-header": None, "label-past-end": [1, 0],
+                              "no-type": [1, 0], "two-questions": [1, 0],
+                              "bad-byte": [5, 0], "nul-byte": [5, 0], "class-chaos": [4, 0],
+                              "type-mx": [0, 0], "a-response": None, "long-name": [1, 0],
+                              "oversized": None},
+             "odd queries: FORMERR, REFUSED for bytes a proxy name cannot carry, NOTIMP, "
+             "an empty answer, or nothing")
         ds = decisions(c, "tp")
         seen = sorted({(d.get("host"), d.get("decision"), d.get("protocol")) for d in ds})
         want = [("192.0.2.7", "deny", "socks5_tcp"), ("no.test", "deny", "socks5_tcp"),
