@@ -171,6 +171,94 @@ def decisions(c, pid, timeout=3):
     return got
 
 
+RACE = r'''
+import ctypes, socket, struct, sys, threading
+libc = ctypes.CDLL(None, use_errno=True)
+host, port, n = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+sa = ctypes.create_string_buffer(16)
+lo = struct.pack("!HH4s8x", socket.AF_INET, port, socket.inet_aton("127.0.0.1"))
+far = struct.pack("!HH4s8x", socket.AF_INET, port, socket.inet_aton(host))
+sa.raw = lo
+sa[0:2] = struct.pack("=H", socket.AF_INET)
+lo, far = sa.raw, far[:0] + struct.pack("=H", socket.AF_INET) + far[2:]
+stop = False
+def flip():
+    while not stop:
+        ctypes.memmove(sa, far, 16)
+        ctypes.memmove(sa, lo, 16)
+threading.Thread(target=flip, daemon=True).start()
+got = {}
+for i in range(n):
+    s = socket.socket()
+    r = libc.connect(s.fileno(), sa, 16)
+    e = 0 if r == 0 else ctypes.get_errno()
+    if r == 0:
+        s.settimeout(2)
+        try:
+            s.sendall(b"race"); e = "reached:" + s.recv(10).decode()
+        except OSError as x:
+            e = "connected-no-echo:%s" % x.errno
+    got[str(e)] = got.get(str(e), 0) + 1
+    s.close()
+stop = True
+print(got)
+'''
+
+
+def race_check(c, np):
+    """The host's own origin (not allowed) under a racing address: never reached."""
+    if HOST is None:
+        t.skip("a racing connect address never reaches the host", "no non-loopback address")
+        return
+    c.start("race", [sys.executable, "-c", RACE, HOST, str(wide.server_address[1]), "300"],
+            sandbox=SB, networkProxy=np, env={"PATH": "/usr/bin:/bin"})
+    out, _, _ = c.collect("race", timeout=90)
+    text = out.get("stdout", b"").decode()
+    t.ok(text.startswith("{") and "reached" not in text and "connected" not in text,
+         "a connect address flipped between loopback and a denied host address while execd "
+         "reads it: refused or unreachable, never connected", text)
+    print("# race: %s" % text.strip())
+
+
+def git_checks(c, np):
+    """bash /dev/tcp and git ls-remote git:// by name, allowed and denied."""
+    import subprocess
+    import tempfile
+    if shutil.which("git") is None or shutil.which("bash") is None:
+        t.skip("bash /dev/tcp and git ls-remote through transparent TCP", "no git or bash")
+        return
+    d = tempfile.mkdtemp(prefix="tp-git-")
+    subprocess.run(["git", "init", "-q", "--bare", os.path.join(d, "r.git")], check=True)
+    w = os.path.join(d, "w")
+    subprocess.run(["git", "init", "-q", w], check=True)
+    subprocess.run(["git", "-C", w, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q",
+                    "--allow-empty", "-m", "x"], check=True)
+    subprocess.run(["git", "-C", w, "push", "-q", os.path.join(d, "r.git"), "HEAD:refs/heads/main"],
+                   check=True, capture_output=True)
+    gport = free_port()
+    gd = subprocess.Popen(["git", "daemon", "--reuseaddr", "--export-all", "--listen=127.0.0.1",
+                           "--port=%d" % gport, "--base-path=" + d, d],
+                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    from proxytest import _procs, wait_listening
+    _procs.append(gd)
+    wait_listening(gport)
+    script = ("exec 3<>/dev/tcp/ok.test/%d && printf bash >&3 && head -c 4 <&3; echo \" bash=$?\"; "
+              "git ls-remote git://ok.test:%d/r.git; echo \"git=$?\"; "
+              "git ls-remote git://no.test:%d/r.git 2>&1 | tail -1; echo \"denied=${PIPESTATUS[0]}\""
+              % (echo.port, gport, gport))
+    c.start("git", ["bash", "-c", script], sandbox=SB, networkProxy=np,
+            env={"PATH": "/usr/bin:/bin", "HOME": d})
+    out, _, _ = c.collect("git", timeout=60)
+    text = out.get("stdout", b"").decode()
+    t.ok("bash bash=0" in text, "bash's /dev/tcp reaches an allowed name", text)
+    t.ok("refs/heads/main" in text and "git=0" in text,
+         "git ls-remote git://ok.test reaches the git daemon by name", text)
+    t.ok("denied=128" in text, "git ls-remote git://no.test is refused", text)
+    gd.kill()
+    gd.wait()
+    shutil.rmtree(d, ignore_errors=True)
+
+
 def host_address():
     """A non-loopback IPv4 address of this host, or None."""
     s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
@@ -276,6 +364,11 @@ else:
              any(a.get("host") == "ok.test" and a.get("decision") == "allow" for a in audit),
              "the proxy's audit records each flow by name with the process's tag",
              [(a.get("host"), a.get("decision"), a.get("tags")) for a in audit])
+        # programs that know nothing of proxies: bash's /dev/tcp, git's own protocol
+        git_checks(c, transparent_np(domains))
+        # an attacker flipping connect's address between loopback and the host's
+        # address while execd reads it: never the host's origin, which the policy denies
+        race_check(c, transparent_np({"ok.test": "allow"}))
         # a process with transparentTcp false keeps the plain managed network
         np = network_proxy({"ok.test": "allow"}, allow_local=True)
         r, res = run(c, "plain", {"port": echo.port, "names": ["ok.test"], "literals": [],
