@@ -418,6 +418,16 @@ else:
     t.eq(out.get("stdout"), b"asked\n", "allowed by the client: the plain connect goes through")
 t.eq(c.close(), 0, "execd exits cleanly (embedded)")
 
+# ---------------------------------------------------------------- a kernel without it
+c = Execd(env=dict(os.environ, EXECD_SANDBOX_DISABLE="transparent"))
+cap = c.init_result["environmentInfo"]["capabilities"].get("networkProxyTransparentTcp")
+r = c.start("nok", ["true"], sandbox=SB, networkProxy=transparent_np({"ok.test": "allow"}))
+t.ok(cap is False and r.get("error") == {
+    "code": -32602, "message": "transparent TCP is unavailable on this executor",
+    "data": {"kind": "sandboxUnavailable"}},
+    "without user notification: the capability is false and such a start is refused", (cap, r))
+t.eq(c.close(), 0, "execd exits cleanly (no user notification)")
+
 # ---------------------------------------------------------------- --linux-sandbox-transparent-tcp
 c = Execd(["--linux-sandbox-transparent-tcp"])
 cap = c.init_result["environmentInfo"]["capabilities"].get("networkProxyTransparentTcp")
