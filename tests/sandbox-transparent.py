@@ -61,6 +61,23 @@ echo("v4:" + args["names"][0], (args["names"][0], port), socket.AF_INET)
 echo("v6:" + args["names"][0], (args["names"][0], port), socket.AF_INET6)
 for lit in args["literals"]:
     echo("literal:" + lit, (lit, args["lport"]))
+# the swapped socket keeps what the program set before connect
+import os
+try:
+    s = socket.socket()
+    s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_KEEPALIVE, 1)
+    s.set_inheritable(True)
+    s.connect((args["names"][0], port))
+    n = socket.socket(); n.setblocking(False)
+    rc = n.connect_ex((args["names"][0], port))
+    say("kept", [s.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY) != 0,
+                 s.getsockopt(socket.SOL_SOCKET, socket.SO_KEEPALIVE) != 0,
+                 os.get_inheritable(s.fileno()), os.get_inheritable(n.fileno()),
+                 rc, n.getblocking()])
+    s.close(); n.close()
+except OSError as e:
+    say("kept", "errno:%s" % e.errno)
 # the sandbox's own loopback: a server here, reached from here, not proxied
 srv = socket.socket(); srv.bind(("127.0.0.1", 0)); srv.listen(1)
 def serve():
@@ -330,6 +347,9 @@ else:
         else:
             t.skip("an allowed literal address is reached", "no non-loopback address here")
         t.eq(res.get("literal:192.0.2.7"), "errno:111", "a literal address not allowed: refused")
+        t.eq(res.get("kept"), [True, True, True, False, 0, False],
+             "the swapped socket keeps TCP_NODELAY, SO_KEEPALIVE, close-on-exec (off and on) "
+             "and O_NONBLOCK (a non-blocking connect answers 0)")
         t.eq(res.get("own-loopback"), "ping-own-loopback",
              "the sandbox's own loopback is reached, not proxied")
         hl = {k: v for k, v in res.items() if k.startswith("host-loopback") and

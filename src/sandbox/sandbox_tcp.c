@@ -44,6 +44,7 @@
 #include <arpa/inet.h>
 #include <linux/seccomp.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
 
 #include <errno.h>
 #include <fcntl.h>
@@ -299,10 +300,39 @@ build_request(struct tp_conn *c, const struct sockaddr *sa, const char *name)
 	return 0;
 }
 
-/* Starts the proxy connection for notification id; answers it itself on failure. */
+/*
+ * What the program set on its socket before connect and expects the
+ * connected one to have (its own options set later go to the new socket
+ * anyway): best effort, an option the proxy's family lacks is left.
+ */
+static void
+copy_options(int from, int to)
+{
+	static const struct { int level, name; } opts[] = {
+		{ IPPROTO_TCP, TCP_NODELAY }, { SOL_SOCKET, SO_KEEPALIVE },
+		{ IPPROTO_TCP, TCP_KEEPIDLE }, { IPPROTO_TCP, TCP_KEEPINTVL },
+		{ IPPROTO_TCP, TCP_KEEPCNT }, { IPPROTO_TCP, TCP_USER_TIMEOUT },
+		{ SOL_SOCKET, SO_LINGER }, { SOL_SOCKET, SO_OOBINLINE },
+	};
+	unsigned char	v[sizeof(struct linger) > sizeof(int) ? sizeof(struct linger) :
+			    sizeof(int)];
+	socklen_t	len;
+	size_t		i;
+
+	for (i = 0; i < sizeof(opts) / sizeof(*opts); i++) {
+		len = sizeof(v);
+		if (getsockopt(from, opts[i].level, opts[i].name, v, &len) == 0)
+			(void)setsockopt(to, opts[i].level, opts[i].name, v, len);
+	}
+}
+
+/*
+ * Starts the proxy connection for notification id, with the options of
+ * the program's socket (orig, its copy here); answers it itself on failure.
+ */
 static void
 conn_start(struct sbx_tp *tp, uint64_t id, int target_fd, int nonblock, int cloexec,
-    const struct sockaddr *sa)
+    int orig, const struct sockaddr *sa)
 {
 	const char	*name = NULL;
 	struct tp_conn	*c;
@@ -327,6 +357,7 @@ conn_start(struct sbx_tp *tp, uint64_t id, int target_fd, int nonblock, int cloe
 		(void)respond(tp, id, ENOBUFS, 0);
 		return;
 	}
+	copy_options(orig, fd);
 	c->tp = tp;
 	c->id = id;
 	c->target_fd = target_fd;
@@ -440,8 +471,8 @@ handle(struct sbx_tp *tp, const struct seccomp_notif *req)
 		return;
 	}
 	e = getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &tl);
-	close(fd);
 	if (e == -1 || type != SOCK_STREAM) {
+		close(fd);
 		log_info("sandbox: process %ld: %s connect to %s refused: only TCP goes "
 		    "through the proxy", (long)tp->pid, type == SOCK_DGRAM ? "UDP" : "a",
 		    inet_ntop(ss.ss_family, ss.ss_family == AF_INET ?
@@ -450,8 +481,9 @@ handle(struct sbx_tp *tp, const struct seccomp_notif *req)
 		(void)respond(tp, req->id, ENETUNREACH, 0);
 		return;
 	}
-	conn_start(tp, req->id, (int)req->data.args[0], nonblock, cloexec,
+	conn_start(tp, req->id, (int)req->data.args[0], nonblock, cloexec, fd,
 	    (struct sockaddr *)&ss);
+	close(fd);
 }
 
 static void
