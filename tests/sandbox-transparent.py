@@ -330,7 +330,7 @@ else:
                 "host_ports": [echo.port], "dns_port": dns.port}
         r, res = run(c, "tp", args, transparent_np(domains))
         t.ok("result" in r, "process/start with transparentTcp and a sandbox is accepted", r)
-        t.eq(res.get("resolv"), ["nameserver", "127.0.0.53", "options", "edns0", "trust-ad"],
+        t.eq(res.get("resolv"), ["nameserver", "127.0.0.53"],
              "the sandbox's /etc/resolv.conf names the answerer")
         t.eq(res.get("name:ok.test"), "ping-name:ok.test",
              "an allowed name is reached by a plain connect (getaddrinfo, create_connection)")
@@ -394,7 +394,7 @@ else:
         r, res = run(c, "plain", {"port": echo.port, "names": ["ok.test"], "literals": [],
                                   "lport": 9, "host_ports": [], "dns_port": 0}, np)
         t.ok(res.get("name:ok.test", "").startswith("errno:") and
-             res.get("resolv") != ["nameserver", "127.0.0.53", "options", "edns0", "trust-ad"],
+             res.get("resolv") != ["nameserver", "127.0.0.53"],
              "without transparentTcp: no answerer, no way out but the proxy variables", res)
     t.eq(c.close(), 0, "execd exits cleanly (sidecar)")
     P.stop()

@@ -114,7 +114,7 @@ sbx_dns_sockets(int *udp, int *tcp)
 int
 sbx_dns_resolv(void)
 {
-	static const char	text[] = "nameserver 127.0.0.53\noptions edns0 trust-ad\n";
+	static const char	text[] = "nameserver 127.0.0.53\n";	/* as 0.171.0 writes it */
 	struct mount_attr	ro = { .attr_set = MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID |
 				    MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC };
 	int			fs = -1, mnt = -1, f = -1, tree = -1, e = 0;
