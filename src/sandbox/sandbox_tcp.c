@@ -59,7 +59,7 @@
 #include "sandbox/sandbox_tp.h"
 
 #define TP_PENDING	64	/* connects being made per process */
-#define TP_TIMEOUT_MS	30000	/* proxy handshake, the dial included */
+#define TP_TIMEOUT_MS	300000	/* proxy handshake: the dial and a policyRequest included */
 
 struct tp_conn {
 	struct sbx_tp		*tp;
