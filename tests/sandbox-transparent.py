@@ -60,7 +60,7 @@ for name in args["names"]:
 echo("v4:" + args["names"][0], (args["names"][0], port), socket.AF_INET)
 echo("v6:" + args["names"][0], (args["names"][0], port), socket.AF_INET6)
 for lit in args["literals"]:
-    echo("literal:" + lit, (lit, args["lport"]))
+    echo("literal:" + lit, (lit, args["lport"]), socket.AF_INET6 if ":" in lit else 0)
 # the swapped socket keeps what the program set before connect
 import os
 try:
@@ -325,7 +325,7 @@ else:
         if HOST:
             domains[HOST] = "allow"
         args = {"port": echo.port, "names": ["ok.test", "no.test"],
-                "literals": [HOST, "192.0.2.7"] if HOST else ["192.0.2.7"],
+                "literals": ([HOST] if HOST else []) + ["192.0.2.7", "2001:db8::7"],
                 "lport": wide.server_address[1] if wide else 9,
                 "host_ports": [echo.port], "dns_port": dns.port}
         r, res = run(c, "tp", args, transparent_np(domains))
@@ -347,6 +347,8 @@ else:
         else:
             t.skip("an allowed literal address is reached", "no non-loopback address here")
         t.eq(res.get("literal:192.0.2.7"), "errno:111", "a literal address not allowed: refused")
+        t.eq(res.get("literal:2001:db8::7"), "errno:111",
+             "an IPv6 literal not allowed: refused (CONNECT by IPv6 address)")
         t.eq(res.get("kept"), [True, True, True, False, 0, False],
              "the swapped socket keeps TCP_NODELAY, SO_KEEPALIVE, close-on-exec (off and on) "
              "and O_NONBLOCK (a non-blocking connect answers 0)")
@@ -374,7 +376,8 @@ else:
              "an empty answer, or nothing")
         ds = decisions(c, "tp")
         seen = sorted({(d.get("host"), d.get("decision"), d.get("protocol")) for d in ds})
-        want = [("192.0.2.7", "deny", "socks5_tcp"), ("no.test", "deny", "socks5_tcp"),
+        want = [("192.0.2.7", "deny", "socks5_tcp"), ("2001:db8::7", "deny", "socks5_tcp"),
+                ("no.test", "deny", "socks5_tcp"),
                 ("ok.test", "allow", "socks5_tcp")]
         if HOST:
             want.insert(0, (HOST, "allow", "socks5_tcp"))
