@@ -78,6 +78,29 @@ try:
     s.close(); n.close()
 except OSError as e:
     say("kept", "errno:%s" % e.errno)
+# what the kernel refuses whatever the address stays refused: connected twice,
+# an IPv6 socket given an IPv4 address, a listening socket
+import ctypes
+libc = ctypes.CDLL(None, use_errno=True)
+def raw(s, fam, addr, port):
+    if fam == socket.AF_INET:
+        sa = struct.pack("=H", fam) + struct.pack("!H", port) + socket.inet_aton(addr) + bytes(8)
+    r = libc.connect(s.fileno(), sa, len(sa))
+    return 0 if r == 0 else ctypes.get_errno()
+odd = {}
+try:
+    s = socket.create_connection((args["names"][0], port), timeout=5)
+    odd["again"] = raw(s, socket.AF_INET, "198.18.0.1", port)
+    s.close()
+except OSError as e:
+    odd["again"] = "first:%d" % e.errno
+s6 = socket.socket(socket.AF_INET6)
+odd["v6-socket-v4-address"] = raw(s6, socket.AF_INET, "192.0.2.7", port) != 0
+s6.close()
+ls = socket.socket(); ls.bind(("127.0.0.1", 0)); ls.listen(1)
+odd["listening"] = raw(ls, socket.AF_INET, "192.0.2.7", port)
+ls.close()
+say("refused-anyway", odd)
 # the sandbox's own loopback: a server here, reached from here, not proxied
 srv = socket.socket(); srv.bind(("127.0.0.1", 0)); srv.listen(1)
 def serve():
@@ -352,6 +375,11 @@ else:
         t.eq(res.get("kept"), [True, True, True, False, 0, False],
              "the swapped socket keeps TCP_NODELAY, SO_KEEPALIVE, close-on-exec (off and on) "
              "and O_NONBLOCK (a non-blocking connect answers 0)")
+        t.eq(res.get("refused-anyway"), {"again": 106, "v6-socket-v4-address": True,
+                                         "listening": 106},
+             "what the kernel refuses whatever the address stays refused: EISCONN on a "
+             "connected (swapped) socket and on a listening one, an IPv6 socket given an "
+             "IPv4 address")
         t.eq(res.get("own-loopback"), "ping-own-loopback",
              "the sandbox's own loopback is reached, not proxied")
         hl = {k: v for k, v in res.items() if k.startswith("host-loopback") and

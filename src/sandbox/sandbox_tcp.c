@@ -132,6 +132,17 @@ conn_done(struct tp_conn *c)
 	struct seccomp_notif_addfd	add;
 	int				fl;
 
+	/*
+	 * A socket whose non-blocking connect completed stays "connecting" to
+	 * the kernel until connect is called again (then 0): called here, so
+	 * the program's own second connect gets EISCONN, as on a socket it
+	 * connected itself.
+	 */
+	if (connect(c->io.fd, (struct sockaddr *)&c->tp->socks.addr, c->tp->socks.len) == -1 &&
+	    errno != EISCONN) {
+		conn_fail(c, errno);
+		return;
+	}
 	if ((fl = fcntl(c->io.fd, F_GETFL)) == -1 ||
 	    fcntl(c->io.fd, F_SETFL, c->nonblock ? fl | O_NONBLOCK : fl & ~O_NONBLOCK) == -1) {
 		conn_fail(c, errno);
@@ -399,6 +410,27 @@ is_local(const struct sockaddr *sa)
 	return IN6_IS_ADDR_LOOPBACK(a6) || IN6_IS_ADDR_UNSPECIFIED(a6);
 }
 
+/*
+ * Would the kernel refuse this connect whatever the address?  A socket of
+ * another family than the address's (an IPv6 socket may take a v4-mapped
+ * one only), one connected already (EISCONN) or listening (EINVAL): the
+ * kernel's answer, in the namespace, is the one the program expects.
+ */
+static int
+kernel_refuses(int fd, int family)
+{
+	struct sockaddr_storage	peer;
+	socklen_t		len = sizeof(peer), il = sizeof(int);
+	int			domain = 0, listening = 0;
+
+	if (getsockopt(fd, SOL_SOCKET, SO_DOMAIN, &domain, &il) == -1 || domain != family)
+		return 1;
+	il = sizeof(int);
+	if (getsockopt(fd, SOL_SOCKET, SO_ACCEPTCONN, &listening, &il) == -1 || listening)
+		return 1;
+	return getpeername(fd, (struct sockaddr *)&peer, &len) == 0;
+}
+
 /* The program's descriptor: its copy here, or -1 (then the kernel answers). */
 static int
 target_socket(struct sbx_tp *tp, const struct seccomp_notif *req, int *nonblock,
@@ -467,6 +499,11 @@ handle(struct sbx_tp *tp, const struct seccomp_notif *req)
 	    (ss.ss_family == AF_INET6 && len < sizeof(struct sockaddr_in6)) ||
 	    is_local((struct sockaddr *)&ss) ||
 	    (fd = target_socket(tp, req, &nonblock, &cloexec)) == -1) {
+		(void)respond(tp, req->id, 0, 1);
+		return;
+	}
+	if (kernel_refuses(fd, ss.ss_family)) {
+		close(fd);
 		(void)respond(tp, req->id, 0, 1);
 		return;
 	}
