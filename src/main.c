@@ -336,17 +336,18 @@ main(int argc, char *argv[])
 		case 260: ws_auth.issuer = optarg; break;
 		case 261: ws_auth.audience = optarg; break;
 		case 262: ws_auth.skew = optarg; break;
-		/*
-		 * The reference's transparent TCP (0.171.0) is not built yet: a
-		 * deployment that asks for it is told so at once, rather than
-		 * running with every managed start refused.
-		 */
+		/* every managed start transparent, as the reference's flag */
 		case 263:
-			fatalx("--linux-sandbox-transparent-tcp: transparent TCP is not "
-			    "supported by this execd yet");
+			sandbox_set_transparent_all(1);
+			break;
+		/*
+		 * The flows go to execd-proxy, whose own upstream (its conf) is
+		 * where they go next; a second, per-execd upstream is not built:
+		 * a deployment that asks for one is told so at once.
+		 */
 		case 264:
-			fatalx("--tcp-upstream-proxy: transparent TCP is not supported by "
-			    "this execd yet");
+			fatalx("--tcp-upstream-proxy: not supported by this execd; set the "
+			    "upstream in execd-proxy's configuration");
 		case 'V':
 			printf("execd %s\n", PACKAGE_VERSION);
 			return 0;

@@ -170,8 +170,9 @@ serve_prepare(void)
 	}
 	for (cap = sandbox_capabilities; *cap != NULL; cap++)
 		session_set_capability(*cap, 1);
-	/* 0.171.0's transparent TCP mode is not built yet: its starts are refused */
-	session_set_capability("networkProxyTransparentTcp", 0);
+	/* 0.171.0's transparent TCP: the proxy's SOCKS5 and a kernel that can swap sockets */
+	session_set_capability("networkProxyTransparentTcp", netproxy_enabled() &&
+	    sandbox_transparent_supported());
 	/* Windows' native MXC level: refused here, as a Linux reference refuses it */
 	session_set_capability("windowsMxc", 0);
 	fs_init();

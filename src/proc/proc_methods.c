@@ -241,8 +241,9 @@ argv_array(json_t *argv)
 /*
  * The network and sandbox modes the reference (0.171.0) checks once params
  * are decoded, in its order; -1 when req was answered.  Transparent TCP
- * itself is refused as a sandbox this executor cannot give, as the native
- * MXC level is: the capability networkProxyTransparentTcp says false.
+ * on a kernel that cannot give it (sandbox_tcp.c) is refused as a sandbox
+ * this executor cannot give, as the native MXC level is: the capability
+ * networkProxyTransparentTcp then says false.
  */
 static int
 start_check_modes(struct rpc_req *req, json_t *params, json_t *sandbox)
@@ -269,7 +270,7 @@ start_check_modes(struct rpc_req *req, json_t *params, json_t *sandbox)
 		rpc_fail(req, RPC_INVALID_PARAMS, "%s", msg);
 		return -1;
 	}
-	if (transparent) {
+	if (transparent && !sandbox_transparent_supported()) {
 		rpc_fail_kind(req, RPC_INVALID_PARAMS, "sandboxUnavailable",
 		    "transparent TCP is unavailable on this executor");
 		return -1;

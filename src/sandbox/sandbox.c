@@ -46,6 +46,7 @@
 #include "rpc/rpc.h"
 #include "sandbox/sandbox.h"
 #include "sandbox/sandbox_int.h"
+#include "sandbox/sandbox_tp.h"
 
 #define REFUSAL		"sandbox intent cannot be enforced on this executor"
 
@@ -195,6 +196,29 @@ net_confines(json_t *params)
 	    (np != NULL && !json_is_null(np));
 }
 
+/* --linux-sandbox-transparent-tcp: every managed start is transparent */
+static int	transparent_all;
+
+void
+sandbox_set_transparent_all(int on)
+{
+	transparent_all = on;
+}
+
+int
+sandbox_transparent_supported(void)
+{
+	return sbx_tp_supported() && sbx_namespaces();
+}
+
+/* networkProxy.proxy.transparentTcp (start_check_modes has checked its type) */
+static int
+wants_transparent(json_t *params)
+{
+	return transparent_all || json_is_true(json_object_get(json_object_get(
+	    json_object_get(params, "networkProxy"), "proxy"), "transparentTcp"));
+}
+
 int
 sandbox_prepare(json_t *sandbox, json_t *params, struct sandbox_plan **out, int *code,
     char *msg, size_t msglen)
@@ -261,6 +285,15 @@ sandbox_prepare(json_t *sandbox, json_t *params, struct sandbox_plan **out, int 
 	    sizeof(why))) == -1) ||
 	    plan_namespaces(plan, why, sizeof(why)) == -1)
 		goto refused;
+	if (plan->net == SBX_NET_MANAGED && wants_transparent(params)) {
+		if (!sbx_tp_supported()) {
+			snprintf(why, sizeof(why), "this kernel cannot swap a connect's socket "
+			    "(seccomp user notification with ADDFD)");
+			goto refused;
+		}
+		plan->transparent = 1;
+		plan->filter = sbx_filter_transparent();
+	}
 	if (plan->net == SBX_NET_MANAGED) {
 		if (socketpair(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0, plan->route_sv) == -1) {
 			snprintf(why, sizeof(why), "socketpair: %s", strerror(errno));
@@ -276,7 +309,7 @@ sandbox_prepare(json_t *sandbox, json_t *params, struct sandbox_plan **out, int 
 	len = strlen(plan->mechanism);
 	snprintf(plan->mechanism + len, sizeof(plan->mechanism) - len, "%s%sseccomp",
 	    plan->ruleset_fd != -1 && len == 0 ? "landlock-domain+" : "",
-	    plan->net == SBX_NET_MANAGED ? "netns+" : "");
+	    plan->net == SBX_NET_MANAGED ? plan->transparent ? "netns+notify+" : "netns+" : "");
 	*out = plan;
 	return 0;
 refused:

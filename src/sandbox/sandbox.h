@@ -37,6 +37,12 @@ struct out_ring;
  */
 int	 sandbox_prepare(json_t *sandbox, json_t *params, struct sandbox_plan **out,
 	    int *code, char *msg, size_t msglen);
+/*
+ * Transparent TCP (sandbox_tcp.c): can this kernel give it (probed once),
+ * and is every managed start transparent (--linux-sandbox-transparent-tcp)?
+ */
+int	 sandbox_transparent_supported(void);
+void	 sandbox_set_transparent_all(int on);
 /* In the parent once the child is running: start its proxy routes. */
 void	 sandbox_started(struct sandbox_plan *plan, pid_t pid);
 /*

@@ -25,6 +25,7 @@
 #include <unistd.h>
 
 #include "sandbox/sandbox_int.h"
+#include "sandbox/sandbox_tp.h"
 
 static int
 write_file(const char *path, const char *s)
@@ -95,6 +96,8 @@ confine(const struct sandbox_plan *plan)
 		return errno;
 	if (plan->ruleset_fd != -1 && (e = sbx_landlock_apply(plan->ruleset_fd)) != 0)
 		return e;
+	if (plan->transparent)
+		return sbx_filter_install_notify(plan->filter, plan->route_sv[1]);
 	return sbx_filter_install(plan->filter);
 }
 
@@ -197,8 +200,8 @@ enter_namespaces(const struct exec_step *x)
 		return errno;
 	if (unshare(flags) == -1)
 		e = errno;
-	else
-		e = sbx_mount_apply(plan);
+	else if ((e = sbx_mount_apply(plan)) == 0 && plan->transparent)
+		e = sbx_dns_resolv();	/* the view's resolv.conf names the answerer */
 	/* always waited for: N shares this memory and these descriptors */
 	if (n != -1) {
 		int ne = net_join(n, &ns);

@@ -76,6 +76,14 @@ struct sandbox_plan {
 	int			 ready[2];	/* placeholders made: [0] the child waits, [1] execd's */
 	char			 mechanism[64];	/* for the log: "landlock+mounts+seccomp" */
 	char			*fatal;		/* the command does not run: this to stderr, exit 1 */
+	/*
+	 * Transparent TCP (sandbox_tcp.c): connect(2) notified to execd, DNS
+	 * answered by it.  socks and its credentials are execd's only (not on
+	 * the wire): the process's SOCKS5 endpoint, from its ALL_PROXY.
+	 */
+	int			 transparent;
+	struct sbx_route	 socks;
+	char			 socks_user[256], socks_pass[256];
 };
 
 /* sandbox_plan.c: an empty plan (no descriptors), NULL without memory */
@@ -115,6 +123,9 @@ int	 sbx_glob_depth(json_t *ctx);
 /* sandbox_seccomp.c */
 const struct sock_fprog *sbx_filter(enum sbx_net net, char *why, size_t whylen);
 int	 sbx_filter_install(const struct sock_fprog *prog);
+/* transparent TCP's: the managed one, connect notified (the listener sent on sv) */
+const struct sock_fprog *sbx_filter_transparent(void);
+int	 sbx_filter_install_notify(const struct sock_fprog *prog, int sv);
 
 /* sandbox_landlock.c */
 int	 sbx_landlock_probe(void);
@@ -192,6 +203,8 @@ int	 sbx_userns_enter(const struct sandbox_plan *plan);
 /* sandbox_net.c */
 int	 sbx_loopback_up(void);
 int	 sbx_route_add(struct sandbox_plan *plan, const char *host, unsigned port);
+/* a loopback endpoint as a route: 1, or 0 for anything else */
+int	 sbx_route_make(const char *host, unsigned port, struct sbx_route *r);
 int	 sbx_net_apply(const struct sandbox_plan *plan);
 void	 sbx_bridge_start(struct sandbox_plan *plan, pid_t pid);
 

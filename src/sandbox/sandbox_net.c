@@ -40,17 +40,17 @@
 #include "tcplocal.h"
 #include "util/fdpass.h"
 #include "sandbox/sandbox_int.h"
+#include "sandbox/sandbox_tp.h"
 
 #define BRIDGE_BUF	16384
 #define BRIDGE_CONNS	256	/* open connections per process */
 
 int
-sbx_route_add(struct sandbox_plan *plan, const char *host, unsigned port)
+sbx_route_make(const char *host, unsigned port, struct sbx_route *rp)
 {
 	struct sockaddr_in	sin = { .sin_family = AF_INET };
 	struct sockaddr_in6	sin6 = { .sin6_family = AF_INET6 };
 	struct sbx_route	r;
-	size_t			i;
 
 	memset(&r, 0, sizeof(r));
 	if (port == 0 || port > 65535)
@@ -70,6 +70,18 @@ sbx_route_add(struct sandbox_plan *plan, const char *host, unsigned port)
 		memcpy(&r.addr, &sin6, sizeof(sin6));
 		r.len = sizeof(sin6);
 	} else
+		return 0;
+	*rp = r;
+	return 1;
+}
+
+int
+sbx_route_add(struct sandbox_plan *plan, const char *host, unsigned port)
+{
+	struct sbx_route	r;
+	size_t			i;
+
+	if (sbx_route_make(host, port, &r) == 0)
 		return 0;
 	for (i = 0; i < plan->nroutes; i++)
 		if (plan->routes[i].len == r.len && memcmp(&plan->routes[i].addr, &r.addr,
@@ -125,6 +137,25 @@ route_listener(const struct sbx_route *r)
 
 _Static_assert(SBX_MAX_ROUTES <= FDPASS_MAX, "one message carries every route");
 
+/* transparent TCP: the DNS answerer's sockets, a message of their own */
+static int
+send_dns(int sv)
+{
+	struct iovec	iov;
+	int		fds[2], e = 0;
+	char		count = 2;
+
+	if ((e = sbx_dns_sockets(&fds[0], &fds[1])) != 0)
+		return e;
+	iov.iov_base = &count;
+	iov.iov_len = 1;
+	if (fdpass_send(sv, &iov, 1, fds, 2, MSG_NOSIGNAL) == -1)
+		e = errno;
+	close(fds[0]);
+	close(fds[1]);
+	return e;
+}
+
 int
 sbx_net_apply(const struct sandbox_plan *plan)
 {
@@ -149,6 +180,8 @@ sbx_net_apply(const struct sandbox_plan *plan)
 	iov.iov_len = 1;
 	if (fdpass_send(plan->route_sv[1], &iov, 1, fds, n, MSG_NOSIGNAL) == -1)
 		e = errno;
+	else if (plan->transparent)
+		e = send_dns(plan->route_sv[1]);
 out:
 	/* execd has them now; the command must not */
 	for (i = 0; i < n; i++)
@@ -192,6 +225,8 @@ struct bridge {
 	size_t			 nl;
 	TAILQ_HEAD(, bconn)	 conns;
 	size_t			 nconns;
+	struct sbx_dns		*dns;		/* transparent TCP's, else NULL */
+	struct sbx_tp		*tp;
 };
 
 static void	side_cb(struct ev_io *, uint32_t, void *);
@@ -375,6 +410,8 @@ bridge_end(struct ev_io *io, uint32_t events, void *arg)
 		ev_io_del(&b->l[i].io);
 		close(b->l[i].io.fd);
 	}
+	sbx_tp_free(b->tp);
+	sbx_dns_free(b->dns);
 	ev_io_del(&b->pid_io);
 	close(b->pidfd);
 	log_debug("sandbox: proxy routes of process %ld closed", (long)b->pid);
@@ -392,6 +429,39 @@ recv_listeners(int sock, int *fds, size_t *n)
 	return *n == (size_t)count ? 0 : -1;
 }
 
+/*
+ * Transparent TCP: the DNS answerer on the last two sockets the child
+ * sent, and the seccomp listener, which the command's own process sent
+ * before it ran (so it is there by now).  Without the listener the
+ * command's connects fail (ENOSYS): nothing is half open.
+ */
+static void
+transparent_start(struct bridge *b, struct sandbox_plan *plan)
+{
+	int	fds[FDPASS_MAX], nfd;
+	size_t	i, n;
+
+	if (recv_listeners(plan->route_sv[0], fds, &n) == -1 || n != 2) {
+		log_warnx("sandbox: process %ld did not hand over its DNS sockets; names do "
+		    "not resolve", (long)b->pid);
+		for (i = 0; i < n; i++)
+			close(fds[i]);
+	} else
+		b->dns = sbx_dns_new(b->pid, fds[0], fds[1]);
+	if (recv_listeners(plan->route_sv[0], fds, &n) == -1 || n != 1) {
+		log_warnx("sandbox: process %ld did not hand over its seccomp listener; "
+		    "its connects fail", (long)b->pid);
+		for (i = 0; i < n; i++)
+			close(fds[i]);
+		return;
+	}
+	nfd = fds[0];
+	if ((b->tp = sbx_tp_start(b->pid, nfd, b->dns, &plan->socks, plan->socks_user,
+	    plan->socks_pass)) != NULL)
+		log_info("sandbox: process %ld: transparent TCP through %s", (long)b->pid,
+		    plan->socks.len ? "its SOCKS5 endpoint" : "no SOCKS5 endpoint (refused)");
+}
+
 void
 sbx_bridge_start(struct sandbox_plan *plan, pid_t pid)
 {
@@ -406,7 +476,7 @@ sbx_bridge_start(struct sandbox_plan *plan, pid_t pid)
 			close(fds[i]);
 		return;
 	}
-	if (n == 0)
+	if (n == 0 && !plan->transparent)
 		return;		/* fail closed: a managed network without a proxy */
 	if ((b = calloc(1, sizeof(*b))) == NULL || (b->pidfd = pidfd_open(pid, 0)) == -1) {
 		log_warn("sandbox: proxy routes of process %ld", (long)pid);
@@ -432,6 +502,8 @@ sbx_bridge_start(struct sandbox_plan *plan, pid_t pid)
 		}
 		b->nl++;
 	}
+	if (plan->transparent)
+		transparent_start(b, plan);
 	if (ev_io_add(&b->pid_io, b->pidfd, EPOLLIN, bridge_end, b) == -1)
 		bridge_end(&b->pid_io, 0, b);
 	else

@@ -268,12 +268,11 @@ default_port(const char *url, size_t schemelen)
 	return 80;
 }
 
-/* "scheme://user:pw@host:port/..." -> a route for a loopback host */
-static int
-route_url(struct sandbox_plan *plan, const char *url)
+/* "scheme://user:pw@host:port/..." -> host (room for 256) and port */
+static void
+url_endpoint(const char *url, char *h, unsigned *portp)
 {
 	const char	*p = strstr(url, "://"), *host, *end, *at;
-	char		 h[256];
 	unsigned	 port;
 	size_t		 schemelen = p ? (size_t)(p - url) : 0;
 
@@ -282,21 +281,82 @@ route_url(struct sandbox_plan *plan, const char *url)
 	if ((at = memchr(host, '@', (size_t)(end - host))) != NULL)
 		host = at + 1;
 	port = default_port(url, schemelen);
+	*portp = 0;	/* no route */
 	if (*host == '[') {
 		if ((p = memchr(host, ']', (size_t)(end - host))) == NULL)
-			return 0;
-		snprintf(h, sizeof(h), "%.*s", (int)(p - host - 1), host + 1);
+			return;
+		snprintf(h, 256, "%.*s", (int)(p - host - 1), host + 1);
 		p++;
 	} else {
 		p = memchr(host, ':', (size_t)(end - host));
-		snprintf(h, sizeof(h), "%.*s", (int)((p ? p : end) - host), host);
+		snprintf(h, 256, "%.*s", (int)((p ? p : end) - host), host);
 	}
 	if (p != NULL && p < end && *p == ':') {
 		port = 0;
 		for (p++; p < end && isdigit((unsigned char)*p) && port <= 65535; p++)
 			port = port * 10 + (unsigned)(*p - '0');
 	}
+	*portp = port;
+}
+
+static int
+route_url(struct sandbox_plan *plan, const char *url)
+{
+	char		h[256];
+	unsigned	port;
+
+	url_endpoint(url, h, &port);
 	return sbx_route_add(plan, h, port);
+}
+
+/* %XX decoded from s (n bytes) into out (room for 256); -1 when malformed or long */
+static int
+pct_decode(const char *s, size_t n, char *out)
+{
+	size_t		i, o = 0;
+	unsigned	v;
+
+	for (i = 0; i < n; i++) {
+		if (o == 255)
+			return -1;
+		if (s[i] != '%') {
+			out[o++] = s[i];
+			continue;
+		}
+		if (i + 2 >= n || !isxdigit((unsigned char)s[i + 1]) ||
+		    !isxdigit((unsigned char)s[i + 2]) ||
+		    sscanf(s + i + 1, "%2x", &v) != 1 || v == 0)
+			return -1;
+		out[o++] = (char)v;
+		i += 2;
+	}
+	out[o] = '\0';
+	return 0;
+}
+
+/*
+ * Transparent TCP's way out: the SOCKS5 endpoint and credentials of the
+ * process's registration, as its ALL_PROXY names them (netproxy_env.c
+ * writes "socks5h://id:secret@host:port").  Anything else: none, and
+ * every transparent connect is refused.
+ */
+static void
+socks_endpoint(struct sandbox_plan *plan, const char *url)
+{
+	static const char	scheme[] = "socks5h://";
+	const char		*ui = url + sizeof(scheme) - 1, *at, *colon;
+	char			 h[256];
+	unsigned		 port;
+
+	if (strncasecmp(url, scheme, sizeof(scheme) - 1) != 0 ||
+	    (at = strchr(ui, '@')) == NULL ||
+	    (colon = memchr(ui, ':', (size_t)(at - ui))) == NULL ||
+	    pct_decode(ui, (size_t)(colon - ui), plan->socks_user) == -1 ||
+	    pct_decode(colon + 1, (size_t)(at - colon - 1), plan->socks_pass) == -1)
+		return;
+	url_endpoint(url, h, &port);
+	if (sbx_route_make(h, port, &plan->socks) == 0)
+		memset(&plan->socks, 0, sizeof(plan->socks));
 }
 
 int
@@ -323,5 +383,8 @@ sandbox_finish(struct sandbox_plan *plan, const char *cwd, json_t *env)
 				return -1;
 			}
 	}
+	if (plan->transparent && (v = json_object_get(env, "ALL_PROXY")) != NULL &&
+	    json_is_string(v))
+		socks_endpoint(plan, json_string_value(v));
 	return 0;
 }

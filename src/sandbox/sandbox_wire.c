@@ -46,6 +46,7 @@ sandbox_plan_put(const struct sandbox_plan *plan, struct wire_out *w)
 	wire_u32(w, (uint32_t)plan->nroutes);
 	for (i = 0; i < plan->nroutes; i++)
 		wire_bytes(w, &plan->routes[i].addr, plan->routes[i].len);
+	wire_u32(w, (uint32_t)plan->transparent);
 }
 
 /* The plan keeps its own copies: the message's descriptors are closed with it. */
@@ -134,11 +135,16 @@ sandbox_plan_get(struct wire_in *r)
 	if ((fatal = wire_get_str(r)) != NULL && (plan->fatal = strdup(fatal)) == NULL)
 		goto bad;
 	if (
-	    get_mounts(plan, r) == -1 || get_routes(plan, r) == -1 || r->bad ||
+	    get_mounts(plan, r) == -1 || get_routes(plan, r) == -1 ||
+	    (plan->transparent = wire_get_u32(r) != 0, r->bad) ||
 	    plan->net > SBX_NET_MANAGED || plan->cap_last < 0 || plan->cap_last > 63)
 		goto bad;
 	if (plan->confine && (plan->filter = sbx_filter(plan->net, why, sizeof(why))) == NULL)
 		goto bad;
+	if (plan->transparent && (!plan->confine || plan->net != SBX_NET_MANAGED))
+		goto bad;
+	if (plan->transparent)
+		plan->filter = sbx_filter_transparent();
 	return plan;
 bad:
 	log_warnx("spawn helper: a malformed sandbox plan");

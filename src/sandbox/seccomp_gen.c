@@ -72,6 +72,7 @@ main(void)
 	emit("seccomp_child_off_prog", rules_child(SBX_NET_OFF, why, sizeof(why)), why);
 	emit("seccomp_child_enabled_prog", rules_child(SBX_NET_ENABLED, why, sizeof(why)), why);
 	emit("seccomp_child_managed_prog", rules_child(SBX_NET_MANAGED, why, sizeof(why)), why);
+	emit("seccomp_child_transparent_prog", rules_child_transparent(why, sizeof(why)), why);
 	if (fflush(stdout) != 0 || ferror(stdout))
 		fail("stdout", strerror(errno));
 	return 0;

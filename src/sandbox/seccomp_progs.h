@@ -13,5 +13,6 @@ extern const struct sock_fprog	seccomp_self_prog;	/* an instance's allow-list */
 extern const struct sock_fprog	seccomp_child_off_prog;	/* sandboxed, per network mode */
 extern const struct sock_fprog	seccomp_child_enabled_prog;
 extern const struct sock_fprog	seccomp_child_managed_prog;
+extern const struct sock_fprog	seccomp_child_transparent_prog;	/* connect notified */
 
 #endif

@@ -39,6 +39,7 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 
+#include <linux/seccomp.h>
 #include <linux/sockios.h>
 
 #include <errno.h>
@@ -83,6 +84,8 @@ static const char *const self_allowed[] = {
 	"getpeername", "getsockopt", "setsockopt", "shutdown",
 	/* supervising the commands: signals to their groups, reaping, relays */
 	"kill", "tgkill", "tkill", "wait4", "waitid", "pidfd_open",
+	/* transparent TCP (sandbox_tcp.c): a connect's address, the socket it is on */
+	"process_vm_readv", "pidfd_getfd",
 	/* identity and limits */
 	"getpid", "getppid", "gettid", "getuid", "geteuid", "getgid", "getegid",
 	"getgroups", "getresuid", "getresgid", "capget", "prlimit64", "getrlimit",
@@ -109,6 +112,9 @@ static const unsigned long self_ioctls[] = {
 	TIOCGPTN, TIOCSPTLCK,		/* posix_openpt, unlockpt, ptsname_r */
 	FIONREAD, FIONBIO, FIOCLEX,	/* the resolver, libcurl */
 	SIOCGIFINDEX,			/* scoped IPv6 addresses */
+	/* transparent TCP's seccomp listeners */
+	SECCOMP_IOCTL_NOTIF_RECV, SECCOMP_IOCTL_NOTIF_SEND, SECCOMP_IOCTL_NOTIF_ID_VALID,
+	SECCOMP_IOCTL_NOTIF_ADDFD,
 };
 
 static const int self_prctls[] = {
@@ -429,3 +435,25 @@ out:
 	return NULL;
 }
 
+
+/*
+ * Transparent TCP: the managed network's filter, and every connect(2)
+ * notified to execd's listener (sandbox_tcp.c), which swaps in a socket
+ * connected through the proxy or lets the kernel go on in the sandbox's
+ * own namespace.
+ */
+scmp_filter_ctx
+rules_child_transparent(char *why, size_t whylen)
+{
+	scmp_filter_ctx	ctx;
+	int		rc;
+
+	if ((ctx = rules_child(SBX_NET_MANAGED, why, whylen)) == NULL)
+		return NULL;
+	if ((rc = seccomp_rule_add(ctx, SCMP_ACT_NOTIFY, SCMP_SYS(connect), 0)) < 0) {
+		snprintf(why, whylen, "seccomp connect rule: %s", strerror(-rc));
+		seccomp_release(ctx);
+		return NULL;
+	}
+	return ctx;
+}

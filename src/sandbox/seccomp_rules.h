@@ -12,5 +12,7 @@
 scmp_filter_ctx	rules_floor(char *why, size_t whylen);
 scmp_filter_ctx	rules_self(char *why, size_t whylen);
 scmp_filter_ctx	rules_child(enum sbx_net net, char *why, size_t whylen);
+/* the managed network's, with connect(2) notified to a listener (transparent TCP) */
+scmp_filter_ctx	rules_child_transparent(char *why, size_t whylen);
 
 #endif
