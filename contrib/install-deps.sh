@@ -5,11 +5,13 @@ set -eu
 export DEBIAN_FRONTEND=noninteractive
 pkgs="build-essential autoconf automake pkg-config libwslay-dev libjansson-dev \
 libc-ares-dev libcurl4-openssl-dev libseccomp-dev libssl-dev libyaml-dev \
-python3 python3-websockets socat curl zstd mandoc procps iproute2 \
+python3 python3-websockets socat curl zstd mandoc procps iproute2 zsh \
 systemd xinetd openssh-server openssh-client dnsmasq-base tinyproxy clang libclang-rt-14-dev \
 libbsd0 libevent-2.1-7 libtirpc3 libwrap0 podman runc catatonit"
 # podman, runc (crun fails on hybrid cgroups) and catatonit (a pod's pause
 # process) run the Pod of contrib/kubernetes in tests/activation-pod.sh.
+# zsh: tests/snapshot.py and tests/snapshot-gen.py compare its shell snapshots
+# with the reference's (they skip the zsh cases without it).
 # Packages are installed without starting their daemons (sshd, xinetd,
 # tinyproxy are only run by the tests, on private ports and configuration
 # files; podman runs a Pod without its API service): Debian's maintainer
