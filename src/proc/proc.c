@@ -461,7 +461,7 @@ proc_sigchld(int signo, void *arg)
 				break;
 		if (p != NULL)
 			proc_exited(p, status);
-		else
+		else if (!proc_snapshot_reaped(pid, status))
 			log_debug("reaped descendant %ld", (long)pid);
 	}
 }

@@ -363,7 +363,7 @@ snap_decide(const struct start_params *sp, json_t **env, int resumed, char **key
 	free(key);
 	if (s == NULL || snapshot_state(s) != SNAPSHOT_READY)
 		return SNAP_PLAIN;
-	if ((senv = snapshot_env(s, sp->env_policy, sp->env)) == NULL)
+	if ((senv = snapshot_env(s, sp->snap.name, sp->env_policy, sp->env)) == NULL)
 		return SNAP_PLAIN;
 	json_decref(*env);
 	*env = senv;

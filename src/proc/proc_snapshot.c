@@ -1,5 +1,7 @@
 #include "config.h"
 
+#include <sys/wait.h>
+
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -30,6 +32,8 @@ struct capture {
 	char			*out;
 	size_t			 len;
 	int			 failed;
+	int			 eof;		/* its stdout is over */
+	int			 exited;	/* reaped: failed unless it exited 0 */
 	struct ev_timer		 limit, reap;
 	struct sbx_guard	*guards;
 	struct cap_waiter	*waiters;
@@ -139,10 +143,16 @@ capture_read(struct ev_io *io, uint32_t events, void *arg)
 		c->failed = 1;
 	}
 	if (n <= 0) {
-		if (io == &c->out_io)
+		if (io != &c->out_io) {
+			close_io(&c->err_io, &c->err_open);
+			return;
+		}
+		/* over once its shell has exited too, and said how */
+		c->eof = 1;
+		if (c->exited || c->failed)
 			capture_over(c);
 		else
-			close_io(&c->err_io, &c->err_open);
+			close_io(&c->out_io, &c->out_open);
 		return;
 	}
 	if (io == &c->err_io)
@@ -219,6 +229,28 @@ proc_snapshot_capture(const char *key, const struct spawn_req *rq, struct sandbo
 fail:
 	snapshot_done(key, NULL, 0, ev_now());
 	return -1;
+}
+
+int
+proc_snapshot_reaped(pid_t pid, int status)
+{
+	struct capture	*c;
+
+	for (c = captures; c != NULL; c = c->next)
+		if (c->pid == pid && !c->exited)
+			break;
+	if (c == NULL)
+		return 0;
+	c->exited = 1;
+	/* as the reference's: a shell that did not exit 0 captured nothing */
+	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+		log_warnx("shell snapshot: capture by pid %ld exited with status %d", (long)pid,
+		    status);
+		c->failed = 1;
+	}
+	if (c->eof)
+		capture_over(c);
+	return 1;
 }
 
 int

@@ -7,6 +7,8 @@
 #ifndef EXECD_PROC_SNAPSHOT_H
 #define EXECD_PROC_SNAPSHOT_H
 
+#include <sys/types.h>
+
 #include <jansson.h>
 
 #include "jsonx.h"
@@ -30,6 +32,11 @@ int	proc_snapshot_capture(const char *key, const struct spawn_req *rq,
 /* Have (req, params, n) resumed when the capture of key is over; -1: none runs. */
 int	proc_snapshot_wait(const char *key, struct rpc_req *req, json_t *params, long n,
 	    proc_snapshot_resume *resume);
+/*
+ * The child pid was reaped with status: 1 when it was a capture (failed
+ * unless it exited 0), 0 when it is none of theirs.
+ */
+int	proc_snapshot_reaped(pid_t pid, int status);
 /* The session is over: kill the captures, forget the snapshots. */
 void	proc_snapshot_end(void);
 
@@ -53,7 +60,8 @@ char	*snap_req_key(const struct snap_req *r, const char *cwd_uri, json_t *policy
 	    json_t *sandbox);
 /*
  * argv with its command run by the capture (capture: 1, as `-lc script`)
- * or from a snapshot (capture: 0, as `-pc prefix+command`); one malloc'd
+ * or from a snapshot (capture: 0, as `<flag> prefix+command`, flag and
+ * prefix those of snapshot_restore_flag and _prefix); one malloc'd
  * block, NULL when out of memory.
  */
 char	**snap_req_argv(const struct snap_req *r, json_t *argv, int capture);

@@ -140,13 +140,19 @@ char **
 snap_req_argv(const struct snap_req *r, json_t *argv, int capture)
 {
 	const char	*cmd = json_string_value(json_array_get(argv, 2));
-	const char	*pre = snapshot_restore_prefix();
-	size_t		 n = json_array_size(argv), i, len;
+	char		*pre = NULL;
+	size_t		 n = json_array_size(argv), i, len = 0;
 	char		**av;
 
-	len = capture ? 0 : strlen(pre) + strlen(cmd) + 1;
-	if ((av = calloc(1, (n + 1) * sizeof(*av) + len)) == NULL)
+	if (!capture) {
+		if ((pre = snapshot_restore_prefix(r->name)) == NULL)
+			return NULL;
+		len = strlen(pre) + strlen(cmd) + 1;
+	}
+	if ((av = calloc(1, (n + 1) * sizeof(*av) + len)) == NULL) {
+		free(pre);
 		return NULL;
+	}
 	for (i = 0; i < n; i++)
 		av[i] = (char *)json_string_value(json_array_get(argv, i));
 	if (capture) {
@@ -154,9 +160,10 @@ snap_req_argv(const struct snap_req *r, json_t *argv, int capture)
 		av[2] = (char *)snapshot_capture_script(r->name);
 		av[3] = NULL;	/* its own arguments are the command's, not the capture's */
 	} else {
-		av[1] = "-pc";
+		av[1] = (char *)snapshot_restore_flag(r->name);
 		av[2] = (char *)(av + n + 1);
 		snprintf(av[2], len, "%s%s", pre, cmd);
 	}
+	free(pre);
 	return av;
 }

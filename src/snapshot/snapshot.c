@@ -130,6 +130,10 @@ int
 snapshot_fd(const struct snapshot *s, const char *name)
 {
 	static const char	close15[] = "\\exec 15<&-\n";
+	/* zsh reads one digit for a descriptor: 15 goes through a variable */
+	static const char	zclose15[] =
+	    "typeset -i __execd_fd=15; exec {__execd_fd}<&-; unset __execd_fd\n";
+	const char		*close_line = strcmp(name, "zsh") == 0 ? zclose15 : close15;
 	size_t			off = 0;
 	ssize_t			n;
 	int			fd;
@@ -139,7 +143,7 @@ snapshot_fd(const struct snapshot *s, const char *name)
 		return -1;
 	}
 	if (strcmp(name, "sh") != 0 &&
-	    write(fd, close15, sizeof(close15) - 1) != (ssize_t)sizeof(close15) - 1)
+	    write(fd, close_line, strlen(close_line)) != (ssize_t)strlen(close_line))
 		goto fail;
 	while (off < s->script_len) {
 		if ((n = write(fd, s->script + off, s->script_len - off)) == -1) {

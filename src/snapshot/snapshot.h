@@ -34,8 +34,13 @@ struct snapshot;
 int		 snapshot_shell_supported(const char *name);
 /* The script run as `<shell> -lc script` to capture; NULL when unsupported. */
 const char	*snapshot_capture_script(const char *name);
-/* The command prefix that sources descriptor 15 in the restored shell. */
-const char	*snapshot_restore_prefix(void);
+/* The restored shell's flag, in place of -lc: -pc (bash), -fc (zsh), -c (sh). */
+const char	*snapshot_restore_flag(const char *name);
+/*
+ * The code run before the command in the restored shell of name: it
+ * sources descriptor 15.  malloc'd; NULL when out of memory.
+ */
+char		*snapshot_restore_prefix(const char *name);
 
 /*
  * The cache entry of key, NULL when there is none (a failure older than
@@ -54,9 +59,11 @@ int		 snapshot_done(const char *key, const char *out, size_t len, uint64_t now);
 /*
  * The restored command's environment: the login shell's, filtered by the
  * envPolicy as credentials are masked (its excludes, set and includeOnly;
- * not its inherit), with overlay on top.  NULL when out of memory.
+ * not its inherit), with overlay on top; for a zsh, SHLVL one lower
+ * unless overlay sets it (zsh -f counts itself).  NULL when out of memory.
  */
-json_t		*snapshot_env(const struct snapshot *s, json_t *policy, json_t *overlay);
+json_t		*snapshot_env(const struct snapshot *s, const char *shell, json_t *policy,
+		    json_t *overlay);
 /*
  * A sealed memfd holding the restore script of shell name at offset 0; -1
  * on error.  bash and zsh close their descriptor 15 first of all; a POSIX

@@ -3,74 +3,123 @@
  * reading of their output, the restored command's environment.
  *
  * A capture writes, after whatever the login profile printed:
- *   NUL "EXECD-SNAPSHOT" NUL  script  NUL  (NAME=value NUL)*  "EXECD-SNAPSHOT-END" NUL
- * A shell string holds no NUL, so the parts cannot run into each other;
- * the end mark tells a whole capture from a cut one.
+ *   NUL "EXECD-SNAPSHOT" NUL  [what the rc file prints]  "# Snapshot file"
+ *   script  NUL  (NAME=value NUL)*  "EXECD-SNAPSHOT-END" NUL
+ * and must exit 0.  As in the reference, the script is what follows the
+ * first "# Snapshot file" after the start before the next NUL: an rc file
+ * that prints a NUL fails the capture, one that prints the mark itself has
+ * the rest sourced too (the rc file is the user's own code either way);
+ * what the login profile printed before the start counts for nothing.  A
+ * shell string holds no NUL, so the environment's entries cannot run into
+ * each other; the end mark tells a whole capture from a cut one.
  */
 #include "config.h"
 
+#include <errno.h>
 #include <fnmatch.h>
+#include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "snapshot/snapshot.h"
 #include "snapshot/snapshot_int.h"
 
-#define BEGIN_MARK	"EXECD-SNAPSHOT"
+#define START_MARK	"EXECD-SNAPSHOT"
+#define BEGIN_MARK	"# Snapshot file"
+#define START		"printf '\\0" START_MARK "\\0'\n"
 #define END_MARK	"EXECD-SNAPSHOT-END"
+
+/*
+ * The names the captures give their helpers are the reference's: a profile
+ * that turns allexport on exports them, into the snapshot's environment.
+ */
+#define COUNT		"| sed '/^$/d' | wc -l | tr -d ' ')\n"
 
 /* bash: ~/.bashrc too, as a login bash does not read it by itself */
 static const char bash_capture[] =
+	START
 	"if [ -z \"${BASH_ENV-}\" ] && [ -n \"${HOME-}\" ] && [ -r \"$HOME/.bashrc\" ]; then\n"
 	"  . \"$HOME/.bashrc\"\n"
 	"fi\n"
-	"printf '\\0" BEGIN_MARK "\\0'\n"
-	"printf '%s\\n' '# login shell state, captured by execd' 'unalias -a 2>/dev/null || true'\n"
-	"shopt -p\n"
+	"printf '%s\\n' '" BEGIN_MARK "' 'unalias -a 2>/dev/null || true'\n"
+	"shopt -p || true\n"
 	"declare -f\n"
-	"set -o | while read -r __execd_o __execd_v; do\n"
-	"  [ \"$__execd_v\" = on ] && printf 'set -o %s\\n' \"$__execd_o\"\n"
-	"done\n"
-	"alias -p\n"
+	"__codex_snapshot_command() {\n"
+	"  if command -v \"$1\" >/dev/null 2>&1; then\n"
+	"    \"$@\"\n"
+	"  else\n"
+	"    command -p \"$@\"\n"
+	"  fi\n"
+	"}\n"
+	"bash_opts=$(set -o | awk '$2==\"on\"{print $1}')\n"
+	"bash_opt_count=$(printf '%s\\n' \"$bash_opts\" " COUNT
+	"if [ -n \"$bash_opts\" ]; then printf 'set -o %s\\n' $bash_opts; fi\n"
+	"alias_count=$(\\alias -p | wc -l | tr -d ' ')\n"
+	"\\alias -p\n"
 	"printf '\\0'\n"
-	"env -0 2>/dev/null || for __execd_n in $(compgen -e); do\n"
-	"  printf '%s=%s\\0' \"$__execd_n\" \"${!__execd_n}\"\n"
-	"done\n"
+	"env -0\n"
 	"printf '" END_MARK "\\0'\n";
 
 static const char zsh_capture[] =
-	"if [ -n \"${HOME-}\" ] && [ -r \"${ZDOTDIR:-$HOME}/.zshrc\" ]; then\n"
-	"  . \"${ZDOTDIR:-$HOME}/.zshrc\"\n"
+	START
+	"if [[ -n \"${ZDOTDIR-}\" ]]; then\n"
+	"  rc=\"$ZDOTDIR/.zshrc\"\n"
+	"elif [[ -n \"${HOME-}\" ]]; then\n"
+	"  rc=\"$HOME/.zshrc\"\n"
+	"else\n"
+	"  rc=\n"
 	"fi\n"
-	"printf '\\0" BEGIN_MARK "\\0'\n"
-	"printf '%s\\n' '# login shell state, captured by execd' 'unalias -a 2>/dev/null || true'\n"
-	"typeset -f\n"
-	"setopt | while read -r __execd_o; do printf 'setopt %s\\n' \"$__execd_o\"; done\n"
-	"alias -L\n"
+	"[[ -r \"$rc\" ]] && . \"$rc\"\n"
+	"printf '%s\\n' '" BEGIN_MARK "' 'unalias -a 2>/dev/null || true'\n"
+	"functions\n"
+	"setopt_count=$(setopt | wc -l | tr -d ' ')\n"
+	"setopt | sed 's/^/setopt /'\n"
+	"alias_count=$(\\alias -L | wc -l | tr -d ' ')\n"
+	"\\alias -L\n"
 	"printf '\\0'\n"
 	"env -0\n"
 	"printf '" END_MARK "\\0'\n";
 
-/* a POSIX sh lists no functions: options, aliases and the environment */
+/*
+ * A POSIX sh lists no functions, and its aliases are not restored (the
+ * reference's are not): its options and the environment, after the file
+ * $ENV names (expanded, as an interactive sh would).
+ */
 static const char sh_capture[] =
-	"printf '\\0" BEGIN_MARK "\\0'\n"
-	"printf '%s\\n' '# login shell state, captured by execd' 'unalias -a 2>/dev/null || true'\n"
-	"set -o | while read -r __execd_o __execd_v; do\n"
-	"  [ \"$__execd_v\" = on ] && printf 'set -o %s\\n' \"$__execd_o\"\n"
-	"done\n"
-	"alias | while IFS= read -r __execd_l; do\n"
-	"  case $__execd_l in\n"
-	"  'alias '*) printf '%s\\n' \"$__execd_l\" ;;\n"
-	"  *) printf 'alias %s\\n' \"$__execd_l\" ;;\n"
-	"  esac\n"
-	"done\n"
+	START
+	"if [ -n \"${ENV-}\" ]; then\n"
+	"  eval \"__execd_env=\\\"$ENV\\\"\"\n"
+	"  if [ -r \"$__execd_env\" ] && [ ! -d \"$__execd_env\" ]; then\n"
+	"    case $__execd_env in\n"
+	"    /*) . \"$__execd_env\" ;;\n"
+	"    *) . \"./$__execd_env\" ;;\n"
+	"    esac\n"
+	"  fi\n"
+	"  unset __execd_env\n"
+	"fi\n"
+	"printf '%s\\n' '" BEGIN_MARK "'\n"
+	"unalias -a 2>/dev/null || true\n"
+	"sh_opts=$(set -o | awk '$2==\"on\"{print $1}')\n"
+	"sh_opt_count=$(printf '%s\\n' \"$sh_opts\" | sed '/^$/d' | wc -l | tr -d ' ')\n"
+	"if [ -n \"$sh_opts\" ]; then printf 'set -o %s\\n' $sh_opts; fi\n"
+	"alias_count=$(alias | wc -l | tr -d ' ')\n"
 	"printf '\\0'\n"
 	"env -0\n"
 	"printf '" END_MARK "\\0'\n";
 
-static const char restore_prefix[] =
-	"set +o privileged\n"
+/*
+ * How a restored shell starts, as the reference starts it: no startup
+ * file runs again (bash -p, zsh -f, a non-login sh), then the snapshot.
+ * sh's takes two lines, as the reference's does (its line numbers show).
+ */
+static const char restore_source[] =
 	"if ! . /dev/fd/15 >/dev/null; then printf 'failed to restore shell snapshot\\n' >&2; fi\n";
+static const char sh_restore_source[] =
+	"if ! . /dev/fd/15 >/dev/null\n"
+	"then printf 'failed to restore shell snapshot\\n' >&2; fi\n";
+static const char bash_restore[] = "set +o privileged\n";
+static const char zsh_restore[] = "setopt RCS\n";
 
 int
 snapshot_shell_supported(const char *name)
@@ -91,21 +140,54 @@ snapshot_capture_script(const char *name)
 }
 
 const char *
-snapshot_restore_prefix(void)
+snapshot_restore_flag(const char *name)
 {
-	return restore_prefix;
+	if (strcmp(name, "bash") == 0)
+		return "-pc";
+	if (strcmp(name, "zsh") == 0)
+		return "-fc";
+	return "-c";
 }
 
-/* The bytes after the first NUL BEGIN_MARK NUL, or NULL. */
-static const char *
-find_begin(const char *out, size_t len)
+/* The code before the command's own, in a malloc'd string; NULL when out of memory. */
+char *
+snapshot_restore_prefix(const char *name)
 {
-	static const char	mark[] = "\0" BEGIN_MARK "\0";
-	size_t			mlen = sizeof(mark) - 1;
+	const char	*pre = "", *src = restore_source;
+	char		*out;
+	size_t		 a, b;
 
-	if (len < mlen)
+	if (strcmp(name, "bash") == 0)
+		pre = bash_restore;
+	else if (strcmp(name, "zsh") == 0)
+		pre = zsh_restore;
+	else
+		src = sh_restore_source;
+	a = strlen(pre);
+	b = strlen(src);
+	if ((out = malloc(a + b + 1)) == NULL)
 		return NULL;
-	return (const char *)memmem(out, len, mark, mlen);
+	memcpy(out, pre, a);
+	memcpy(out + a, src, b + 1);
+	return out;
+}
+
+/*
+ * The first BEGIN_MARK after the start, before the NUL that follows it
+ * (*nul); NULL when there is none.
+ */
+static const char *
+find_begin(const char *out, size_t len, const char **nul)
+{
+	static const char	start[] = "\0" START_MARK "\0";
+	const char		*p, *end = out + len;
+
+	if ((p = memmem(out, len, start, sizeof(start) - 1)) == NULL)
+		return NULL;
+	p += sizeof(start) - 1;
+	if ((*nul = memchr(p, '\0', (size_t)(end - p))) == NULL)
+		return NULL;
+	return memmem(p, (size_t)(*nul - p), BEGIN_MARK, sizeof(BEGIN_MARK) - 1);
 }
 
 static int
@@ -134,10 +216,7 @@ snapshot_parse(struct snapshot *s, const char *out, size_t len)
 	const char	*p, *end = out + len, *nul;
 	json_t		*env;
 
-	if ((p = find_begin(out, len)) == NULL)
-		return -1;
-	p += sizeof(BEGIN_MARK) + 1;
-	if ((nul = memchr(p, '\0', (size_t)(end - p))) == NULL)
+	if ((p = find_begin(out, len, &nul)) == NULL)
 		return -1;
 	if ((s->script = strndup(p, (size_t)(nul - p))) == NULL)
 		return -1;
@@ -178,8 +257,30 @@ masked_by_default(const char *name)
 	    fnmatch("*TOKEN*", name, FNM_CASEFOLD) == 0;
 }
 
+/*
+ * A zsh started with -f counts itself in SHLVL; the reference's restored
+ * zsh keeps the level the snapshot holds (one the request gives is
+ * counted): the level is passed one lower, when it is a decimal number.
+ */
+static int
+zsh_level(json_t *env, json_t *overlay)
+{
+	const char	*v = json_string_value(json_object_get(env, "SHLVL"));
+	char		*end, buf[32];
+	long		 n;
+
+	if (v == NULL || json_object_get(overlay, "SHLVL") != NULL || *v == '\0')
+		return 0;
+	errno = 0;
+	n = strtol(v, &end, 10);
+	if (*end != '\0' || errno != 0 || n <= LONG_MIN + 1)
+		return 0;
+	snprintf(buf, sizeof(buf), "%ld", n - 1);
+	return json_object_set_new(env, "SHLVL", json_string(buf));
+}
+
 json_t *
-snapshot_env(const struct snapshot *s, json_t *policy, json_t *overlay)
+snapshot_env(const struct snapshot *s, const char *shell, json_t *policy, json_t *overlay)
 {
 	json_t		*out, *v, *only;
 	const char	*k;
@@ -200,7 +301,8 @@ snapshot_env(const struct snapshot *s, json_t *policy, json_t *overlay)
 				if (!match_any(only, k))
 					json_object_del(out, k);
 	}
-	if (json_object_update(out, overlay) == -1) {
+	if ((strcmp(shell, "zsh") == 0 && zsh_level(out, overlay) == -1) ||
+	    json_object_update(out, overlay) == -1) {
 		json_decref(out);
 		return NULL;
 	}
