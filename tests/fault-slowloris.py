@@ -1,7 +1,7 @@
 """Slowloris on the --listen listener: heads trickled in, silent sockets, oversized heads.
 
 Every connection that has not completed its HTTP request head within
---header-timeout-ms is closed, however it trickles; a head over 8 KiB is
+--header-timeout-ms is closed, however it trickles; a head over 400 KiB is
 answered 431; a normal client is served all the while.
 """
 import select
@@ -104,18 +104,18 @@ try:
     s = socket.create_connection((L.host, L.port), timeout=5)
     t0 = time.time()
     got = b""
-    # exactly 8 KiB and no more: bytes still unread when it answers would turn its close
-    # into a reset that can take the answer with it
+    # exactly 400 KiB and no more: bytes still unread when it answers would turn its
+    # close into a reset that can take the answer with it
     trickle = b"GET /" + L.token.encode() + b" HTTP/1.1\r\n"
     i = 0
-    while len(trickle) < 8192:
+    while len(trickle) < 400 * 1024:
         trickle += b"X-Pad-%d: %s\r\n" % (i, b"a" * 1000)
         i += 1
-    trickle = trickle[:8192]
+    trickle = trickle[:400 * 1024]
     try:
-        for i in range(0, len(trickle), 1000):
-            s.send(trickle[i:i + 1000])
-            time.sleep(0.02)
+        for i in range(0, len(trickle), 10240):
+            s.send(trickle[i:i + 10240])
+            time.sleep(0.005)
         while True:
             chunk = s.recv(4096)
             if not chunk:
@@ -125,7 +125,7 @@ try:
         pass
     s.close()
     t.ok(status_of(got) == 431 and time.time() - t0 < lim,
-         "a head trickled past 8 KiB is answered 431 at once", got[:80])
+         "a head trickled past 400 KiB is answered 431 at once", got[:80])
 
     # a head completed just in time is served
     s = socket.create_connection((L.host, L.port), timeout=5)

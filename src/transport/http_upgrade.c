@@ -2,10 +2,10 @@
 
 #include <ctype.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 #include <time.h>
-
 
 #include "b64.h"
 #include "execd.h"
@@ -18,6 +18,8 @@
 struct http_req_head {
 	char		 method[16];
 	char		 path[2048];
+	int		 http10;	/* HTTP/1.0 */
+	int		 nheaders;
 	const char	*upgrade, *connection, *key, *version, *origin, *authz;
 	size_t		 upgrade_len, connection_len, key_len, version_len, authz_len;
 };
@@ -26,18 +28,27 @@ int
 http_ws_accept(const char *key, size_t keylen, char *out, size_t outlen)
 {
 	unsigned char	 md[SHA1_LEN];
-	char		 buf[128];
+	char		*buf;
+	int		 rc;
 
-	if (keylen + sizeof(WS_GUID) > sizeof(buf) || outlen < B64_ENCLEN(sizeof(md)) + 1)
+	/* any key, as the reference takes any: the head bounds its length */
+	if (keylen > HTTP_HEAD_MAX || outlen < B64_ENCLEN(sizeof(md)) + 1 ||
+	    (buf = malloc(keylen + sizeof(WS_GUID))) == NULL)
 		return -1;
 	memcpy(buf, key, keylen);
 	memcpy(buf + keylen, WS_GUID, sizeof(WS_GUID) - 1);
-	if (crypto_sha1(buf, keylen + sizeof(WS_GUID) - 1, md) == -1)
+	rc = crypto_sha1(buf, keylen + sizeof(WS_GUID) - 1, md);
+	free(buf);
+	if (rc == -1)
 		return -1;
 	b64_encode_to(out, md, sizeof(md));
 	return 0;
 }
 
+/*
+ * An answer and a close.  As the reference's: an empty body has no
+ * content-type, and a HEAD request gets the head alone.
+ */
 static void
 respond(struct http_result *r, int status, const char *reason, const char *extra,
     const char *body)
@@ -45,9 +56,11 @@ respond(struct http_result *r, int status, const char *reason, const char *extra
 	r->verdict = HTTP_RESPOND;
 	r->status = status;
 	r->resp_len = (size_t)snprintf(r->resp, sizeof(r->resp),
-	    "HTTP/1.1 %d %s\r\ncontent-type: text/plain; charset=utf-8\r\n"
+	    "HTTP/1.%d %d %s\r\n%s"
 	    "content-length: %zu\r\nconnection: close\r\n%s\r\n%s",
-	    status, reason, strlen(body), extra, body);
+	    r->http10 ? 0 : 1, status, reason,
+	    *body != '\0' ? "content-type: text/plain; charset=utf-8\r\n" : "",
+	    strlen(body), extra, r->head_method ? "" : body);
 }
 
 /* Does a comma-separated header value hold token (case-insensitive)? */
@@ -86,8 +99,10 @@ parse_request_line(const char *p, size_t n, struct http_req_head *h)
 	if ((sp2 = memchr(sp1 + 1, ' ', (size_t)(end - sp1 - 1))) == NULL ||
 	    sp2 == sp1 + 1 || (size_t)(sp2 - sp1 - 1) >= sizeof(h->path))
 		return -1;
-	if (end - sp2 - 1 != 8 || memcmp(sp2 + 1, "HTTP/1.", 7) != 0)
+	if (end - sp2 - 1 != 8 || memcmp(sp2 + 1, "HTTP/1.", 7) != 0 ||
+	    (sp2[8] != '0' && sp2[8] != '1'))
 		return -1;
+	h->http10 = sp2[8] == '0';
 	memcpy(h->method, p, (size_t)(sp1 - p));
 	h->method[sp1 - p] = '\0';
 	memcpy(h->path, sp1 + 1, (size_t)(sp2 - sp1 - 1));
@@ -98,11 +113,72 @@ parse_request_line(const char *p, size_t n, struct http_req_head *h)
 	return 0;
 }
 
+/* A field name is an RFC 9110 token. */
+static int
+is_token(const char *p, size_t n)
+{
+	size_t	i;
+
+	if (n == 0)
+		return 0;
+	for (i = 0; i < n; i++)
+		if (!isalnum((unsigned char)p[i]) && strchr("!#$%&'*+-.^_`|~", p[i]) == NULL)
+			return 0;
+	return 1;
+}
+
+/* No control byte but tab in a field value (obs-text, 0x80-0xff, is allowed). */
+static int
+value_ok(const char *v, size_t n)
+{
+	size_t	i;
+
+	for (i = 0; i < n; i++)
+		if (((unsigned char)v[i] < 0x20 && v[i] != '\t') || v[i] == 0x7f)
+			return 0;
+	return 1;
+}
+
+/* One "name: value" line into h; the first of each header counts, as in the reference. */
+static int
+parse_field(const char *p, size_t n, struct http_req_head *h)
+{
+	const char	*colon, *v;
+	size_t		 vl;
+
+	if ((colon = memchr(p, ':', n)) == NULL || !is_token(p, (size_t)(colon - p)))
+		return -1;
+	v = colon + 1;
+	while (v < p + n && (*v == ' ' || *v == '\t'))
+		v++;
+	vl = (size_t)(p + n - v);
+	while (vl > 0 && (v[vl - 1] == ' ' || v[vl - 1] == '\t'))
+		vl--;
+	if (!value_ok(v, vl))
+		return -1;
+	h->nheaders++;
+#define HDR(name, field, flen)							\
+	if (h->field == NULL && (size_t)(colon - p) == strlen(name) &&		\
+	    strncasecmp(p, name, strlen(name)) == 0) {				\
+		h->field = v;							\
+		h->flen = vl;							\
+	}
+	HDR("upgrade", upgrade, upgrade_len)
+	HDR("connection", connection, connection_len)
+	HDR("sec-websocket-key", key, key_len)
+	HDR("sec-websocket-version", version, version_len)
+	HDR("authorization", authz, authz_len)
+#undef HDR
+	if ((size_t)(colon - p) == 6 && strncasecmp(p, "origin", 6) == 0)
+		h->origin = v;
+	return 0;
+}
+
 static int
 parse_head(const char *data, size_t len, struct http_req_head *h)
 {
-	const char	*p = data, *end = data + len, *eol, *colon, *v;
-	size_t		 n, vl;
+	const char	*p = data, *end = data + len, *eol;
+	size_t		 n;
 	int		 first = 1;
 
 	memset(h, 0, sizeof(*h));
@@ -119,30 +195,8 @@ parse_head(const char *data, size_t len, struct http_req_head *h)
 			if (parse_request_line(p, n, h) == -1)
 				return -1;
 			first = 0;
-		} else if ((colon = memchr(p, ':', n)) != NULL) {
-			v = colon + 1;
-			while (v < p + n && (*v == ' ' || *v == '\t'))
-				v++;
-			vl = (size_t)(p + n - v);
-			while (vl > 0 && (v[vl - 1] == ' ' || v[vl - 1] == '\t'))
-				vl--;
-#define HDR(name, field, flen)							\
-			if ((size_t)(colon - p) == strlen(name) &&		\
-			    strncasecmp(p, name, strlen(name)) == 0) {	\
-				h->field = v;					\
-				h->flen = vl;					\
-			}
-			HDR("upgrade", upgrade, upgrade_len)
-			HDR("connection", connection, connection_len)
-			HDR("sec-websocket-key", key, key_len)
-			HDR("sec-websocket-version", version, version_len)
-			/* the first Authorization header counts, as in the reference */
-			if (h->authz == NULL)
-				HDR("authorization", authz, authz_len)
-			if ((size_t)(colon - p) == 6 && strncasecmp(p, "origin", 6) == 0)
-				h->origin = v;
-#undef HDR
-		}
+		} else if (parse_field(p, n, h) == -1)
+			return -1;
 		p = eol + 1;
 	}
 	return first ? -1 : 0;
@@ -212,26 +266,119 @@ path_is(const char *path, const char *want)
 	return n == strlen(want) && strncmp(path, want, n) == 0;
 }
 
+/* The 101 of an upgrade to a WebSocket; -1 when the key cannot be hashed. */
+static int
+upgrade(const struct http_req_head *h, struct http_result *r)
+{
+	char	accept[64];
+
+	if (http_ws_accept(h->key, h->key_len, accept, sizeof(accept)) == -1)
+		return -1;
+	r->verdict = HTTP_UPGRADE;
+	r->status = 101;
+	r->resp_len = (size_t)snprintf(r->resp, sizeof(r->resp),
+	    "HTTP/1.1 101 Switching Protocols\r\nupgrade: websocket\r\n"
+	    "connection: upgrade\r\nsec-websocket-accept: %s\r\n\r\n", accept);
+	return 0;
+}
+
+/* An empty answer; nolen: without even a content-length (hyper's to HEAD on no route). */
+static void
+respond_empty(struct http_result *r, int status, const char *reason, const char *extra,
+    int nolen)
+{
+	respond(r, status, reason, extra, "");
+	if (nolen)
+		r->resp_len = (size_t)snprintf(r->resp, sizeof(r->resp),
+		    "HTTP/1.%d %d %s\r\n%sconnection: close\r\n\r\n", r->http10 ? 0 : 1,
+		    status, reason, extra);
+}
+
+/* Is the whole value v this word, in any case (the reference's header_eq)? */
+static int
+value_is(const char *v, size_t len, const char *word)
+{
+	return v != NULL && len == strlen(word) && strncasecmp(v, word, len) == 0;
+}
+
+/*
+ * The reference's routes with --ws-auth signed-bearer-token, in its order:
+ * an Origin is refused first (403), then GET|HEAD /readyz, then / with
+ * axum's WebSocketUpgrade checks (method, Connection, Upgrade, key,
+ * version, HTTP/1.1), then the token; any other path is 404.  A HEAD
+ * request to no route gets no content-length, as hyper answers it.
+ */
+static void
+jwt_route(const struct http_req_head *h, struct http_result *r)
+{
+	const char	*refusal, *allow = "";
+	int		 readyz = path_is(h->path, "/readyz"), root = path_is(h->path, "/");
+
+	/* axum's method router says what /readyz allows, whatever answers */
+	if (readyz && strcmp(h->method, "GET") != 0 && !r->head_method)
+		allow = "allow: GET,HEAD\r\n";
+	if (h->origin != NULL)
+		respond_empty(r, 403, "Forbidden", allow, r->head_method && !readyz && !root);
+	else if (readyz && *allow == '\0')
+		respond(r, 200, "OK", "", "");
+	else if (readyz)
+		respond(r, 405, "Method Not Allowed", allow, "");
+	else if (!root)
+		respond_empty(r, 404, "Not Found", "", r->head_method);
+	else if (strcmp(h->method, "GET") != 0)
+		respond(r, 405, "Method Not Allowed", "", "Request method must be `GET`");
+	else if (h->connection == NULL || !has_token(h->connection, h->connection_len, "upgrade"))
+		respond(r, 400, "Bad Request", "", "Connection header did not include 'upgrade'");
+	else if (!value_is(h->upgrade, h->upgrade_len, "websocket"))
+		respond(r, 400, "Bad Request", "", "`Upgrade` header did not include 'websocket'");
+	else if (h->key == NULL)
+		respond(r, 400, "Bad Request", "", "`Sec-WebSocket-Key` header missing");
+	else if (!value_is(h->version, h->version_len, "13"))
+		respond(r, 400, "Bad Request", "",
+		    "`Sec-WebSocket-Version` header did not include '13'");
+	else if (h->http10)
+		respond(r, 426, "Upgrade Required", "", "WebSocket request couldn't be "
+		    "upgraded since no upgrade state was present");
+	else if ((refusal = jwt_refusal(h)) != NULL)
+		respond(r, 401, "Unauthorized", "www-authenticate: Bearer\r\n", refusal);
+	else if (upgrade(h, r) == -1)
+		respond(r, 500, "Internal Server Error", "", "");
+}
+
 void
 http_upgrade_parse(const char *data, size_t len, int need_auth, struct http_result *r)
 {
 	struct http_req_head	 h;
-	const char		*end, *refusal;
-	char			 accept[64];
+	const char		*end;
 
 	memset(r, 0, sizeof(*r));
 	end = memmem(data, len, "\r\n\r\n", 4);
 	if (end == NULL && (end = memmem(data, len, "\n\n", 2)) == NULL) {
 		if (len >= HTTP_HEAD_MAX)
-			respond(r, 431, "Request Header Fields Too Large", "",
-			    "request header too large");
+			respond(r, 431, "Request Header Fields Too Large", "", "");
 		else
 			r->verdict = HTTP_INCOMPLETE;
 		return;
 	}
 	r->head_len = (size_t)(end - data) + (end[0] == '\r' ? 4 : 2);
+	if (r->head_len > HTTP_HEAD_MAX) {
+		respond(r, 431, "Request Header Fields Too Large", "", "");
+		return;
+	}
+	/* as hyper answers a head it cannot read: empty */
 	if (parse_head(data, r->head_len, &h) == -1) {
-		respond(r, 400, "Bad Request", "", "malformed request");
+		respond(r, 400, "Bad Request", "", "");
+		return;
+	}
+	/* a head hyper cannot read is answered as HTTP/1.1, whatever it said */
+	if (h.nheaders > HTTP_HEADERS_MAX) {
+		respond(r, 431, "Request Header Fields Too Large", "", "");
+		return;
+	}
+	r->http10 = h.http10;
+	r->head_method = strcmp(h.method, "HEAD") == 0;
+	if (conf.jwt != NULL) {
+		jwt_route(&h, r);
 		return;
 	}
 	if (path_is(h.path, "/readyz")) {
@@ -256,11 +403,7 @@ http_upgrade_parse(const char *data, size_t len, int need_auth, struct http_resu
 		respond(r, 403, "Forbidden", "", "");
 		return;
 	}
-	if (need_auth && conf.jwt != NULL && (refusal = jwt_refusal(&h)) != NULL) {
-		respond(r, 401, "Unauthorized", "www-authenticate: Bearer\r\n", refusal);
-		return;
-	}
-	if (need_auth && conf.jwt == NULL && !token_ok(&h)) {
+	if (need_auth && !token_ok(&h)) {
 		respond(r, 401, "Unauthorized", "www-authenticate: Bearer\r\n",
 		    h.authz == NULL && path_is(h.path, "/") ? "missing websocket bearer token" :
 		    "invalid websocket bearer token");
@@ -275,14 +418,6 @@ http_upgrade_parse(const char *data, size_t len, int need_auth, struct http_resu
 		    "unsupported websocket version");
 		return;
 	}
-	if (h.key == NULL || h.key_len != 24 ||
-	    http_ws_accept(h.key, h.key_len, accept, sizeof(accept)) == -1) {
+	if (h.key == NULL || h.key_len != 24 || upgrade(&h, r) == -1)
 		respond(r, 400, "Bad Request", "", "invalid sec-websocket-key");
-		return;
-	}
-	r->verdict = HTTP_UPGRADE;
-	r->status = 101;
-	r->resp_len = (size_t)snprintf(r->resp, sizeof(r->resp),
-	    "HTTP/1.1 101 Switching Protocols\r\nupgrade: websocket\r\n"
-	    "connection: upgrade\r\nsec-websocket-accept: %s\r\n\r\n", accept);
 }

@@ -4,7 +4,12 @@
 
 #include <stddef.h>
 
-#define HTTP_HEAD_MAX	8192
+/*
+ * The reference (hyper) takes a head of about 400 KiB (a little more,
+ * depending on how the bytes arrive) and 100 header fields; over that, 431.
+ */
+#define HTTP_HEAD_MAX		(400 * 1024)
+#define HTTP_HEADERS_MAX	100
 
 enum http_verdict {
 	HTTP_INCOMPLETE,	/* need more bytes */
@@ -18,6 +23,8 @@ struct http_result {
 	char			 resp[1024];
 	size_t			 resp_len;
 	int			 status;
+	int			 http10;	/* answer as HTTP/1.0 */
+	int			 head_method;	/* a HEAD request: no body */
 };
 
 /*

@@ -7,6 +7,7 @@
  */
 #include "config.h"
 
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -67,6 +68,72 @@ b64url_decode(const char *s, size_t len, unsigned char *out)
 	return (ssize_t)n;
 }
 
+/*
+ * The JSON text with every number that jansson cannot hold (an integer
+ * outside int64_t, a real that overflows) replaced by 1.5: serde, in the
+ * reference, skips such a number in a claim it does not read, and finds a
+ * number that is no whole int64 in exp or nbf invalid; 1.5 is that, too.
+ * out holds len bytes at least; its length is returned.
+ */
+static size_t
+tame_numbers(const char *in, size_t len, char *out)
+{
+	size_t	 i = 0, o = 0, j;
+	int	 instr = 0, real;
+	char	 num[64], *end;
+
+	while (i < len) {
+		if (instr || (in[i] != '-' && (in[i] < '0' || in[i] > '9'))) {
+			if (in[i] == '"' && (i == 0 || !instr || in[i - 1] != '\\' ||
+			    (i >= 2 && in[i - 2] == '\\')))
+				instr = !instr;
+			out[o++] = in[i++];
+			continue;
+		}
+		for (j = i, real = 0; j < len && strchr("0123456789+-.eE", in[j]) != NULL; j++)
+			real |= in[j] == '.' || in[j] == 'e' || in[j] == 'E';
+		errno = 0;
+		if (j - i < sizeof(num)) {
+			memcpy(num, in + i, j - i);
+			num[j - i] = '\0';
+			if (real)
+				(void)strtod(num, &end);
+			else
+				(void)strtoll(num, &end, 10);
+		}
+		if (j - i >= sizeof(num) || errno == ERANGE) {
+			memcpy(out + o, "1.5", 3);
+			o += 3;
+		} else {
+			memcpy(out + o, in + i, j - i);
+			o += j - i;
+		}
+		i = j;
+	}
+	return o;
+}
+
+/* JSON text into one object, numbers jansson cannot hold tamed; NULL when it is none. */
+static json_t *
+load_object(const char *buf, size_t n)
+{
+	json_error_t	 err;
+	json_t		*o;
+	char		*tamed;
+
+	o = json_loadb(buf, n, JSON_REJECT_DUPLICATES, &err);
+	if (o == NULL && (strstr(err.text, "too big") != NULL ||
+	    strstr(err.text, "overflow") != NULL) && (tamed = malloc(n + 1)) != NULL) {
+		o = json_loadb(tamed, tame_numbers(buf, n, tamed), JSON_REJECT_DUPLICATES, NULL);
+		free(tamed);
+	}
+	if (o != NULL && !json_is_object(o)) {
+		json_decref(o);
+		o = NULL;
+	}
+	return o;
+}
+
 /* A base64url segment holding one JSON object; NULL when it is not. */
 static json_t *
 segment_object(const char *s, size_t len)
@@ -81,12 +148,8 @@ segment_object(const char *s, size_t len)
 		free(buf);
 		return NULL;
 	}
-	o = json_loadb((const char *)buf, (size_t)n, JSON_REJECT_DUPLICATES, NULL);
+	o = load_object((const char *)buf, (size_t)n);
 	free(buf);
-	if (o != NULL && !json_is_object(o)) {
-		json_decref(o);
-		o = NULL;
-	}
 	return o;
 }
 
@@ -201,7 +264,14 @@ static const char *
 check_claims(const struct jwt_conf *c, json_t *claims, time_t now)
 {
 	const char	*err;
+	json_t		*sub = json_object_get(claims, "sub");
 
+	/*
+	 * The reference reads sub as a string and lets a scalar of another
+	 * type pass, but a structure breaks its reading of the claims.
+	 */
+	if (json_is_object(sub) || json_is_array(sub))
+		return JWT_INVALID;
 	if ((err = check_issuer(c, claims)) == JWT_INVALID ||
 	    (err = check_audience(c, claims)) == JWT_INVALID)
 		return JWT_INVALID;

@@ -114,8 +114,8 @@ sniff_read(struct conn *c)
 			sniff_abort(c, "only white space: closing");
 		return;
 	}
-	/* an HTTP request line starts with an upper-case method */
-	if (i == 0 && isupper(p[0])) {
+	/* an HTTP request line starts with a method, in any case (JSON never with a letter) */
+	if (i == 0 && isalpha(p[0])) {
 		http_mode = 1;
 		sniff_http(c);
 	} else
