@@ -58,7 +58,8 @@ ZSH_OPTS = ["setopt extendedglob", "setopt nullglob", "unsetopt nomatch", "setop
 SH_OPTS = ["set -o noclobber", "set -o noglob", "set -f", "set -o allexport"]
 FAILS = ["exit 3", "trap 'exit 4' EXIT", "printf 'x\\0y'", "echo '# Snapshot file'",
          "echo '# Snapshot file'; echo 'export INJECTED=1'", "return 1 2>/dev/null; true",
-         "false", "kill -9 $$"]
+         "false", "kill -9 $$", "echo '# Snapshot file'; echo \"x it's\"",
+         "echo '# Snapshot file'; echo 'cat <<E >&2'"]
 
 
 def q(v):
@@ -205,6 +206,22 @@ REGRESSIONS = [
     ("sh with allexport: the capture's helpers as the reference names them",
      {"shell": "sh", "files": {".profile": "set -o allexport\nalias a=b\n"},
       "cmd": "env | LC_ALL=C sort | grep -v '^_='"}),
+] + [
+    # a here-document an rc file opens after its own mark prints the state
+    # the restored shell runs: it must be the reference's, line for line
+    ("%s: the restored state is the reference's, line for line" % sh,
+     {"shell": sh, "files": dict(more, **{
+         rc: "f1() { echo f; }\nalias a1='echo a'\n%s\nexport V1=1\n"
+             "printf '# Snapshot file\\ncat <<\"EOF\" >&2\\n'\n" % opt}),
+      "cmd": "true"})
+    for sh, rc, opt, more in (("bash", ".bashrc", "shopt -s extglob", {}),
+                              ("zsh", ".zshrc", "setopt extendedglob", {}),
+                              ("sh", ".envrc", "set -o noglob",
+                               {".profile": "export ENV=$HOME/.envrc\n"}))
+] + [
+    ("zsh: an unclosed quote an rc file prints pairs as in the reference",
+     {"shell": "zsh", "files": {".zshrc": "echo '# Snapshot file'\nf() { :; }\necho \"out it's\"\n"},
+      "cmd": "true"}),
 ]
 
 
@@ -263,13 +280,18 @@ class Server:
             return self.resp.pop(i, None)
 
     def outcome(self, pid, timeout):
-        """(exit code, stdout, stderr) once process/closed came, or None."""
+        """(exit code, stdout, stderr) once process/closed and exited came, or None."""
         end = time.monotonic() + timeout
+        seen = lambda m: any(o.get("method") == m for o in self.procs.get(pid, []))
         with self.lock:
-            while not any(o.get("method") == "process/closed" for o in self.procs.get(pid, [])):
+            while not seen("process/closed"):
                 if getattr(self, "dead", False) or time.monotonic() > end:
                     return None
                 self.lock.wait(max(0.01, end - time.monotonic()))
+            # the reference now and then says exited after closed: wait for it a little
+            late = time.monotonic() + 2
+            while not seen("process/exited") and time.monotonic() < late:
+                self.lock.wait(0.05)
             msgs = self.procs.pop(pid)
         out, err, code = b"", b"", None
         for o in msgs:

@@ -130,9 +130,9 @@ int
 snapshot_fd(const struct snapshot *s, const char *name)
 {
 	static const char	close15[] = "\\exec 15<&-\n";
-	/* zsh reads one digit for a descriptor: 15 goes through a variable */
-	static const char	zclose15[] =
-	    "typeset -i __execd_fd=15; exec {__execd_fd}<&-; unset __execd_fd\n";
+	/* zsh reads one digit of a descriptor: 15 goes through a variable, as in the reference */
+	static const char	zclose15[] = "__codex_snapshot_fd=15\n"
+	    "exec {__codex_snapshot_fd}<&-\nunset __codex_snapshot_fd\n";
 	const char		*close_line = strcmp(name, "zsh") == 0 ? zclose15 : close15;
 	size_t			off = 0;
 	ssize_t			n;

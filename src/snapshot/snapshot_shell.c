@@ -31,10 +31,32 @@
 #define END_MARK	"EXECD-SNAPSHOT-END"
 
 /*
- * The names the captures give their helpers are the reference's: a profile
- * that turns allexport on exports them, into the snapshot's environment.
+ * The state the captures print is the reference's, line for line: the
+ * restored shell runs it, whatever an rc file printed after its own
+ * "# Snapshot file" runs with it, and an unclosed quote there pairs with
+ * the same quote of the state as in the reference.  The helpers' names are
+ * the reference's too: a profile that turns allexport on exports them.
  */
-#define COUNT		"| sed '/^$/d' | wc -l | tr -d ' ')\n"
+#define HELPER								\
+	"__codex_snapshot_command() {\n"				\
+	"  if command -v \"$1\" >/dev/null 2>&1; then\n"		\
+	"    \"$@\"\n"							\
+	"  else\n"							\
+	"    command -p \"$@\"\n"					\
+	"  fi\n"							\
+	"}\n"
+#define RUN		"__codex_snapshot_command "
+#define COUNT		"| " RUN "sed '/^$/d' | " RUN "wc -l | " RUN "tr -d ' ')\n"
+#define HEADER(say)							\
+	say " '" BEGIN_MARK "'\n"					\
+	say " '# Unset all aliases to avoid conflicts with functions'\n"
+#define ENDING(say)							\
+	say " ''\n"							\
+	say " \"case '' in '') ;; esac\"\n"				\
+	say " '}'\n"							\
+	"printf '\\0'\n"						\
+	"env -0\n"							\
+	"printf '" END_MARK "\\0'\n"
 
 /* bash: ~/.bashrc too, as a login bash does not read it by itself */
 static const char bash_capture[] =
@@ -42,24 +64,25 @@ static const char bash_capture[] =
 	"if [ -z \"${BASH_ENV-}\" ] && [ -n \"${HOME-}\" ] && [ -r \"$HOME/.bashrc\" ]; then\n"
 	"  . \"$HOME/.bashrc\"\n"
 	"fi\n"
-	"printf '%s\\n' '" BEGIN_MARK "' 'unalias -a 2>/dev/null || true'\n"
+	HEADER("echo")
+	"echo 'unalias -a 2>/dev/null || true'\n"
 	"shopt -p || true\n"
+	"echo '# Functions'\n"
 	"declare -f\n"
-	"__codex_snapshot_command() {\n"
-	"  if command -v \"$1\" >/dev/null 2>&1; then\n"
-	"    \"$@\"\n"
-	"  else\n"
-	"    command -p \"$@\"\n"
-	"  fi\n"
-	"}\n"
-	"bash_opts=$(set -o | awk '$2==\"on\"{print $1}')\n"
+	"echo ''\n"
+	"echo '{'\n"
+	HELPER
+	"bash_opts=$(set -o | " RUN "awk '$2==\"on\"{print $1}')\n"
 	"bash_opt_count=$(printf '%s\\n' \"$bash_opts\" " COUNT
-	"if [ -n \"$bash_opts\" ]; then printf 'set -o %s\\n' $bash_opts; fi\n"
-	"alias_count=$(\\alias -p | wc -l | tr -d ' ')\n"
+	"echo \"# setopts $bash_opt_count\"\n"
+	"if [ -n \"$bash_opts\" ]; then\n"
+	"  printf 'set -o %s\\n' $bash_opts\n"
+	"fi\n"
+	"echo ''\n"
+	"alias_count=$(\\alias -p | " RUN "wc -l | " RUN "tr -d ' ')\n"
+	"echo \"# aliases $alias_count\"\n"
 	"\\alias -p\n"
-	"printf '\\0'\n"
-	"env -0\n"
-	"printf '" END_MARK "\\0'\n";
+	ENDING("echo");
 
 static const char zsh_capture[] =
 	START
@@ -71,15 +94,21 @@ static const char zsh_capture[] =
 	"  rc=\n"
 	"fi\n"
 	"[[ -r \"$rc\" ]] && . \"$rc\"\n"
-	"printf '%s\\n' '" BEGIN_MARK "' 'unalias -a 2>/dev/null || true'\n"
+	HEADER("print")
+	"print 'unalias -a 2>/dev/null || true'\n"
+	"print '# Functions'\n"
 	"functions\n"
-	"setopt_count=$(setopt | wc -l | tr -d ' ')\n"
-	"setopt | sed 's/^/setopt /'\n"
-	"alias_count=$(\\alias -L | wc -l | tr -d ' ')\n"
+	"print ''\n"
+	"print '{'\n"
+	HELPER
+	"setopt_count=$(setopt | " RUN "wc -l | " RUN "tr -d ' ')\n"
+	"print \"# setopts $setopt_count\"\n"
+	"setopt | " RUN "sed 's/^/setopt /'\n"
+	"print ''\n"
+	"alias_count=$(\\alias -L | " RUN "wc -l | " RUN "tr -d ' ')\n"
+	"print \"# aliases $alias_count\"\n"
 	"\\alias -L\n"
-	"printf '\\0'\n"
-	"env -0\n"
-	"printf '" END_MARK "\\0'\n";
+	ENDING("print");
 
 /*
  * A POSIX sh lists no functions, and its aliases are not restored (the
@@ -98,12 +127,40 @@ static const char sh_capture[] =
 	"  fi\n"
 	"  unset __execd_env\n"
 	"fi\n"
-	"printf '%s\\n' '" BEGIN_MARK "'\n"
+	"echo '" BEGIN_MARK "'\n"
+	"if [ -n \"${BASH_VERSINFO-}\" ]; then\n"
+	"  echo '# Bash-backed sh'\n"
+	"  shopt -p || true\n"
+	"fi\n"
+	"echo '# Unset all aliases to avoid conflicts with functions'\n"
 	"unalias -a 2>/dev/null || true\n"
-	"sh_opts=$(set -o | awk '$2==\"on\"{print $1}')\n"
-	"sh_opt_count=$(printf '%s\\n' \"$sh_opts\" | sed '/^$/d' | wc -l | tr -d ' ')\n"
-	"if [ -n \"$sh_opts\" ]; then printf 'set -o %s\\n' $sh_opts; fi\n"
-	"alias_count=$(alias | wc -l | tr -d ' ')\n"
+	"echo '# Functions'\n"
+	"if command -v typeset >/dev/null 2>&1; then\n"
+	"  typeset -f\n"
+	"elif command -v declare >/dev/null 2>&1; then\n"
+	"  declare -f\n"
+	"fi\n"
+	"echo ''\n"
+	HELPER
+	"if set -o >/dev/null 2>&1; then\n"
+	"  sh_opts=$(set -o | " RUN "awk '$2==\"on\"{print $1}')\n"
+	"  sh_opt_count=$(printf '%s\\n' \"$sh_opts\" " COUNT
+	"  echo \"# setopts $sh_opt_count\"\n"
+	"  if [ -n \"$sh_opts\" ]; then\n"
+	"    printf 'set -o %s\\n' $sh_opts\n"
+	"  fi\n"
+	"else\n"
+	"  echo '# setopts 0'\n"
+	"fi\n"
+	"echo ''\n"
+	"if alias >/dev/null 2>&1; then\n"
+	"  alias_count=$(alias | " RUN "wc -l | " RUN "tr -d ' ')\n"
+	"  echo \"# aliases $alias_count\"\n"
+	"  alias\n"
+	"  echo ''\n"
+	"else\n"
+	"  echo '# aliases 0'\n"
+	"fi\n"
 	"printf '\\0'\n"
 	"env -0\n"
 	"printf '" END_MARK "\\0'\n";
