@@ -232,6 +232,12 @@ def regressions(now):
          {"method": "get", "path": "/", "headers": up}),
         ("a field name with a space: empty 400",
          {"method": "GET", "path": "/readyz", "headers": [("Bad Name", "x")]}),
+        ("a bad field past the 100th: 431, not 400",
+         {"method": "GET", "path": "/readyz", "headers": [("X-H%d" % i, "v") for i in range(100)] +
+          [("Bad Name", "x")]}),
+        ("a bad 100th field: 400",
+         {"method": "GET", "path": "/readyz", "headers": [("X-H%d" % i, "v") for i in range(99)] +
+          [("Bad Name", "x")]}),
     ]
 
 

@@ -174,6 +174,7 @@ parse_field(const char *p, size_t n, struct http_req_head *h)
 	return 0;
 }
 
+/* 0, -1 when the head is malformed, -2 when it has too many fields. */
 static int
 parse_head(const char *data, size_t len, struct http_req_head *h)
 {
@@ -197,6 +198,8 @@ parse_head(const char *data, size_t len, struct http_req_head *h)
 			first = 0;
 		} else if (parse_field(p, n, h) == -1)
 			return -1;
+		else if (h->nheaders > HTTP_HEADERS_MAX)
+			return -2;	/* a sound field hyper has no place for */
 		p = eol + 1;
 	}
 	return first ? -1 : 0;
@@ -365,13 +368,12 @@ http_upgrade_parse(const char *data, size_t len, int need_auth, struct http_resu
 		respond(r, 431, "Request Header Fields Too Large", "", "");
 		return;
 	}
-	/* as hyper answers a head it cannot read: empty */
-	if (parse_head(data, r->head_len, &h) == -1) {
+	/* as hyper answers a head it cannot read: empty, as HTTP/1.1 */
+	switch (parse_head(data, r->head_len, &h)) {
+	case -1:
 		respond(r, 400, "Bad Request", "", "");
 		return;
-	}
-	/* a head hyper cannot read is answered as HTTP/1.1, whatever it said */
-	if (h.nheaders > HTTP_HEADERS_MAX) {
+	case -2:
 		respond(r, 431, "Request Header Fields Too Large", "", "");
 		return;
 	}
