@@ -219,6 +219,10 @@ REGRESSIONS = [
                               ("sh", ".envrc", "set -o noglob",
                                {".profile": "export ENV=$HOME/.envrc\n"}))
 ] + [
+    ("a NUL an rc file prints after its own mark fails the capture too",
+     {"shell": "bash", "files": {".bashrc": "echo '# Snapshot file'; echo 'export INJ=1'\n"
+                                            "printf 'x\\0y'\n", ".profile": "echo p-err >&2\n"},
+      "cmd": "echo INJ=${INJ-unset}; shopt login_shell"}),
     ("zsh: an unclosed quote an rc file prints pairs as in the reference",
      {"shell": "zsh", "files": {".zshrc": "echo '# Snapshot file'\nf() { :; }\necho \"out it's\"\n"},
       "cmd": "true"}),

@@ -27,7 +27,9 @@
 
 #define START_MARK	"EXECD-SNAPSHOT"
 #define BEGIN_MARK	"# Snapshot file"
+#define STATE_MARK	"EXECD-SNAPSHOT-STATE"
 #define START		"printf '\\0" START_MARK "\\0'\n"
+#define STATE		"printf '\\0" STATE_MARK "\\0'\n"
 #define END_MARK	"EXECD-SNAPSHOT-END"
 
 /*
@@ -48,6 +50,7 @@
 #define RUN		"__codex_snapshot_command "
 #define COUNT		"| " RUN "sed '/^$/d' | " RUN "wc -l | " RUN "tr -d ' ')\n"
 #define HEADER(say)							\
+	STATE								\
 	say " '" BEGIN_MARK "'\n"					\
 	say " '# Unset all aliases to avoid conflicts with functions'\n"
 #define ENDING(say)							\
@@ -127,6 +130,7 @@ static const char sh_capture[] =
 	"  fi\n"
 	"  unset __execd_env\n"
 	"fi\n"
+	STATE
 	"echo '" BEGIN_MARK "'\n"
 	"if [ -n \"${BASH_VERSINFO-}\" ]; then\n"
 	"  echo '# Bash-backed sh'\n"
@@ -230,21 +234,39 @@ snapshot_restore_prefix(const char *name)
 }
 
 /*
- * The first BEGIN_MARK after the start, before the NUL that follows it
- * (*nul); NULL when there is none.
+ * The restore script, as the reference reads it: from the first
+ * BEGIN_MARK after the start, what the rc file printed and the state the
+ * capture printed (without its own mark); -1 when there is none, or when
+ * the rc file printed a NUL (the reference's sections no longer parse).
+ * *nul: the NUL that ends the state.
  */
-static const char *
-find_begin(const char *out, size_t len, const char **nul)
+static int
+find_script(struct snapshot *s, const char *out, size_t len, const char **nul)
 {
-	static const char	start[] = "\0" START_MARK "\0";
-	const char		*p, *end = out + len;
+	static const char	start[] = "\0" START_MARK "\0", state[] = "\0" STATE_MARK "\0";
+	const char		*p, *q, *st, *m, *end = out + len;
+	size_t			 rl, sl;
 
 	if ((p = memmem(out, len, start, sizeof(start) - 1)) == NULL)
-		return NULL;
+		return -1;
 	p += sizeof(start) - 1;
-	if ((*nul = memchr(p, '\0', (size_t)(end - p))) == NULL)
-		return NULL;
-	return memmem(p, (size_t)(*nul - p), BEGIN_MARK, sizeof(BEGIN_MARK) - 1);
+	if ((q = memmem(p, (size_t)(end - p), state, sizeof(state) - 1)) == NULL ||
+	    memchr(p, '\0', (size_t)(q - p)) != NULL)
+		return -1;
+	st = q + sizeof(state) - 1;
+	if ((*nul = memchr(st, '\0', (size_t)(end - st))) == NULL)
+		return -1;
+	m = memmem(p, (size_t)(q - p), BEGIN_MARK, sizeof(BEGIN_MARK) - 1);
+	rl = m == NULL ? 0 : (size_t)(q - m);
+	sl = (size_t)(*nul - st);
+	if ((s->script = malloc(rl + sl + 1)) == NULL)
+		return -1;
+	if (rl > 0)
+		memcpy(s->script, m, rl);
+	memcpy(s->script + rl, st, sl);
+	s->script[rl + sl] = '\0';
+	s->script_len = rl + sl;
+	return 0;
 }
 
 static int
@@ -273,11 +295,8 @@ snapshot_parse(struct snapshot *s, const char *out, size_t len)
 	const char	*p, *end = out + len, *nul;
 	json_t		*env;
 
-	if ((p = find_begin(out, len, &nul)) == NULL)
+	if (find_script(s, out, len, &nul) == -1)
 		return -1;
-	if ((s->script = strndup(p, (size_t)(nul - p))) == NULL)
-		return -1;
-	s->script_len = (size_t)(nul - p);
 	if ((env = json_object()) == NULL)
 		return -1;
 	for (p = nul + 1; p < end; p = nul + 1) {
@@ -287,7 +306,9 @@ snapshot_parse(struct snapshot *s, const char *out, size_t len)
 			s->env = env;
 			return 0;
 		}
-		if (add_var(env, p) == -1)
+		/* a mark of ours in the rc file's output: it is not ours to read */
+		if (strcmp(p, STATE_MARK) == 0 || strcmp(p, START_MARK) == 0 ||
+		    add_var(env, p) == -1)
 			break;
 	}
 	json_decref(env);
