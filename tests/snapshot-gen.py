@@ -223,6 +223,10 @@ REGRESSIONS = [
      {"shell": "bash", "files": {".bashrc": "echo '# Snapshot file'; echo 'export INJ=1'\n"
                                             "printf 'x\\0y'\n", ".profile": "echo p-err >&2\n"},
       "cmd": "echo INJ=${INJ-unset}; shopt login_shell"}),
+    ("sh: the state is evaluated from variables, as the reference's (its errors say eval)",
+     {"shell": "sh", "files": {".profile": "export ENV=$HOME/.envrc\n",
+                               ".envrc": "echo '# Snapshot file'; echo \"x it's\"\n"},
+      "cmd": "echo ${__CODEX_SHELL_SNAPSHOT_STATE_0-unset}"}),
     ("zsh: an unclosed quote an rc file prints pairs as in the reference",
      {"shell": "zsh", "files": {".zshrc": "echo '# Snapshot file'\nf() { :; }\necho \"out it's\"\n"},
       "cmd": "true"}),

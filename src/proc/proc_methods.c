@@ -493,7 +493,7 @@ start_with(struct rpc_req *req, json_t *params, long n, int resumed)
 		goto done;
 	}
 	if ((av = use == SNAP_PLAIN ? argv_array(sp.argv) :
-	    snap_req_argv(&sp.snap, sp.argv, use == SNAP_CAPTURE)) == NULL ||
+	    snap_req_argv(&sp.snap, sp.argv, use == SNAP_CAPTURE ? NULL : snap)) == NULL ||
 	    (envp = proc_env_array(env)) == NULL) {
 		rpc_fail(req, RPC_INTERNAL_ERROR, "out of memory");
 		goto done;
@@ -522,7 +522,8 @@ start_with(struct rpc_req *req, json_t *params, long n, int resumed)
 		use = SNAP_PLAIN;
 		goto done;
 	}
-	if (use == SNAP_RESTORE && (rq.restore_fd = restore_fd = snapshot_fd(snap, sp.snap.name)) == -1) {
+	if (use == SNAP_RESTORE && snapshot_uses_fd(sp.snap.name) &&
+	    (rq.restore_fd = restore_fd = snapshot_fd(snap, sp.snap.name)) == -1) {
 		rpc_fail_kind(req, RPC_INTERNAL_ERROR, SPAWN_FAILED,
 		    "cannot restore the shell snapshot");
 		goto done;

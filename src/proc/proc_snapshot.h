@@ -16,6 +16,7 @@
 #include "spawn/spawn.h"
 
 struct sandbox_plan;
+struct snapshot;
 struct sbx_guard;
 
 /* Start again a process/start that waited for a capture. */
@@ -59,9 +60,10 @@ int	snap_req_applies(const struct snap_req *r, json_t *argv);
 char	*snap_req_key(const struct snap_req *r, const char *cwd_uri, json_t *policy,
 	    json_t *sandbox);
 /*
- * argv with its command run by the capture (capture: 1, as `-lc script`)
- * or from a snapshot (capture: 0, as `<flag> prefix+command`, flag and
- * prefix those of snapshot_restore_flag and _prefix); one malloc'd
- * block, NULL when out of memory.
+ * argv with its command run by the capture (snap NULL, as `-lc script`)
+ * or restored from snap (as `<flag> prefix+command`, flag and prefix those
+ * of snapshot_restore_flag and _prefix); one malloc'd block, NULL when out
+ * of memory.
  */
-char	**snap_req_argv(const struct snap_req *r, json_t *argv, int capture);
+char	**snap_req_argv(const struct snap_req *r, json_t *argv,
+	    const struct snapshot *snap);

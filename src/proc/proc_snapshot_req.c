@@ -137,15 +137,16 @@ snap_req_key(const struct snap_req *r, const char *cwd_uri, json_t *policy, json
 }
 
 char **
-snap_req_argv(const struct snap_req *r, json_t *argv, int capture)
+snap_req_argv(const struct snap_req *r, json_t *argv, const struct snapshot *snap)
 {
+	int		 capture = snap == NULL;
 	const char	*cmd = json_string_value(json_array_get(argv, 2));
 	char		*pre = NULL;
 	size_t		 n = json_array_size(argv), i, len = 0;
 	char		**av;
 
 	if (!capture) {
-		if ((pre = snapshot_restore_prefix(r->name)) == NULL)
+		if ((pre = snapshot_restore_prefix(snap, r->name)) == NULL)
 			return NULL;
 		len = strlen(pre) + strlen(cmd) + 1;
 	}

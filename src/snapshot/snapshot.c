@@ -142,8 +142,7 @@ snapshot_fd(const struct snapshot *s, const char *name)
 		log_warn("shell snapshot: memfd_create");
 		return -1;
 	}
-	if (strcmp(name, "sh") != 0 &&
-	    write(fd, close_line, strlen(close_line)) != (ssize_t)strlen(close_line))
+	if (write(fd, close_line, strlen(close_line)) != (ssize_t)strlen(close_line))
 		goto fail;
 	while (off < s->script_len) {
 		if ((n = write(fd, s->script + off, s->script_len - off)) == -1) {

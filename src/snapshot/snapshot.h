@@ -38,9 +38,13 @@ const char	*snapshot_capture_script(const char *name);
 const char	*snapshot_restore_flag(const char *name);
 /*
  * The code run before the command in the restored shell of name: it
- * sources descriptor 15.  malloc'd; NULL when out of memory.
+ * sources descriptor 15 (bash, zsh) or evaluates the variables
+ * __CODEX_SHELL_SNAPSHOT_STATE_<n> that snapshot_env adds (sh).  malloc'd;
+ * NULL when out of memory.
  */
-char		*snapshot_restore_prefix(const char *name);
+char		*snapshot_restore_prefix(const struct snapshot *s, const char *name);
+/* 1 when the restored shell of name reads its snapshot from descriptor 15. */
+int		 snapshot_uses_fd(const char *name);
 
 /*
  * The cache entry of key, NULL when there is none (a failure older than
@@ -60,14 +64,14 @@ int		 snapshot_done(const char *key, const char *out, size_t len, uint64_t now);
  * The restored command's environment: the login shell's, filtered by the
  * envPolicy as credentials are masked (its excludes, set and includeOnly;
  * not its inherit), with overlay on top; for a zsh, SHLVL one lower
- * unless overlay sets it (zsh -f counts itself).  NULL when out of memory.
+ * unless overlay sets it (zsh -f counts itself); for a sh, the state's
+ * variables.  NULL when out of memory.
  */
 json_t		*snapshot_env(const struct snapshot *s, const char *shell, json_t *policy,
 		    json_t *overlay);
 /*
- * A sealed memfd holding the restore script of shell name at offset 0; -1
- * on error.  bash and zsh close their descriptor 15 first of all; a POSIX
- * sh redirects only 0-9, and leaves it open (sealed, it is only readable).
+ * A sealed memfd holding the restore script of shell name (bash, zsh) at
+ * offset 0; -1 on error.  The script closes descriptor 15 first of all.
  */
 int		 snapshot_fd(const struct snapshot *s, const char *name);
 /* Forget every snapshot (the session is over). */

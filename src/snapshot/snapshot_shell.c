@@ -172,13 +172,9 @@ static const char sh_capture[] =
 /*
  * How a restored shell starts, as the reference starts it: no startup
  * file runs again (bash -p, zsh -f, a non-login sh), then the snapshot.
- * sh's takes two lines, as the reference's does (its line numbers show).
  */
 static const char restore_source[] =
 	"if ! . /dev/fd/15 >/dev/null; then printf 'failed to restore shell snapshot\\n' >&2; fi\n";
-static const char sh_restore_source[] =
-	"if ! . /dev/fd/15 >/dev/null\n"
-	"then printf 'failed to restore shell snapshot\\n' >&2; fi\n";
 static const char bash_restore[] = "set +o privileged\n";
 static const char zsh_restore[] = "setopt RCS\n";
 
@@ -210,27 +206,101 @@ snapshot_restore_flag(const char *name)
 	return "-c";
 }
 
+#define STATE_VAR	"__CODEX_SHELL_SNAPSHOT_STATE_"
+#define STATE_CHUNK	(60 * 1024)	/* the reference's bound on one variable */
+
+int
+snapshot_uses_fd(const char *name)
+{
+	return strcmp(name, "sh") != 0;
+}
+
+/* The state's chunks for a sh, as the reference cuts them: at most 60 KiB, whole characters. */
+static size_t
+state_chunk(const char *p, size_t left)
+{
+	size_t	n = left < STATE_CHUNK ? left : STATE_CHUNK;
+
+	while (n > 0 && n < left && ((unsigned char)p[n] & 0xc0) == 0x80)
+		n--;
+	return n == 0 ? (left < STATE_CHUNK ? left : STATE_CHUNK) : n;
+}
+
+static size_t
+state_vars(const struct snapshot *s)
+{
+	size_t	off = 0, n = 0;
+
+	while (off < s->script_len) {
+		off += state_chunk(s->script + off, s->script_len - off);
+		n++;
+	}
+	return n;
+}
+
+/*
+ * sh keeps no descriptor past 9: as in the reference, its state comes in
+ * variables the restore unsets before it evaluates them, in two lines.
+ */
+static char *
+sh_prefix(const struct snapshot *s)
+{
+	size_t	 n = state_vars(s), i, len = 128 + n * 2 * (sizeof(STATE_VAR) + 24);
+	char	*out, *p;
+
+	if ((out = malloc(len)) == NULL)
+		return NULL;
+	p = out + snprintf(out, len, "if ! eval \"unset");
+	for (i = 0; i < n; i++)
+		p += snprintf(p, len - (size_t)(p - out), " " STATE_VAR "%zu", i);
+	p += snprintf(p, len - (size_t)(p - out), "\n");
+	for (i = 0; i < n; i++)
+		p += snprintf(p, len - (size_t)(p - out), "${" STATE_VAR "%zu}", i);
+	snprintf(p, len - (size_t)(p - out), "\" >/dev/null; then printf 'failed to restore "
+	    "shell snapshot\\n' >&2; fi\n");
+	return out;
+}
+
 /* The code before the command's own, in a malloc'd string; NULL when out of memory. */
 char *
-snapshot_restore_prefix(const char *name)
+snapshot_restore_prefix(const struct snapshot *s, const char *name)
 {
-	const char	*pre = "", *src = restore_source;
+	const char	*pre;
 	char		*out;
 	size_t		 a, b;
 
-	if (strcmp(name, "bash") == 0)
-		pre = bash_restore;
-	else if (strcmp(name, "zsh") == 0)
-		pre = zsh_restore;
-	else
-		src = sh_restore_source;
+	if (strcmp(name, "sh") == 0)
+		return sh_prefix(s);
+	pre = strcmp(name, "zsh") == 0 ? zsh_restore : bash_restore;
 	a = strlen(pre);
-	b = strlen(src);
+	b = strlen(restore_source);
 	if ((out = malloc(a + b + 1)) == NULL)
 		return NULL;
 	memcpy(out, pre, a);
-	memcpy(out + a, src, b + 1);
+	memcpy(out + a, restore_source, b + 1);
 	return out;
+}
+
+/* A sh's state, in the variables its restore evaluates. */
+static int
+add_state_vars(const struct snapshot *s, json_t *env)
+{
+	size_t	off = 0, n, i = 0;
+	char	name[sizeof(STATE_VAR) + 24], *chunk;
+	int	rc;
+
+	while (off < s->script_len) {
+		n = state_chunk(s->script + off, s->script_len - off);
+		snprintf(name, sizeof(name), STATE_VAR "%zu", i++);
+		if ((chunk = strndup(s->script + off, n)) == NULL)
+			return -1;
+		rc = json_object_set_new(env, name, json_string(chunk));
+		free(chunk);
+		if (rc == -1)
+			return -1;
+		off += n;
+	}
+	return 0;
 }
 
 /*
@@ -380,7 +450,8 @@ snapshot_env(const struct snapshot *s, const char *shell, json_t *policy, json_t
 					json_object_del(out, k);
 	}
 	if ((strcmp(shell, "zsh") == 0 && zsh_level(out, overlay) == -1) ||
-	    json_object_update(out, overlay) == -1) {
+	    json_object_update(out, overlay) == -1 ||
+	    (!snapshot_uses_fd(shell) && add_state_vars(s, out) == -1)) {
 		json_decref(out);
 		return NULL;
 	}
