@@ -319,10 +319,12 @@ class Server:
             self.p.wait(timeout=10)
         except Exception:
             pass
-        try:
-            os.killpg(self.p.pid, signal.SIGKILL)
-        except OSError:
-            pass
+        # its group only while it lives: a reaped leader's number can be anyone's now
+        if self.p.poll() is None:
+            try:
+                os.killpg(self.p.pid, signal.SIGKILL)
+            except OSError:
+                pass
         self.p.wait()
         self.err.seek(0)
         return [l for l in self.err.read().decode(errors="replace").splitlines()
@@ -379,6 +381,17 @@ def show_diff(a, b):
         print("#   " + line)
 
 
+def compare(cases, res, scratch):
+    diffs = []
+    for tag, c in cases:
+        home = os.path.join(scratch, "h-" + tag)
+        a = normalise(res["execd"][tag], home)
+        b = normalise(res["ref"][tag], home)
+        if a != b:
+            diffs.append((tag, c, a, b))
+    return diffs
+
+
 def normalise(ans, home):
     return json.loads(json.dumps(ans).replace(home, "$HOME"))
 
@@ -415,13 +428,24 @@ def main():
         t.start()
         res["execd"] = run_all(ex, scratch, cases, "e")
         t.join()
-        diffs = []
-        for tag, c in cases:
-            home = os.path.join(scratch, "h-" + tag)
-            a = normalise(res["execd"][tag], home)
-            b = normalise(res["ref"][tag], home)
-            if a != b:
-                diffs.append((tag, c, a, b))
+        diffs = compare(cases, res, scratch)
+        # a difference that does not come again (a process killed from outside, as
+        # another test's late killpg of a reused group) is reported, not counted
+        flaky = []
+        if diffs:
+            again = [("%s.again" % t, c) for t, c, _, _ in diffs]
+            for tag, c in again:
+                prepare(scratch, tag, c)
+            res = {}
+            t = threading.Thread(target=lambda: res.update(ref=run_all(rf, scratch, again, "r")))
+            t.start()
+            res["execd"] = run_all(ex, scratch, again, "e")
+            t.join()
+            still = {d[0][:-len(".again")] for d in compare(again, res, scratch)}
+            flaky = [d for d in diffs if d[0] not in still]
+            diffs = [d for d in diffs if d[0] in still]
+            for tag, c, a, b in flaky:
+                print("# case %s differed once, not again: not counted" % tag)
         bad = {d[0] for d in diffs}
         for i, (d, _) in enumerate(regs, 1):
             ok = "r%d" % (i - 1) not in bad
@@ -441,8 +465,9 @@ def main():
             "not ok" if san else "ok", len(REGRESSIONS) + 2, "" if not san else
             "\n# " + "\n# ".join(san[:20])))
         failed += bool(san)
-        sys.stderr.write("snapshot-gen: %d cases, %d regression, %d differ, %d zsh skipped\n"
-                         % (len(cases), len(regs), len(diffs), skipped))
+        sys.stderr.write("snapshot-gen: %d cases, %d regression, %d differ, %d differed once, "
+                         "%d zsh skipped\n" % (len(cases), len(regs), len(diffs), len(flaky),
+                                               skipped))
     finally:
         ex.close()
         rf.close()

@@ -118,10 +118,12 @@ class Server:
             self.p.wait(timeout=5)
         except Exception:
             pass
-        try:
-            os.killpg(self.p.pid, 9)
-        except OSError:
-            pass
+        # its group only while it lives: a reaped leader's number can be anyone's now
+        if self.p.poll() is None:
+            try:
+                os.killpg(self.p.pid, 9)
+            except OSError:
+                pass
         self.p.wait()
         self.err.seek(0)
         return [l for l in self.err.read().decode(errors="replace").splitlines()
