@@ -216,6 +216,9 @@ def regressions(now):
         ("an iat past int64 is no fault",
          {"method": "GET", "path": "/", "headers": up + [
              ("Authorization", "Bearer " + good({"iat": 2**64}))]}),
+        ("an iat past int64 after a string ending in an escaped quote",
+         {"method": "GET", "path": "/", "headers": up + [
+             ("Authorization", "Bearer " + good({"x": "a\\\"", "iat": 2**64}))]}),
         ("a sub that is an object is",
          {"method": "GET", "path": "/", "headers": up + [
              ("Authorization", "Bearer " + good({"sub": {"a": 1}}))]}),

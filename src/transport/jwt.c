@@ -83,9 +83,14 @@ tame_numbers(const char *in, size_t len, char *out)
 	char	 num[64], *end;
 
 	while (i < len) {
+		if (instr && in[i] == '\\' && i + 1 < len) {
+			/* an escape and what it escapes, copied as they are */
+			out[o++] = in[i++];
+			out[o++] = in[i++];
+			continue;
+		}
 		if (instr || (in[i] != '-' && (in[i] < '0' || in[i] > '9'))) {
-			if (in[i] == '"' && (i == 0 || !instr || in[i - 1] != '\\' ||
-			    (i >= 2 && in[i - 2] == '\\')))
+			if (in[i] == '"')
 				instr = !instr;
 			out[o++] = in[i++];
 			continue;
