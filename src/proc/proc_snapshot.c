@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -15,6 +16,7 @@
 #include "proc/proc_spawn.h"
 #include "sandbox/sandbox.h"
 #include "snapshot/snapshot.h"
+#include "util/children.h"
 
 struct cap_waiter {
 	struct rpc_req		*req;
@@ -87,6 +89,50 @@ capture_free(struct ev_timer *t, void *arg)
 	free(c);
 }
 
+/* A child's process group, from /proc (execd's own seccomp has no getpgid); -1 if unknown. */
+static pid_t
+group_of(pid_t pid)
+{
+	char		 path[64], buf[512], *p;
+	ssize_t		 n;
+	long		 pgrp;
+	int		 fd;
+
+	snprintf(path, sizeof(path), "/proc/%ld/stat", (long)pid);
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) == -1)
+		return -1;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return -1;
+	buf[n] = '\0';
+	/* "pid (comm) state ppid pgrp ...": comm may hold anything but the last ')' */
+	if ((p = strrchr(buf, ')')) == NULL || sscanf(p + 1, " %*c %*d %ld", &pgrp) != 1)
+		return -1;
+	return (pid_t)pgrp;
+}
+
+/*
+ * What the profile started in the background goes with the capture.  The
+ * group's number is ours while the shell is not reaped; after, it may be
+ * anyone's: then only what execd adopted of that group is killed, by pid.
+ */
+static void
+kill_group(struct capture *c)
+{
+	pid_t	kids[1024];
+	size_t	n, i;
+
+	if (!c->exited) {
+		kill(-c->pid, SIGKILL);
+		return;
+	}
+	n = children_list(kids, sizeof(kids) / sizeof(kids[0]));
+	for (i = 0; i < n; i++)
+		if (group_of(kids[i]) == c->pid)
+			kill(kids[i], SIGKILL);
+}
+
 /* Over: keep what it gave, resume who waited, kill what it left. */
 static void
 capture_over(struct capture *c)
@@ -96,8 +142,7 @@ capture_over(struct capture *c)
 	ev_timer_stop(&c->limit);
 	close_io(&c->out_io, &c->out_open);
 	close_io(&c->err_io, &c->err_open);
-	/* what the profile started in the background goes with it */
-	kill(-c->pid, SIGKILL);
+	kill_group(c);
 	sandbox_guards_release(c->guards);
 	c->guards = NULL;
 	capture_unlink(c);
