@@ -341,6 +341,7 @@ def main():
         diffs = [d for d in diffs if d not in flaky]
         for tag, c, a, b in flaky:
             print("# case %s differed once, not again: not counted" % tag)
+            print("#   execd:     %s\n#   reference: %s" % (json.dumps(a)[:300], json.dumps(b)[:300]))
         bad = {d[0] for d in diffs}
         for i, (d, _) in enumerate(regs, 1):
             ok = "r%d" % (i - 1) not in bad

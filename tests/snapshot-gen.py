@@ -446,6 +446,7 @@ def main():
             diffs = [d for d in diffs if d[0] in still]
             for tag, c, a, b in flaky:
                 print("# case %s differed once, not again: not counted" % tag)
+                show_diff(a, b)
         bad = {d[0] for d in diffs}
         for i, (d, _) in enumerate(regs, 1):
             ok = "r%d" % (i - 1) not in bad
