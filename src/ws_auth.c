@@ -101,8 +101,9 @@ ws_auth_setup(const struct ws_auth_opts *o, const char **token_file)
 
 	if (o->mode != NULL && strcmp(o->mode, "capability-token") != 0 &&
 	    strcmp(o->mode, "signed-bearer-token") != 0) {
-		log_warnx("invalid value '%s' for '--ws-auth <MODE>'\n"
-		    "  [possible values: capability-token, signed-bearer-token]", o->mode);
+		/* two lines, two messages: a log line never holds a raw newline */
+		log_warnx("invalid value '%s' for '--ws-auth <MODE>'", o->mode);
+		log_warnx("  [possible values: capability-token, signed-bearer-token]");
 		exit(2);
 	}
 	jwt.skew = o->skew != NULL ? skew_seconds(o->skew) : 30;
