@@ -22,6 +22,12 @@
 #include "sandbox/sandbox.h"
 
 #define PROC_READ_SIZE	8192	/* bytes per process/output chunk, as the reference */
+/*
+ * Chunks read in one wakeup while the pipe has more (a default pipe holds
+ * eight): the client gets them in one write, not a loop round each.  Only
+ * what is already there is read: the first bytes never wait for more.
+ */
+#define PROC_READ_BATCH	8
 
 static struct proc	*procs;
 static size_t		 nprocs;
@@ -223,7 +229,7 @@ proc_emit_closed(struct proc *p)
 	ev->changed(p);
 }
 
-/* Read one chunk; 1 if data came, 0 on EAGAIN, -1 on EOF. */
+/* Read one chunk; 2 if it filled the buffer (more may wait), 1 if less came, 0 on EAGAIN, -1 on EOF. */
 static int
 proc_read_chunk(struct proc *p, struct ev_io *io)
 {
@@ -250,7 +256,7 @@ proc_read_chunk(struct proc *p, struct ev_io *io)
 	}
 	ev->output(p, seq, s, data, (size_t)n);
 	ev->changed(p);
-	return 1;
+	return n == (ssize_t)sizeof(data) ? 2 : 1;
 }
 
 static void
@@ -315,6 +321,7 @@ proc_out_cb(struct ev_io *io, uint32_t events, void *arg)
 {
 	struct proc	*p = arg;
 	int		*open_flag = io == &p->out_io ? &p->out_open : &p->err_open;
+	int		 i, n = 0;
 
 	/*
 	 * A slow client: leave the bytes in the pipe, the child blocks.  With
@@ -325,7 +332,11 @@ proc_out_cb(struct ev_io *io, uint32_t events, void *arg)
 		proc_pause(p);
 		return;
 	}
-	if (proc_read_chunk(p, io) == -1) {
+	/* a short read emptied the pipe: no read more to hear EAGAIN */
+	for (i = 0; i < PROC_READ_BATCH && (n = proc_read_chunk(p, io)) == 2 &&
+	    !ev->congested(); i++)
+		;
+	if (n == -1) {
 		proc_close_stream(p, io, open_flag);
 		proc_emit_closed(p);
 	}
