@@ -155,5 +155,12 @@ void	rpc_call_cancel(long long id);
 /* The same, with params[key] set to base64(data): fast for large data. */
 void	rpc_notify_b64(const char *method, json_t *params, const char *key,
 	    const void *data, size_t len);
+/*
+ * A message the caller serialised up to a string's opening quote (head),
+ * then base64(data), then tail: the hot path of process output, no
+ * jansson at all.
+ */
+void	rpc_notify_raw_b64(const char *head, size_t hlen, const void *data, size_t len,
+	    const char *tail, size_t tlen);
 
 #endif
