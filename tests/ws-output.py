@@ -6,16 +6,22 @@ close join the same queue): a small output reaches the client at once; a
 client that stops reading while megabytes are produced gets every byte, in
 order, once it reads again, with its pings answered in between; every frame
 is final, unmasked and its length in the shortest form (RFC 6455 5.2).
+The 101 waits to leave with the answers to frames sent along with the
+request; a resuming initialize among them still sees the 101 go before
+the connection is handed to the session's instance.
 """
 import base64
+import json
 import os
 import select
+import shutil
 import socket
 import struct
+import tempfile
 import time
 
 from execd_client import tap
-from wsclient import Listener, frame, upgrade_request
+from wsclient import Listener, frame, parse_frames, upgrade_request
 
 t = tap(timeout=300)
 SAN = bool(os.environ.get("EXECD_SANITIZERS"))
@@ -92,8 +98,53 @@ def start(c, pid, argv):
         "env": {"PATH": "/usr/bin:/bin"}, "tty": False})
 
 
-lst = Listener()
+def one_shot(lst, init):
+    """upgrade and an initialize in one segment: (bytes of the first read, the
+    frames' messages until the initialize answer)"""
+    s = socket.create_connection((lst.host, lst.port), timeout=10)
+    s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    s.sendall(upgrade_request("/" + lst.token).encode() + frame(json.dumps(init)))
+    first = s.recv(65536)
+    data, msgs = first, []
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        head, sep, rest = data.partition(b"\r\n\r\n")
+        if sep:
+            msgs = [json.loads(pl) for op, pl in parse_frames(rest)[0] if op == 1]
+            if any(m.get("id") == init["id"] for m in msgs):
+                break
+        if not select.select([s], [], [], 1)[0]:
+            continue
+        d = s.recv(65536)
+        if not d:
+            break
+        data += d
+    return s, first, msgs
+
+
+state = tempfile.mkdtemp(prefix="execd-ws-output.")
+lst = Listener(["--state-dir", state, "--resume-ttl-ms", "5000"])
 try:
+    # the 101 and the answer to a frame sent along with the request: one send
+    s1, first, msgs = one_shot(lst, {"id": 1, "method": "initialize",
+                                     "params": {"clientName": "one-shot"}})
+    sid = next((m["result"]["sessionId"] for m in msgs if m.get("id") == 1 and "result" in m),
+               None)
+    t.ok(first.startswith(b"HTTP/1.1 101") and b'"sessionId"' in first,
+         "the 101 and the initialize answer come in one segment (%d bytes)" % len(first))
+    s1.close()
+    time.sleep(0.5)
+    # a resuming initialize sent with the request: handed over, the 101 first
+    s2, first, msgs = one_shot(lst, {"id": 7, "method": "initialize",
+                                     "params": {"clientName": "again",
+                                                "resumeSessionId": sid or "x"}})
+    got = [m for m in msgs if m.get("id") == 7]
+    t.ok(first.startswith(b"HTTP/1.1 101") and got and
+         got[0].get("result", {}).get("sessionId") == sid,
+         "a resume sent along with the request: the 101, then the owner's answer (%r)" %
+         (got[:1],))
+    s2.close()
+
     import json
     c = Client(lst)
     c.request("initialize", {"clientName": "ws-output"})
@@ -160,4 +211,5 @@ try:
     c.s.close()
 finally:
     lst.stop()
+    shutil.rmtree(state, ignore_errors=True)
 t.done()

@@ -70,6 +70,11 @@ struct rpc_transport {
 	void		(*close)(void *ctx);
 	/* the socket to hand to another instance (session resume), -1 if none */
 	int		(*takeover_fd)(void *ctx);
+	/*
+	 * Optional: write what is queued now (before a hand-over: the 101 that
+	 * waits to leave with the first answer); 0 when all of it went.
+	 */
+	int		(*flush)(void *ctx);
 	/* drop the connection at once, silently: another instance took it */
 	void		(*abandon)(void *ctx);
 	/* "exec-server stdio", "exec-server websocket 127.0.0.1:5555" */

@@ -415,6 +415,15 @@ ws_pending(void *ctx)
 	return ws.c == NULL ? 0 : ws_queued();
 }
 
+/* Write what is queued now: 0 once all of it went. */
+static int
+ws_flush(void *ctx)
+{
+	if (ws.c == NULL || ws.doomed || wslay_event_send(ws.ctx) != 0 || ws_write_out() == -1)
+		return -1;
+	return buf_avail(&ws.out) == 0 && !wslay_event_want_write(ws.ctx) ? 0 : -1;
+}
+
 static void
 ws_resume(void *ctx)
 {
@@ -432,6 +441,12 @@ ws_close(void *ctx)
 int
 ws_start(struct conn *c)
 {
+	return ws_start_after(c, NULL, 0);
+}
+
+int
+ws_start_after(struct conn *c, const char *head, size_t len)
+{
 	struct wslay_event_callbacks cb = {
 		ws_recv_cb, ws_send_cb, ws_genmask_cb, NULL, NULL, NULL, ws_on_msg,
 	};
@@ -443,6 +458,11 @@ ws_start(struct conn *c)
 		return -1;
 	}
 	wslay_event_config_set_max_recv_msg_length(ws.ctx, conf.max_message);
+	if (buf_append(&ws.out, head, len) == -1) {
+		log_warnx("%s: out of memory", c->peer);
+		wslay_event_context_free(ws.ctx);
+		return -1;
+	}
 	ws.t.send = ws_send;
 	ws.t.reserve = ws_reserve;
 	ws.t.commit = ws_commit;
@@ -450,6 +470,7 @@ ws_start(struct conn *c)
 	ws.t.resume_input = ws_resume;
 	ws.t.close = ws_close;
 	ws.t.takeover_fd = ws_takeover_fd;
+	ws.t.flush = ws_flush;
 	ws.t.abandon = ws_abandon;
 	snprintf(ws.t.name, sizeof(ws.t.name), "exec-server websocket %s", c->peer);
 	ws.t.framing = "websocket ";
@@ -460,6 +481,14 @@ ws_start(struct conn *c)
 		ev_timer_start(&ws.ping, conf.ws_ping_ms);
 	conn_set_handlers(c, ws_on_read, ws_on_write, NULL);
 	rpc_attach(&ws.t);
-	ws_update();
+	/*
+	 * Frames that came with the request (an initialize, typically) are
+	 * answered in this round, so the 101 and the answer leave together;
+	 * wslay is not running here, nothing is reentered.
+	 */
+	if (buf_avail(&c->pre) > 0)
+		ws_on_read(c);
+	else
+		ws_update();
 	return 0;
 }
