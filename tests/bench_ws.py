@@ -15,7 +15,12 @@ turns so that load drifts hit both alike:
   - `head -c 64MiB /dev/zero` through process/output over WebSocket: MB/s
     (start to process/closed), and the server's CPU per MiB, beside
     execd's own stdio path (--stdio, the same command) for the cost of the
-    framing.
+    framing;
+  - 300 WebSocket sessions opened back to back on one listener (as
+    bench_start.py's rows): the server's CPU per session, beside a bare
+    fork + exit + wait of this (Python) process measured in the same run,
+    the machine's own floor for a process (execd's processes are smaller
+    than the Python one: their fork costs less).
 
 CPU is /proc/PID/task/*/schedstat of the server's processes that live
 through the measurement (the command's own CPU is not counted).
@@ -37,7 +42,7 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from bench import find_execd, find_ref  # noqa: E402
 from bench_start import (INIT, Impl, cpu_ns_of, free_port, read_until, reap,  # noqa: E402
-                         spawn, tree, ws_answered, ws_frame, ws_upgrade)
+                         sessions, spawn, status_kb, tree, ws_answered, ws_frame, ws_upgrade)
 
 OUT_BYTES = 64 << 20
 
@@ -270,6 +275,21 @@ def stdio_output_once(im, work, tag):
     return OUT_BYTES / 1e6 / dt, cpu / 1e6 / (OUT_BYTES / (1 << 20))
 
 
+def fork_floor(n=300):
+    """CPU ms (parent and child) of a bare fork + _exit + waitpid of this process"""
+    import resource
+    a, b = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    for _ in range(n):
+        pid = os.fork()
+        if pid == 0:
+            os._exit(0)
+        os.waitpid(pid, 0)
+    a2, b2 = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (a2.ru_utime + a2.ru_stime - a.ru_utime - a.ru_stime +
+           b2.ru_utime + b2.ru_stime - b.ru_utime - b.ru_stime)
+    return cpu * 1000 / n
+
+
 def fmt(v):
     if v is None:
         return "n/a"
@@ -340,6 +360,17 @@ def main(argv):
                 {"execd": statistics.median(x[0] for x in stdio)}, hib=True)
             row("  execd over stdio: server CPU per MiB", "ms",
                 {"execd": statistics.median(x[1] for x in stdio)})
+        for pid, _ in lst.values():
+            stop_listener(pid)
+        lst = {}
+        name = "300 WebSocket sessions back to back, one listener: server CPU per session"
+        if wanted(name):
+            n = 30 if quick else 300
+            cpu = {im.name: sessions(im, n)[3] for im in impls}
+            row(name.replace("300", str(n)), "ms", cpu)
+            rss = status_kb(os.getpid(), "VmRSS") / 1024.0
+            row("  bare fork + exit + wait of the bench process (%.0f MiB RSS), same run" % rss,
+                "ms", {"execd": fork_floor(n)})
     finally:
         for pid, _ in lst.values():
             stop_listener(pid)
