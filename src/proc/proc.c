@@ -23,9 +23,10 @@
 
 #define PROC_READ_SIZE	8192	/* bytes per process/output chunk, as the reference */
 /*
- * Chunks read in one wakeup while the pipe has more (a default pipe holds
- * eight): the client gets them in one write, not a loop round each.  Only
- * what is already there is read: the first bytes never wait for more.
+ * Chunks read at once (a default pipe holds eight), in one read(2), and
+ * reads in one wakeup while the last filled its buffer: the client gets
+ * them in one write, not a loop round each.  Only what is already there is
+ * read: the first bytes never wait for more.
  */
 #define PROC_READ_BATCH	8
 
@@ -229,13 +230,18 @@ proc_emit_closed(struct proc *p)
 	ev->changed(p);
 }
 
-/* Read one chunk; 2 if it filled the buffer (more may wait), 1 if less came, 0 on EAGAIN, -1 on EOF. */
+/*
+ * Read what the pipe holds, up to PROC_READ_BATCH chunks in one read(2),
+ * each chunk its seq and notification; 2 if the read filled the buffer
+ * (more may wait), 1 if less came, 0 on EAGAIN, -1 on EOF.
+ */
 static int
 proc_read_chunk(struct proc *p, struct ev_io *io)
 {
-	uint8_t			 data[PROC_READ_SIZE];
+	uint8_t			 data[PROC_READ_SIZE * PROC_READ_BATCH];
 	enum proc_stream	 s;
 	ssize_t			 n;
+	size_t			 off, k;
 	uint64_t		 seq;
 
 	n = read(io->fd, data, sizeof(data));
@@ -248,13 +254,16 @@ proc_read_chunk(struct proc *p, struct ev_io *io)
 		return -1;
 	}
 	s = p->tty ? STREAM_PTY : io == &p->out_io ? STREAM_STDOUT : STREAM_STDERR;
-	seq = p->next_seq++;
-	if (out_ring_push(&p->ring, seq, s, data, (size_t)n, lim.retention_bytes,
-	    lim.retention_chunks) == -1) {
-		log_warnx("out of memory keeping output of %s", p->id);
-		return 1;
+	for (off = 0; off < (size_t)n; off += k) {
+		k = (size_t)n - off < PROC_READ_SIZE ? (size_t)n - off : PROC_READ_SIZE;
+		seq = p->next_seq++;
+		if (out_ring_push(&p->ring, seq, s, data + off, k, lim.retention_bytes,
+		    lim.retention_chunks) == -1) {
+			log_warnx("out of memory keeping output of %s", p->id);
+			return 1;
+		}
+		ev->output(p, seq, s, data + off, k);
 	}
-	ev->output(p, seq, s, data, (size_t)n);
 	ev->changed(p);
 	return n == (ssize_t)sizeof(data) ? 2 : 1;
 }
