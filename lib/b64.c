@@ -8,14 +8,18 @@
 
 #include "b64.h"
 
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <tmmintrin.h>
+#endif
+
 static const char	b64_alphabet[] =
     "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
 
 /* The two symbols of every 12 bits, as they lie in memory: 3 bytes are 2 lookups. */
 static uint16_t	b64_pairs[4096];
 
-size_t
-b64_encode_to(char *dst, const void *src, size_t len)
+static size_t
+b64_encode_scalar(char *dst, const void *src, size_t len)
 {
 	static int		 ready;
 	const unsigned char	*s = src;
@@ -48,6 +52,60 @@ b64_encode_to(char *dst, const void *src, size_t len)
 	*d = '\0';
 	return (size_t)(d - dst);
 }
+
+#if defined(__x86_64__) && defined(__GNUC__)
+/*
+ * process/output and fs/readFile encode every byte they send, and the
+ * table above costs some 20 instructions a 3 bytes: with SSSE3 (every
+ * x86-64 CPU since 2006, checked at run time) 12 bytes go to 16 symbols
+ * at a time.  Each 32-bit lane gets its 3 bytes as b1 b0 b2 b1; two
+ * 16-bit multiplies move the four 6-bit groups into a byte each; a
+ * 16-entry shuffle adds to each value the offset of its alphabet range.
+ */
+__attribute__((target("ssse3"))) static size_t
+b64_encode_ssse3(char *dst, const void *src, size_t len)
+{
+	const unsigned char	*s = src;
+	char			*d = dst;
+	size_t			 i;
+	const __m128i		 spread = _mm_setr_epi8(1, 0, 2, 1, 4, 3, 5, 4, 7, 6, 8, 7,
+				    10, 9, 11, 10);
+	const __m128i		 offsets = _mm_setr_epi8(71, -4, -4, -4, -4, -4, -4, -4, -4,
+				    -4, -4, -19, -16, 65, 0, 0);
+	__m128i			 in, hi, lo, v, r;
+
+	for (i = 0; len - i >= 16; i += 12, d += 16) {
+		in = _mm_shuffle_epi8(_mm_loadu_si128((const __m128i *)(s + i)), spread);
+		hi = _mm_mulhi_epu16(_mm_and_si128(in, _mm_set1_epi32(0x0fc0fc00)),
+		    _mm_set1_epi32(0x04000040));
+		lo = _mm_mullo_epi16(_mm_and_si128(in, _mm_set1_epi32(0x003f03f0)),
+		    _mm_set1_epi32(0x01000010));
+		v = _mm_or_si128(hi, lo);
+		/* 0: 26..51, 1..12: 52..63, 13: 0..25 */
+		r = _mm_or_si128(_mm_subs_epu8(v, _mm_set1_epi8(51)),
+		    _mm_and_si128(_mm_cmpgt_epi8(_mm_set1_epi8(26), v), _mm_set1_epi8(13)));
+		_mm_storeu_si128((__m128i *)d, _mm_add_epi8(v, _mm_shuffle_epi8(offsets, r)));
+	}
+	return (size_t)(d - dst) + b64_encode_scalar(d, s + i, len - i);
+}
+
+size_t
+b64_encode_to(char *dst, const void *src, size_t len)
+{
+	static int	ssse3 = -1;
+
+	if (ssse3 == -1)
+		ssse3 = __builtin_cpu_supports("ssse3") ? 1 : 0;
+	return ssse3 && len >= 16 ? b64_encode_ssse3(dst, src, len) :
+	    b64_encode_scalar(dst, src, len);
+}
+#else
+size_t
+b64_encode_to(char *dst, const void *src, size_t len)
+{
+	return b64_encode_scalar(dst, src, len);
+}
+#endif
 
 char *
 b64_encode(const void *src, size_t len, size_t *outlen)

@@ -22,6 +22,13 @@
 #include "sandbox/sandbox.h"
 
 #define PROC_READ_SIZE	8192	/* bytes per process/output chunk, as the reference */
+/*
+ * Chunks read at once (a default pipe holds eight), in one read(2), and
+ * reads in one wakeup while the last filled its buffer: the client gets
+ * them in one write, not a loop round each.  Only what is already there is
+ * read: the first bytes never wait for more.
+ */
+#define PROC_READ_BATCH	8
 
 static struct proc	*procs;
 static size_t		 nprocs;
@@ -239,13 +246,18 @@ proc_emit_closed(struct proc *p)
 	ev->changed(p);
 }
 
-/* Read one chunk; 1 if data came, 0 on EAGAIN, -1 on EOF. */
+/*
+ * Read what the pipe holds, up to PROC_READ_BATCH chunks in one read(2),
+ * each chunk its seq and notification; 2 if the read filled the buffer
+ * (more may wait), 1 if less came, 0 on EAGAIN, -1 on EOF.
+ */
 static int
 proc_read_chunk(struct proc *p, struct ev_io *io)
 {
-	uint8_t			 data[PROC_READ_SIZE];
+	uint8_t			 data[PROC_READ_SIZE * PROC_READ_BATCH];
 	enum proc_stream	 s;
 	ssize_t			 n;
+	size_t			 off, k;
 	uint64_t		 seq;
 
 	n = read(io->fd, data, sizeof(data));
@@ -258,15 +270,18 @@ proc_read_chunk(struct proc *p, struct ev_io *io)
 		return -1;
 	}
 	s = p->tty ? STREAM_PTY : io == &p->out_io ? STREAM_STDOUT : STREAM_STDERR;
-	seq = p->next_seq++;
-	if (out_ring_push(&p->ring, seq, s, data, (size_t)n, lim.retention_bytes,
-	    lim.retention_chunks) == -1) {
-		log_warnx("out of memory keeping output of %s", p->id);
-		return 1;
+	for (off = 0; off < (size_t)n; off += k) {
+		k = (size_t)n - off < PROC_READ_SIZE ? (size_t)n - off : PROC_READ_SIZE;
+		seq = p->next_seq++;
+		if (out_ring_push(&p->ring, seq, s, data + off, k, lim.retention_bytes,
+		    lim.retention_chunks) == -1) {
+			log_warnx("out of memory keeping output of %s", p->id);
+			return 1;
+		}
+		ev->output(p, seq, s, data + off, k);
 	}
-	ev->output(p, seq, s, data, (size_t)n);
 	ev->changed(p);
-	return 1;
+	return n == (ssize_t)sizeof(data) ? 2 : 1;
 }
 
 static void
@@ -331,6 +346,7 @@ proc_out_cb(struct ev_io *io, uint32_t events, void *arg)
 {
 	struct proc	*p = arg;
 	int		*open_flag = io == &p->out_io ? &p->out_open : &p->err_open;
+	int		 i, n = 0;
 
 	/*
 	 * A slow client: leave the bytes in the pipe, the child blocks.  With
@@ -341,7 +357,11 @@ proc_out_cb(struct ev_io *io, uint32_t events, void *arg)
 		proc_pause(p);
 		return;
 	}
-	if (proc_read_chunk(p, io) == -1) {
+	/* a short read emptied the pipe: no read more to hear EAGAIN */
+	for (i = 0; i < PROC_READ_BATCH && (n = proc_read_chunk(p, io)) == 2 &&
+	    !ev->congested(); i++)
+		;
+	if (n == -1) {
 		proc_close_stream(p, io, open_flag);
 		proc_emit_closed(p);
 	}

@@ -1,5 +1,6 @@
 #include "config.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -105,6 +106,57 @@ out_ring_free(struct out_ring *r)
 		out_ring_evict(r);
 	free(r->c);
 	memset(r, 0, sizeof(*r));
+}
+
+/*
+ * The process id as a JSON string (escaped once by jansson, the way the
+ * rest of the message would have been): one process streams many chunks,
+ * so the last one is kept.
+ */
+static const char *
+out_id_json(const char *pid, size_t *len)
+{
+	static char	*raw, *enc;
+	static size_t	 enclen;
+	json_t		*j;
+	char		*e;
+
+	if (raw != NULL && strcmp(raw, pid) == 0) {
+		*len = enclen;
+		return enc;
+	}
+	if ((j = jx_id_json(pid)) == NULL)
+		return NULL;
+	e = jx_dump(j, len);
+	json_decref(j);
+	if (e == NULL)
+		return NULL;
+	free(raw);
+	free(enc);
+	if ((raw = strdup(pid)) == NULL) {
+		free(e);
+		enc = NULL;
+		return NULL;
+	}
+	enc = e;
+	enclen = *len;
+	return enc;
+}
+
+/* The same bytes json_pack() and jx_dump() made of it, without them: the hot path. */
+int
+out_note_head(char *buf, size_t size, const char *pid, uint64_t seq, enum proc_stream s)
+{
+	const char	*id;
+	size_t		 idlen;
+	int		 n;
+
+	if ((id = out_id_json(pid, &idlen)) == NULL || idlen > size)
+		return -1;
+	n = snprintf(buf, size, "{\"method\":\"process/output\",\"params\":{\"processId\":%s,"
+	    "\"seq\":%llu,\"stream\":\"%s\",\"chunk\":\"", id, (unsigned long long)seq,
+	    out_stream_name(s));
+	return n < 0 || (size_t)n >= size ? -1 : n;
 }
 
 json_t *

@@ -38,5 +38,12 @@ const struct out_chunk *out_ring_at(const struct out_ring *r, size_t i);
 void		 out_ring_free(struct out_ring *r);
 /* {"seq","stream","chunk"} (+ processId when pid is not NULL) */
 json_t		*out_chunk_json(const struct out_chunk *c, const char *pid);
+/*
+ * A process/output notification serialised up to its chunk's opening
+ * quote, into buf: its length, or -1 when it does not fit (or out of memory).
+ */
+#define OUT_NOTE_TAIL	"\"}}"
+int		 out_note_head(char *buf, size_t size, const char *pid, uint64_t seq,
+		    enum proc_stream s);
 
 #endif

@@ -10,9 +10,16 @@ static void
 on_output(struct proc *p, uint64_t seq, enum proc_stream s, const void *data, size_t len)
 {
 	json_t	*note;
+	char	 head[512];
+	int	 n;
 
 	if (!rpc_attached())
 		return;
+	if ((n = out_note_head(head, sizeof(head), p->id, seq, s)) > 0) {
+		rpc_notify_raw_b64(head, (size_t)n, data, len, OUT_NOTE_TAIL,
+		    sizeof(OUT_NOTE_TAIL) - 1);
+		return;
+	}
 	note = json_pack("{s:o,s:I,s:s}", "processId", jx_id_json(p->id), "seq", (json_int_t)seq,
 	    "stream", out_stream_name(s));
 	if (note != NULL)

@@ -70,6 +70,11 @@ struct rpc_transport {
 	void		(*close)(void *ctx);
 	/* the socket to hand to another instance (session resume), -1 if none */
 	int		(*takeover_fd)(void *ctx);
+	/*
+	 * Optional: write what is queued now (before a hand-over: the 101 that
+	 * waits to leave with the first answer); 0 when all of it went.
+	 */
+	int		(*flush)(void *ctx);
 	/* drop the connection at once, silently: another instance took it */
 	void		(*abandon)(void *ctx);
 	/* "exec-server stdio", "exec-server websocket 127.0.0.1:5555" */
@@ -155,5 +160,12 @@ void	rpc_call_cancel(long long id);
 /* The same, with params[key] set to base64(data): fast for large data. */
 void	rpc_notify_b64(const char *method, json_t *params, const char *key,
 	    const void *data, size_t len);
+/*
+ * A message the caller serialised up to a string's opening quote (head),
+ * then base64(data), then tail: the hot path of process output, no
+ * jansson at all.
+ */
+void	rpc_notify_raw_b64(const char *head, size_t hlen, const void *data, size_t len,
+	    const char *tail, size_t tlen);
 
 #endif

@@ -183,6 +183,28 @@ rpc_notify_b64(const char *method, json_t *params, const char *key, const void *
 		log_debug("send on a closing connection dropped");
 }
 
+void
+rpc_notify_raw_b64(const char *head, size_t hlen, const void *data, size_t len,
+    const char *tail, size_t tlen)
+{
+	struct rpc_transport	*t = rpc_transport();
+	char			*out;
+	size_t			 n;
+
+	if (t == NULL)
+		return;
+	if ((out = out_reserve(t, hlen + B64_ENCLEN(len) + tlen)) == NULL) {
+		log_warnx("cannot build a notification of %zu bytes", len);
+		return;
+	}
+	memcpy(out, head, hlen);
+	n = hlen + b64_encode_to(out + hlen, data, len);
+	memcpy(out + n, tail, tlen);
+	n += tlen;
+	if (out_commit(t, out, n) == -1)
+		log_debug("send on a closing connection dropped");
+}
+
 /* rpc_send_error() for a text that may hold NUL bytes (a method name, a duplicate key) */
 void
 rpc_send_error_text(json_t *id, int code, const char *head, const void *text, size_t len,

@@ -167,7 +167,8 @@ session_resume_elsewhere(struct rpc_req *req, const char *resume, json_t *params
 	struct rpc_transport	*t = rpc_transport();
 	int			 fd = -1, r = -1;
 
-	if (!sess.has_id && t != NULL && t->takeover_fd != NULL)
+	if (!sess.has_id && t != NULL && t->takeover_fd != NULL &&
+	    (t->flush == NULL || t->flush(t->ctx) == 0))
 		fd = t->takeover_fd(t->ctx);
 	if (fd != -1)
 		r = resume_handoff(resume, fd, rpc_req_id(req), params);

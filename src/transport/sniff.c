@@ -51,10 +51,10 @@ sniff_http(struct conn *c)
 	    need_auth(c), &r);
 	if (r.verdict == HTTP_INCOMPLETE)
 		return;
-	/* small replies on a fresh socket: the kernel buffer takes them whole */
-	(void)fd_write_all(c->out_fd, r.resp, r.resp_len);
 	ev_timer_stop(&head_timer);
 	if (r.verdict == HTTP_RESPOND) {
+		/* small replies on a fresh socket: the kernel buffer takes them whole */
+		(void)fd_write_all(c->out_fd, r.resp, r.resp_len);
 		log_info("%s: HTTP %d", c->peer, r.status);
 		conn_shutdown_write(c);
 		conn_close(c);
@@ -62,7 +62,8 @@ sniff_http(struct conn *c)
 	}
 	buf_consume(&c->pre, r.head_len);
 	log_info("%s: websocket connection", c->peer);
-	if (ws_start(c) == -1)
+	/* the 101 leaves with the answers to the frames sent along with the request */
+	if (ws_start_after(c, r.resp, r.resp_len) == -1)
 		conn_close(c);
 }
 

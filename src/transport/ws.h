@@ -6,5 +6,10 @@
 
 /* Takes over c; bytes after the HTTP head are already in c->pre. */
 int	ws_start(struct conn *c);
+/*
+ * The same, head (the 101 answer) the first bytes out: written with the
+ * answers to the frames that came along with the request, in one send.
+ */
+int	ws_start_after(struct conn *c, const char *head, size_t len);
 
 #endif
