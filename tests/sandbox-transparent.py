@@ -337,6 +337,14 @@ try:
     s.close()
 except OSError as e:
     got["first"] = "errno:%s" % e.errno
+# a connect from a thread other than the leader goes through the proxy too
+import threading
+def thr():
+    try:
+        s = dial(); s.sendall(b"thread"); got["thread"] = s.recv(20).decode(); s.close()
+    except OSError as e:
+        got["thread"] = "errno:%s" % e.errno
+th = threading.Thread(target=thr); th.start(); th.join()
 # UDP's disconnect (glibc's getaddrinfo does it) still works on its own sockets
 u = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
 u.connect(("127.0.0.1", 9))
@@ -361,6 +369,8 @@ def unspec_check(c, np):
          str(got.get("listen", "")).startswith("errno:") and got.get("udp-unspec") == 0,
          "a swapped (host) socket cannot be disconnected and connected again to the host's "
          "loopback, nor made to listen there; a UDP disconnect still works", got)
+    t.eq(got.get("thread"), "thread",
+         "a connect from a thread other than the leader is proxied too (was ENETUNREACH)")
 
 
 def host_address():
