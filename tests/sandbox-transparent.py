@@ -345,6 +345,13 @@ def thr():
     except OSError as e:
         got["thread"] = "errno:%s" % e.errno
 th = threading.Thread(target=thr); th.start(); th.join()
+# a blocking connect to the sandbox's own loopback, made by execd: connected for good
+ls = socket.socket(); ls.bind(("127.0.0.1", 0)); ls.listen(1)
+s = socket.socket(); s.connect(ls.getsockname())
+got["loop-again"] = libc.connect(s.fileno(), struct.pack("=H", socket.AF_INET) +
+    struct.pack("!H", ls.getsockname()[1]) + socket.inet_aton("127.0.0.1") + bytes(8), 16) \
+    and ctypes.get_errno()
+s.close(); ls.close()
 # UDP's disconnect (glibc's getaddrinfo does it) still works on its own sockets
 u = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
 u.connect(("127.0.0.1", 9))
@@ -369,6 +376,8 @@ def unspec_check(c, np):
          str(got.get("listen", "")).startswith("errno:") and got.get("udp-unspec") == 0,
          "a swapped (host) socket cannot be disconnected and connected again to the host's "
          "loopback, nor made to listen there; a UDP disconnect still works", got)
+    t.eq(got.get("loop-again"), 106,
+         "a blocking loopback connect made by execd leaves the socket connected (EISCONN)")
     t.eq(got.get("thread"), "thread",
          "a connect from a thread other than the leader is proxied too (was ENETUNREACH)")
 

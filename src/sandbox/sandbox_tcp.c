@@ -74,6 +74,8 @@ struct tp_conn {
 	struct ev_timer		 timer;
 	int			 connecting;
 	int			 local;		/* a connect in the sandbox's namespace */
+	struct sockaddr_storage	 peer;		/* its address */
+	socklen_t		 peerlen;
 	uint8_t			 out[600];	/* greeting, auth and request, at once */
 	size_t			 outlen, outoff;
 	uint8_t			 in[4 + 262 + 2];	/* method, auth, reply */
@@ -245,6 +247,10 @@ conn_cb(struct ev_io *io, uint32_t events, void *arg)
 
 	if (c->local) {
 		if (getsockopt(io->fd, SOL_SOCKET, SO_ERROR, &err, &len) == -1)
+			err = errno;
+		/* the socket is "connecting" to the kernel until connect is called again */
+		else if (err == 0 && connect(io->fd, (struct sockaddr *)&c->peer, c->peerlen) == -1 &&
+		    errno != EISCONN)
 			err = errno;
 		(void)respond(c->tp, c->id, err, 0);
 		conn_free(c);
@@ -577,15 +583,20 @@ local_connect(struct sbx_tp *tp, uint64_t id, int fd, int nonblock,
 	e = r == -1 ? errno : 0;
 	if (!(fl & O_NONBLOCK))
 		(void)fcntl(fd, F_SETFL, fl);
-	if (e != EINPROGRESS || nonblock || tp->nconns >= TP_PENDING ||
+	/* EALREADY: a blocking connect restarted after a signal waits on, as the kernel's */
+	if ((e != EINPROGRESS && e != EALREADY) || nonblock || tp->nconns >= TP_PENDING ||
 	    (c = calloc(1, sizeof(*c))) == NULL) {
 		close(fd);
-		(void)respond(tp, id, e == EINPROGRESS && !nonblock ? EAGAIN : e, 0);
+		(void)respond(tp, id, (e == EINPROGRESS || e == EALREADY) && !nonblock ?
+		    EAGAIN : e, 0);
 		return;
 	}
 	c->tp = tp;
 	c->id = id;
 	c->local = 1;
+	c->peer = *ss;
+	c->peerlen = len;
+	snprintf(c->what, sizeof(c->what), "an address of the sandbox's own");
 	c->io.fd = fd;
 	ev_timer_init(&c->timer, conn_timeout, c);
 	TAILQ_INSERT_TAIL(&tp->conns, c, entry);
