@@ -563,7 +563,7 @@ local_connect(struct sbx_tp *tp, uint64_t id, int fd, int nonblock,
     const struct sockaddr_storage *ss, socklen_t len)
 {
 	struct tp_conn	*c;
-	int		 domain = 0, fl, r, e;
+	int		 domain = 0, type = 0, fl, toggle, r, e;
 	socklen_t	 il = sizeof(domain);
 
 	/* AF_UNIX ones come from socketpair only (connected); a path is execd's view */
@@ -572,16 +572,24 @@ local_connect(struct sbx_tp *tp, uint64_t id, int fd, int nonblock,
 		(void)respond(tp, id, EISCONN, 0);
 		return;
 	}
-	/* never block execd: the program's own blocking connect waits here instead */
-	if ((fl = fcntl(fd, F_GETFL)) == -1 ||
-	    (!(fl & O_NONBLOCK) && fcntl(fd, F_SETFL, fl | O_NONBLOCK) == -1)) {
+	/*
+	 * Never block execd: the program's own blocking connect waits here
+	 * instead.  A datagram or raw connect never blocks: its file's flags,
+	 * which the program's other threads see, are left alone.
+	 */
+	il = sizeof(type);
+	if (getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &il) == -1)
+		type = 0;
+	fl = fcntl(fd, F_GETFL);
+	toggle = fl != -1 && !(fl & O_NONBLOCK) && type != SOCK_DGRAM && type != SOCK_RAW;
+	if (fl == -1 || (toggle && fcntl(fd, F_SETFL, fl | O_NONBLOCK) == -1)) {
 		close(fd);
 		(void)respond(tp, id, EPERM, 0);
 		return;
 	}
 	r = connect(fd, (const struct sockaddr *)ss, len);
 	e = r == -1 ? errno : 0;
-	if (!(fl & O_NONBLOCK))
+	if (toggle)
 		(void)fcntl(fd, F_SETFL, fl);
 	/* EALREADY: a blocking connect restarted after a signal waits on, as the kernel's */
 	if ((e != EINPROGRESS && e != EALREADY) || nonblock || tp->nconns >= TP_PENDING ||
