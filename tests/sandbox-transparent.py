@@ -299,6 +299,89 @@ def git_checks(c, np):
     shutil.rmtree(d, ignore_errors=True)
 
 
+UNSPEC = r'''
+import ctypes, json, socket, struct, sys
+libc = ctypes.CDLL(None, use_errno=True)
+name, port, hport = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+got = {}
+def dial():
+    ai = socket.getaddrinfo(name, port, socket.AF_INET, socket.SOCK_STREAM)
+    s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    s.settimeout(5)
+    s.connect(ai[0][4])
+    return s
+def unspec(s):
+    sa = struct.pack("=H", socket.AF_UNSPEC) + bytes(14)
+    r = libc.connect(s.fileno(), sa, len(sa))
+    return 0 if r == 0 else ctypes.get_errno()
+# the swapped socket was made in execd's (the host's) network namespace: a
+# disconnect (connect to AF_UNSPEC) then a loopback connect, which execd lets
+# the kernel make, would reach the host's loopback
+try:
+    s = dial()
+    got["unspec"] = unspec(s)
+    s.settimeout(2)
+    try:
+        s.connect(("127.0.0.1", hport)); s.sendall(b"host")
+        got["host-loopback"] = "reached:" + s.recv(10).decode()
+    except OSError as e:
+        got["host-loopback"] = "errno:%s" % e.errno
+    s.close()
+    s = dial()
+    unspec(s)
+    try:
+        s.bind(("127.0.0.1", 0)); s.listen(1)
+        got["listen"] = "listening:%d" % s.getsockname()[1]
+    except OSError as e:
+        got["listen"] = "errno:%s" % e.errno
+    s.close()
+except OSError as e:
+    got["first"] = "errno:%s" % e.errno
+# a connect from a thread other than the leader goes through the proxy too
+import threading
+def thr():
+    try:
+        s = dial(); s.sendall(b"thread"); got["thread"] = s.recv(20).decode(); s.close()
+    except OSError as e:
+        got["thread"] = "errno:%s" % e.errno
+th = threading.Thread(target=thr); th.start(); th.join()
+# a blocking connect to the sandbox's own loopback, made by execd: connected for good
+ls = socket.socket(); ls.bind(("127.0.0.1", 0)); ls.listen(1)
+s = socket.socket(); s.connect(ls.getsockname())
+got["loop-again"] = libc.connect(s.fileno(), struct.pack("=H", socket.AF_INET) +
+    struct.pack("!H", ls.getsockname()[1]) + socket.inet_aton("127.0.0.1") + bytes(8), 16) \
+    and ctypes.get_errno()
+s.close(); ls.close()
+# UDP's disconnect (glibc's getaddrinfo does it) still works on its own sockets
+u = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+u.connect(("127.0.0.1", 9))
+got["udp-unspec"] = unspec(u)
+print(json.dumps(got))
+'''
+
+
+def unspec_check(c, np):
+    """A swapped socket disconnected (AF_UNSPEC) and connected again: not the host's."""
+    c.start("unspec", [sys.executable, "-c", UNSPEC, "ok.test", str(echo.port),
+                       str(echo.port)], sandbox=SB, networkProxy=np,
+            env={"PATH": "/usr/bin:/bin"})
+    out, _, _ = c.collect("unspec", timeout=60)
+    text = out.get("stdout", b"").decode()
+    try:
+        got = json.loads(text)
+    except ValueError:
+        got = {"junk": text}
+    t.ok(got.get("unspec") not in (None, 0) and
+         str(got.get("host-loopback", "")).startswith("errno:") and
+         str(got.get("listen", "")).startswith("errno:") and got.get("udp-unspec") == 0,
+         "a swapped (host) socket cannot be disconnected and connected again to the host's "
+         "loopback, nor made to listen there; a UDP disconnect still works", got)
+    t.eq(got.get("loop-again"), 106,
+         "a blocking loopback connect made by execd leaves the socket connected (EISCONN)")
+    t.eq(got.get("thread"), "thread",
+         "a connect from a thread other than the leader is proxied too (was ENETUNREACH)")
+
+
 def host_address():
     """A non-loopback IPv4 address of this host, or None."""
     s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
@@ -420,6 +503,8 @@ else:
         # an attacker flipping connect's address between loopback and the host's
         # address while execd reads it: never the host's origin, which the policy denies
         race_check(c, transparent_np({"ok.test": "allow"}))
+        # a swapped socket, disconnected, reused against the host's loopback
+        unspec_check(c, transparent_np({"ok.test": "allow"}))
         # a process with transparentTcp false keeps the plain managed network
         np = network_proxy({"ok.test": "allow"}, allow_local=True)
         r, res = run(c, "plain", {"port": echo.port, "names": ["ok.test"], "literals": [],

@@ -12,14 +12,18 @@
  * weakness, that the address is read from the program's memory after the
  * check, does not matter here: the address is only read to pick the
  * proxy's target, and the answer is either a socket execd connected
- * itself, or "continue", which lets the kernel do the connect in the
- * sandbox's network namespace, where nothing but its own loopback exists.
- * A program that rewrites the address between execd's read and the
- * kernel's gains nothing the namespace does not already give it.
+ * to the proxy itself, or the result of a connect execd made on its own
+ * copy of the program's socket (pidfd_getfd), which stays in that
+ * socket's namespace, the sandbox's, where nothing but its own loopback
+ * exists.  Never "continue": the kernel would read the address and the
+ * descriptor number again, and a swapped socket (made in execd's
+ * namespace) disconnected by connect(AF_UNSPEC) and connected again to
+ * 127.0.0.1 would reach the host's loopback; a socket of execd's own
+ * namespace is connected for good (EISCONN to every connect).
  *
  * Per connect: the address read (process_vm_readv, then the notification
  * checked still valid, so the pid was the caller's); AF_UNIX, loopback
- * and anything unreadable continue (the namespace holds); a datagram
+ * and odd addresses are connected here on the copy; a datagram
  * socket to anywhere else is refused (ENETUNREACH, logged); a stream
  * socket gets a new one connected to the process's own SOCKS5 endpoint,
  * authenticated with its registration, CONNECT by name for a made-up
@@ -69,6 +73,9 @@ struct tp_conn {
 	struct ev_io		 io;
 	struct ev_timer		 timer;
 	int			 connecting;
+	int			 local;		/* a connect in the sandbox's namespace */
+	struct sockaddr_storage	 peer;		/* its address */
+	socklen_t		 peerlen;
 	uint8_t			 out[600];	/* greeting, auth and request, at once */
 	size_t			 outlen, outoff;
 	uint8_t			 in[4 + 262 + 2];	/* method, auth, reply */
@@ -238,6 +245,17 @@ conn_cb(struct ev_io *io, uint32_t events, void *arg)
 	socklen_t	 len = sizeof(err);
 	ssize_t		 n;
 
+	if (c->local) {
+		if (getsockopt(io->fd, SOL_SOCKET, SO_ERROR, &err, &len) == -1)
+			err = errno;
+		/* the socket is "connecting" to the kernel until connect is called again */
+		else if (err == 0 && connect(io->fd, (struct sockaddr *)&c->peer, c->peerlen) == -1 &&
+		    errno != EISCONN)
+			err = errno;
+		(void)respond(c->tp, c->id, err, 0);
+		conn_free(c);
+		return;
+	}
 	if (c->connecting) {
 		if (getsockopt(io->fd, SOL_SOCKET, SO_ERROR, &err, &len) == -1 || err != 0) {
 			log_warnx("sandbox: process %ld: the proxy's SOCKS5 endpoint: %s",
@@ -431,17 +449,73 @@ kernel_refuses(int fd, int family)
 	return getpeername(fd, (struct sockaddr *)&peer, &len) == 0;
 }
 
-/* The program's descriptor: its copy here, or -1 (then the kernel answers). */
+/*
+ * Is fd a socket of execd's own network namespace (a swapped one)?  When
+ * it cannot be told: yes.  The namespace's cookie (5.14) says.
+ */
+static int
+own_netns(int fd)
+{
+	static uint64_t	mine;
+	uint64_t	c = 0;
+	socklen_t	l = sizeof(c);
+	int		s;
+
+	if (mine == 0) {
+		if ((s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0)) == -1)
+			return 1;
+		if (getsockopt(s, SOL_SOCKET, SO_NETNS_COOKIE, &mine, &l) == -1)
+			mine = 0;
+		close(s);
+		l = sizeof(c);
+		if (mine == 0)
+			return 1;
+	}
+	if (getsockopt(fd, SOL_SOCKET, SO_NETNS_COOKIE, &c, &l) == -1)
+		return 1;
+	return c == mine;
+}
+
+/* A pidfd for the calling thread's descriptors: its own (6.9), else its leader's. */
+static int
+caller_pidfd(pid_t tid)
+{
+	char	path[64], buf[512], *p;
+	int	fd, pidfd;
+	ssize_t	n;
+
+	if ((pidfd = (int)syscall(SYS_pidfd_open, tid, 0x80 /* PIDFD_THREAD */)) != -1 ||
+	    errno != EINVAL || (pidfd = (int)syscall(SYS_pidfd_open, tid, 0)) != -1 ||
+	    errno != EINVAL)
+		return pidfd;
+	snprintf(path, sizeof(path), "/proc/%ld/status", (long)tid);
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) == -1)
+		return -1;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return -1;
+	buf[n] = '\0';
+	if ((p = strstr(buf, "\nTgid:")) == NULL)
+		return -1;
+	return (int)syscall(SYS_pidfd_open, (pid_t)strtol(p + 6, NULL, 10), 0);
+}
+
+/*
+ * The program's socket: its copy here, or -1 with *err the answer
+ * (EBADF, ENOTSOCK as the kernel's; EPERM when it cannot be fetched).
+ */
 static int
 target_socket(struct sbx_tp *tp, const struct seccomp_notif *req, int *nonblock,
-    int *cloexec)
+    int *cloexec, int *err)
 {
 	char		 path[64], buf[256], *p;
 	struct stat	 st;
 	int		 pidfd, fd, ffd, fl;
 	ssize_t		 n;
 
-	if ((pidfd = (int)syscall(SYS_pidfd_open, req->pid, 0)) == -1)
+	*err = EPERM;
+	if ((pidfd = caller_pidfd((pid_t)req->pid)) == -1)
 		return -1;
 	/* the pidfd is the caller's only if the notification is still pending */
 	if (ioctl(tp->nio.fd, SECCOMP_IOCTL_NOTIF_ID_VALID, &req->id) == -1) {
@@ -449,10 +523,13 @@ target_socket(struct sbx_tp *tp, const struct seccomp_notif *req, int *nonblock,
 		return -1;
 	}
 	fd = (int)syscall(SYS_pidfd_getfd, pidfd, (int)req->data.args[0], 0);
+	if (fd == -1 && errno == EBADF)
+		*err = EBADF;
 	close(pidfd);
 	if (fd == -1)
 		return -1;
 	if (fstat(fd, &st) == -1 || !S_ISSOCK(st.st_mode) || (fl = fcntl(fd, F_GETFL)) == -1) {
+		*err = ENOTSOCK;
 		close(fd);
 		return -1;
 	}
@@ -470,6 +547,73 @@ target_socket(struct sbx_tp *tp, const struct seccomp_notif *req, int *nonblock,
 		close(ffd);
 	}
 	return fd;
+}
+
+/*
+ * A connect that stays in the sandbox (loopback, AF_UNSPEC, odd
+ * addresses), made here on execd's copy of the program's socket with the
+ * address execd read: the copy's namespace is the socket's, and nothing
+ * the program changes after the read (address, descriptor number) counts.
+ * Never "continue": the kernel would read both again, and a swapped
+ * socket (execd's namespace) disconnected by AF_UNSPEC then connected to
+ * 127.0.0.1 would reach the host's loopback.
+ */
+static void
+local_connect(struct sbx_tp *tp, uint64_t id, int fd, int nonblock,
+    const struct sockaddr_storage *ss, socklen_t len)
+{
+	struct tp_conn	*c;
+	int		 domain = 0, type = 0, fl, toggle, r, e;
+	socklen_t	 il = sizeof(domain);
+
+	/* AF_UNIX ones come from socketpair only (connected); a path is execd's view */
+	if (getsockopt(fd, SOL_SOCKET, SO_DOMAIN, &domain, &il) == -1 || domain == AF_UNIX) {
+		close(fd);
+		(void)respond(tp, id, EISCONN, 0);
+		return;
+	}
+	/*
+	 * Never block execd: the program's own blocking connect waits here
+	 * instead.  A datagram or raw connect never blocks: its file's flags,
+	 * which the program's other threads see, are left alone.
+	 */
+	il = sizeof(type);
+	if (getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &il) == -1)
+		type = 0;
+	fl = fcntl(fd, F_GETFL);
+	toggle = fl != -1 && !(fl & O_NONBLOCK) && type != SOCK_DGRAM && type != SOCK_RAW;
+	if (fl == -1 || (toggle && fcntl(fd, F_SETFL, fl | O_NONBLOCK) == -1)) {
+		close(fd);
+		(void)respond(tp, id, EPERM, 0);
+		return;
+	}
+	r = connect(fd, (const struct sockaddr *)ss, len);
+	e = r == -1 ? errno : 0;
+	if (toggle)
+		(void)fcntl(fd, F_SETFL, fl);
+	/* EALREADY: a blocking connect restarted after a signal waits on, as the kernel's */
+	if ((e != EINPROGRESS && e != EALREADY) || nonblock || tp->nconns >= TP_PENDING ||
+	    (c = calloc(1, sizeof(*c))) == NULL) {
+		close(fd);
+		(void)respond(tp, id, (e == EINPROGRESS || e == EALREADY) && !nonblock ?
+		    EAGAIN : e, 0);
+		return;
+	}
+	c->tp = tp;
+	c->id = id;
+	c->local = 1;
+	c->peer = *ss;
+	c->peerlen = len;
+	snprintf(c->what, sizeof(c->what), "an address of the sandbox's own");
+	c->io.fd = fd;
+	ev_timer_init(&c->timer, conn_timeout, c);
+	TAILQ_INSERT_TAIL(&tp->conns, c, entry);
+	tp->nconns++;
+	if (ev_io_add(&c->io, fd, EPOLLOUT, conn_cb, c) == -1) {
+		conn_fail(c, ENOBUFS);
+		return;
+	}
+	ev_timer_start(&c->timer, TP_TIMEOUT_MS);
 }
 
 static void
@@ -490,21 +634,31 @@ handle(struct sbx_tp *tp, const struct seccomp_notif *req)
 	l.iov_base = &ss;
 	l.iov_len = r.iov_len = len;
 	r.iov_base = (void *)(uintptr_t)req->data.args[1];
-	/* whatever cannot be read or judged: the kernel answers, in the namespace */
-	if (len < sizeof(sa_family_t) || len > sizeof(ss) ||
-	    process_vm_readv(req->pid, &l, 1, &r, 1, 0) != (ssize_t)len ||
-	    ioctl(tp->nio.fd, SECCOMP_IOCTL_NOTIF_ID_VALID, &req->id) == -1 ||
-	    (ss.ss_family != AF_INET && ss.ss_family != AF_INET6) ||
-	    (ss.ss_family == AF_INET && len < sizeof(struct sockaddr_in)) ||
-	    (ss.ss_family == AF_INET6 && len < sizeof(struct sockaddr_in6)) ||
-	    is_local((struct sockaddr *)&ss) ||
-	    (fd = target_socket(tp, req, &nonblock, &cloexec)) == -1) {
-		(void)respond(tp, req->id, 0, 1);
+	if (len > sizeof(ss)) {
+		(void)respond(tp, req->id, EINVAL, 0);
 		return;
 	}
-	if (kernel_refuses(fd, ss.ss_family)) {
+	if (len > 0 && (process_vm_readv(req->pid, &l, 1, &r, 1, 0) != (ssize_t)len ||
+	    ioctl(tp->nio.fd, SECCOMP_IOCTL_NOTIF_ID_VALID, &req->id) == -1)) {
+		(void)respond(tp, req->id, EFAULT, 0);
+		return;
+	}
+	if ((fd = target_socket(tp, req, &nonblock, &cloexec, &e)) == -1) {
+		(void)respond(tp, req->id, e, 0);
+		return;
+	}
+	/* a swapped socket: connected for good (no AF_UNSPEC disconnect) */
+	if (own_netns(fd)) {
 		close(fd);
-		(void)respond(tp, req->id, 0, 1);
+		(void)respond(tp, req->id, EISCONN, 0);
+		return;
+	}
+	/* what stays in the sandbox's namespace, or what the kernel refuses anyway */
+	if ((ss.ss_family != AF_INET && ss.ss_family != AF_INET6) ||
+	    (ss.ss_family == AF_INET && len < sizeof(struct sockaddr_in)) ||
+	    (ss.ss_family == AF_INET6 && len < sizeof(struct sockaddr_in6)) ||
+	    is_local((struct sockaddr *)&ss) || kernel_refuses(fd, ss.ss_family)) {
+		local_connect(tp, req->id, fd, nonblock, &ss, (socklen_t)len);
 		return;
 	}
 	e = getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &tl);
@@ -583,7 +737,8 @@ sbx_tp_free(struct sbx_tp *tp)
 }
 
 /*
- * User notification (5.0), and the ADDFD ioctl (5.9) the swap needs,
+ * User notification (5.0), the ADDFD ioctl (5.9) the swap needs and
+ * SO_NETNS_COOKIE (5.14),
  * which cannot be probed without a listener: the kernel's version says.
  * EXECD_SANDBOX_DISABLE=transparent makes execd act as if it lacked them.
  */
@@ -604,6 +759,7 @@ sbx_tp_supported(void)
 	if (syscall(SYS_seccomp, SECCOMP_GET_ACTION_AVAIL, 0, &action) == -1 ||
 	    uname(&u) == -1 || sscanf(u.release, "%u.%u", &maj, &min) != 2)
 		return 0;
-	probed = maj > 5 || (maj == 5 && min >= 9);
+	/* 5.14: SO_NETNS_COOKIE tells a swapped socket (execd's namespace) */
+	probed = maj > 5 || (maj == 5 && min >= 14);
 	return probed;
 }
