@@ -1340,9 +1340,12 @@ WRONG_TYPE_METHODS = [
      [req(1, "fs/open", {"handleId": "h", "path": "file://@ROOT@/wb", "mode": "replace"})],
      [], {"own_roots": True}),
     ("fs/close", {"handleId": "h"}, F("handleId", types="string"), [], [], {}),
+    # no SANDBOX: the reference's watchMissing has no sandbox field (it ignores
+    # one); execd decodes and honours it (doc/protocol.md, deliberate
+    # differences; tests/fs_watch.py checks a malformed one is -32602)
     ("fs/watchMissing", {"watchId": 1, "missing": ["file://@ROOT@/sub/none/x"]},
      F("watchId", types="number") + F("missing", types="array") +
-     F(("missing", 0), types="string") + SANDBOX, [], [], {}),
+     F(("missing", 0), types="string"), [], [], {}),
     ("http/request", {"method": "GET", "url": "http://127.0.0.1:9/", "requestId": "r",
                       "headers": [{"name": "a", "value": "b"}], "bodyBase64": None,
                       "timeoutMs": 2000, "redirectPolicy": "follow", "streamResponse": False},
