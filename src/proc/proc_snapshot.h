@@ -16,8 +16,11 @@
 struct sandbox_plan;
 struct sbx_guard;
 
-/* Start again a process/start that waited for a capture. */
-typedef void	proc_snapshot_resume(struct rpc_req *req, json_t *params, long n);
+/*
+ * Go on with a process/start that waited for a capture (arg is its own),
+ * or, ended, answer that the session is over.  Called exactly once.
+ */
+typedef void	proc_snapshot_resume(struct rpc_req *req, void *arg, int ended);
 
 /*
  * Run rq (the capture command, in sandbox sbx or none) for the snapshot
@@ -27,13 +30,11 @@ typedef void	proc_snapshot_resume(struct rpc_req *req, json_t *params, long n);
  */
 int	proc_snapshot_capture(const char *key, const struct spawn_req *rq,
 	    struct sandbox_plan *sbx);
-/* Have (req, params, n) resumed when the capture of key is over; -1: none runs. */
-int	proc_snapshot_wait(const char *key, struct rpc_req *req, json_t *params, long n,
-	    proc_snapshot_resume *resume);
+/* Have resume(req, arg) called when the capture of key is over; -1: none runs. */
+int	proc_snapshot_wait(const char *key, struct rpc_req *req, proc_snapshot_resume *resume,
+	    void *arg);
 /* The session is over: kill the captures, forget the snapshots. */
 void	proc_snapshot_end(void);
-
-#endif
 
 /* process/start's shellSnapshot, as the request side sees it (proc_snapshot_req.c). */
 struct snap_req {
@@ -57,3 +58,5 @@ char	*snap_req_key(const struct snap_req *r, const char *cwd_uri, json_t *policy
  * block, NULL when out of memory.
  */
 char	**snap_req_argv(const struct snap_req *r, json_t *argv, int capture);
+
+#endif

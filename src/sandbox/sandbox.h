@@ -28,14 +28,15 @@ struct fs_policy;
 struct out_ring;
 
 /*
- * Decide, in the parent.  Returns 0 with *out NULL when the process runs
+ * Decide, in the parent, on the context sandbox_check() built (NULL: no
+ * sandbox asked; not kept).  Returns 0 with *out NULL when the process runs
  * unsandboxed, 0 with a plan, or -1 with the reference's code and message:
  * -32602 "failed to prepare process sandbox: ..." for a context path that
  * names no local path, -32600 "sandbox intent cannot be enforced on this
  * executor" when this kernel cannot enforce what was asked (never run a
  * sandboxed request unsandboxed).
  */
-int	 sandbox_prepare(json_t *sandbox, json_t *params, struct sandbox_plan **out,
+int	 sandbox_prepare(json_t *ctx, json_t *params, struct sandbox_plan **out,
 	    int *code, char *msg, size_t msglen);
 /*
  * Transparent TCP (sandbox_tcp.c): can this kernel give it (probed once),
