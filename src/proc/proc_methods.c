@@ -316,7 +316,7 @@ start_snapshot(struct start *st, int resumed)
 	if (st->use != SNAP_WAIT)
 		return START_ON;
 	st->use = SNAP_PLAIN;
-	if (proc_snapshot_wait(st->snap_key, st->req, start_resume, st) == 0)
+	if (proc_snapshot_wait(st->snap_key, start_resume, st) == 0)
 		return START_WAITS;	/* answered once the capture is over */
 	return START_ON;
 }
@@ -365,7 +365,7 @@ start_capture(struct start *st, struct spawn_req *rq)
 	rq->pipe_stdin = 0;
 	st->use = SNAP_PLAIN;
 	if (proc_snapshot_capture(st->snap_key, rq, st->sbx) == -1 ||
-	    proc_snapshot_wait(st->snap_key, st->req, start_resume, st) == -1)
+	    proc_snapshot_wait(st->snap_key, start_resume, st) == -1)
 		return START_AGAIN;
 	return START_WAITS;
 }
@@ -495,12 +495,12 @@ start_run(struct start *st, int resumed)
 
 /* A start that waited for a shell snapshot's capture: it goes on, unless its client left. */
 static void
-start_resume(struct rpc_req *req, void *arg, int ended)
+start_resume(void *arg, int ended)
 {
 	struct start	*st = arg;
 
-	if (ended || !rpc_req_alive(req)) {
-		rpc_fail(req, RPC_INTERNAL_ERROR, "the session ended");
+	if (ended || !rpc_req_alive(st->req)) {
+		rpc_fail(st->req, RPC_INTERNAL_ERROR, "the session ended");
 		start_free(st);
 		return;
 	}

@@ -15,7 +15,6 @@
 #include "snapshot/snapshot.h"
 
 struct cap_waiter {
-	struct rpc_req		*req;
 	void			*arg;
 	proc_snapshot_resume	*resume;
 	struct cap_waiter	*next;
@@ -103,7 +102,7 @@ capture_over(struct capture *c)
 		log_debug("shell snapshot: captured by pid %ld, %zu bytes", (long)c->pid, c->len);
 	for (w = c->waiters; w != NULL; w = next) {
 		next = w->next;
-		w->resume(w->req, w->arg, ending);
+		w->resume(w->arg, ending);
 		free(w);
 	}
 	c->waiters = NULL;
@@ -217,8 +216,7 @@ fail:
 }
 
 int
-proc_snapshot_wait(const char *key, struct rpc_req *req, proc_snapshot_resume *resume,
-    void *arg)
+proc_snapshot_wait(const char *key, proc_snapshot_resume *resume, void *arg)
 {
 	struct capture		*c;
 	struct cap_waiter	*w, **pp;
@@ -229,7 +227,6 @@ proc_snapshot_wait(const char *key, struct rpc_req *req, proc_snapshot_resume *r
 		log_warn("shell snapshot");
 		return -1;
 	}
-	w->req = req;
 	w->arg = arg;
 	w->resume = resume;
 	/* resumed in the order they came */

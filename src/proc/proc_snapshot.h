@@ -10,7 +10,6 @@
 #include <jansson.h>
 
 #include "jsonx.h"
-#include "rpc/rpc.h"
 #include "spawn/spawn.h"
 
 struct sandbox_plan;
@@ -18,9 +17,11 @@ struct sbx_guard;
 
 /*
  * Go on with a process/start that waited for a capture (arg is its own),
- * or, ended, answer that the session is over.  Called exactly once.
+ * or, ended, have it answer that the session is over.  Called exactly
+ * once.  The process table answers no request itself: it never includes
+ * rpc.h (tests/layout.py).
  */
-typedef void	proc_snapshot_resume(struct rpc_req *req, void *arg, int ended);
+typedef void	proc_snapshot_resume(void *arg, int ended);
 
 /*
  * Run rq (the capture command, in sandbox sbx or none) for the snapshot
@@ -30,9 +31,8 @@ typedef void	proc_snapshot_resume(struct rpc_req *req, void *arg, int ended);
  */
 int	proc_snapshot_capture(const char *key, const struct spawn_req *rq,
 	    struct sandbox_plan *sbx);
-/* Have resume(req, arg) called when the capture of key is over; -1: none runs. */
-int	proc_snapshot_wait(const char *key, struct rpc_req *req, proc_snapshot_resume *resume,
-	    void *arg);
+/* Have resume(arg) called when the capture of key is over; -1: none runs. */
+int	proc_snapshot_wait(const char *key, proc_snapshot_resume *resume, void *arg);
 /* The session is over: kill the captures, forget the snapshots. */
 void	proc_snapshot_end(void);
 

@@ -7,6 +7,7 @@
 
 #include "proc/proc_env.h"
 #include "proc/proc_start_req.h"
+#include "rpc/rpc.h"
 #include "rpc/rpc_serde.h"
 #include "util/uri.h"
 
