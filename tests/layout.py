@@ -163,6 +163,16 @@ for m in TABLE:
         bad.append("%s.c reaches rpc/rpc.c" % m)
 ok(not bad, "src: the process table includes no rpc.h and calls no rpc_fail", "\n".join(bad))
 
+# relay/ names no protocol (doc/architecture.md): what it must know, proto/
+# tells it through the handler table or a flag on the connection; it compares
+# c->proto with no protocol (audit_event.c only turns it into the audit's word)
+named = []
+for n_ in sorted(os.listdir(os.path.join(TOP, "proxy", "relay"))):
+    if n_.endswith(".c"):
+        t = NOISE.sub(" ", open(os.path.join(TOP, "proxy", "relay", n_), encoding="utf-8").read())
+        named += ["relay/%s: %s" % (n_, m) for m in re.findall(r"[!=]=\s*PROTO_\w+|PROTO_\w+\s*[!=]=", t)]
+ok(not named, "proxy: relay/ tests no protocol", "\n".join(named))
+
 libinc = []
 for n_ in sorted(os.listdir(os.path.join(TOP, "lib"))):
     if n_.endswith((".c", ".h")):

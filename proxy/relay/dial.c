@@ -515,7 +515,7 @@ static void
 connected(struct conn *c)
 {
 	/* plain HTTP through an upstream proxy needs no handshake */
-	if (c->via_upstream && c->proto != PROTO_HTTP) {
+	if (c->via_upstream && !c->forwarded) {
 		if (up_send_connect(c) == -1) {
 			finish(c, DIAL_UPSTREAM);
 			return;
