@@ -16,6 +16,7 @@
 #include <sys/types.h>
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include <jansson.h>
 
@@ -25,7 +26,6 @@
 #include "sandbox/sandbox_self.h"
 
 struct fs_policy;
-struct out_ring;
 
 /*
  * Decide, in the parent, on the context sandbox_check() built (NULL: no
@@ -102,9 +102,18 @@ const char *sandbox_type(const struct sandbox_plan *plan);
 
 /*
  * Did a sandboxed process probably fail because the sandbox denied it?
- * The reference's heuristic: a non-zero exit with denial wording in the
- * output, or death by SIGSYS.
+ * The reference's heuristic (sandbox_denied.c): a non-zero exit with
+ * denial wording in the output (words: sandbox_words_feed found some in
+ * one of its streams), or death by SIGSYS.
  */
-int	 sandbox_denied(int exit_code, const struct out_ring *output);
+#define SANDBOX_WORD_MAX	24	/* longer than any denial word */
+struct sandbox_words {
+	char	carry[SANDBOX_WORD_MAX];	/* the end of the last chunk */
+	size_t	ncarry;
+	int	found;
+};
+/* One stream's output, chunk after chunk, from a zeroed struct. */
+void	 sandbox_words_feed(struct sandbox_words *w, const uint8_t *data, size_t len);
+int	 sandbox_denied(int exit_code, int words);
 
 #endif
