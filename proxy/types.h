@@ -251,6 +251,7 @@ struct conn_stage {
 struct proto_handler {
 	const char	*name;			/* "HTTP", "SOCKS5" */
 	enum proxy_proto kind;			/* what a new connection starts as */
+	int		 forwarding;		/* it starts as a forwarded request */
 	void		(*input)(struct conn *);	/* client bytes while greeting */
 	void		(*dial_done)(struct conn *);	/* c->fail says how it went */
 	/* a forwarded request failed after the dial (response filter, idle) */
@@ -270,6 +271,13 @@ struct conn {
 	const struct conn_stage	*stage;		/* NULL while greeting */
 	enum conn_state		 state;
 	enum proxy_proto	 proto;
+	/*
+	 * A forwarded request (set by proto/, which knows which): its
+	 * response ends it, an upstream proxy takes it with no handshake,
+	 * and a failure after the dial is the protocol's to answer.  relay/
+	 * reads this flag and names no protocol.
+	 */
+	int			 forwarded;
 	int			 cfd, ufd;
 	struct ev_io		 cio, uio;
 	struct ev_timer		 timer;

@@ -131,6 +131,48 @@ for daemon, order in ORDER.items():
           and order.index(folder(d)) < order.index(folder(m))]
     ok(not up, "%s: calls between folders point down the order" % daemon, "\n".join(up))
 
+def includes(path, seen=None):
+    """Every header of the tree path includes, through the headers it includes."""
+    seen = set() if seen is None else seen
+    for i in INCLUDE.findall(open(path, encoding="utf-8").read()):
+        for base in ("src", "lib"):
+            h = os.path.join(TOP, base, i)
+            if os.path.exists(h) and h not in seen:
+                seen.add(h)
+                includes(h, seen)
+    return seen
+
+
+# the process table answers no request: it reports through struct proc_events
+# and never includes rpc.h (doc/architecture.md), not even through a header,
+# nor calls into rpc/rpc.c through another file of proc/
+TABLE = ["proc/proc", "proc/proc_out", "proc/proc_env", "proc/proc_spawn", "proc/proc_snapshot"]
+RPC_H = os.path.join(TOP, "src", "rpc", "rpc.h")
+g = modules("src")
+bad = ["%s.c includes rpc/rpc.h" % m for m in TABLE
+       if RPC_H in includes(os.path.join(TOP, "src", m + ".c"))]
+for m in TABLE:
+    reach, todo = set(), [m]
+    while todo:             # through the table's own files only
+        for d in g.get(todo.pop(), ()):
+            if d not in reach:
+                reach.add(d)
+                if d in TABLE:
+                    todo.append(d)
+    if "rpc/rpc" in reach:
+        bad.append("%s.c reaches rpc/rpc.c" % m)
+ok(not bad, "src: the process table includes no rpc.h and calls no rpc_fail", "\n".join(bad))
+
+# relay/ names no protocol (doc/architecture.md): what it must know, proto/
+# tells it through the handler table or a flag on the connection; it compares
+# c->proto with no protocol (audit_event.c only turns it into the audit's word)
+named = []
+for n_ in sorted(os.listdir(os.path.join(TOP, "proxy", "relay"))):
+    if n_.endswith(".c"):
+        t = NOISE.sub(" ", open(os.path.join(TOP, "proxy", "relay", n_), encoding="utf-8").read())
+        named += ["relay/%s: %s" % (n_, m) for m in re.findall(r"[!=]=\s*PROTO_\w+|PROTO_\w+\s*[!=]=", t)]
+ok(not named, "proxy: relay/ tests no protocol", "\n".join(named))
+
 libinc = []
 for n_ in sorted(os.listdir(os.path.join(TOP, "lib"))):
     if n_.endswith((".c", ".h")):

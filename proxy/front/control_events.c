@@ -21,6 +21,7 @@
 
 #include "jsonx.h"
 #include "log.h"
+#include "textx.h"
 #include "front/front.h"
 #include "front/control_int.h"
 #include "relay/relay.h"
@@ -191,20 +192,6 @@ ctl_reg_options(json_t *req, int *events, unsigned *ask_ms, char *err, size_t er
 	return 0;
 }
 
-/* A reason the reference would take: short, no control characters. */
-static int
-reason_ok(const char *r)
-{
-	const unsigned char	*p;
-
-	if (strlen(r) > CTL_REASON_MAX)
-		return 0;
-	for (p = (const unsigned char *)r; *p != '\0'; p++)
-		if (*p < 0x20 || *p == 0x7f)
-			return 0;
-	return 1;
-}
-
 /*
  * {"op":"decide","credential":ID,"ask":N,"decision":"allow"|"deny"|"ask",
  * "reason":STR}: the answer to an ask line.  Only the owner may answer;
@@ -232,7 +219,7 @@ ctl_op_decide(struct ctl_client *cl, json_t *req, json_t *id)
 		    "unknown credential");
 	}
 	allow = strcmp(dec, "allow") == 0;
-	if (reason != NULL && !reason_ok(reason)) {
+	if (reason != NULL && !reason_fits(reason, CTL_REASON_MAX)) {
 		/* as the reference: an unusable reason makes a deny */
 		allow = 0;
 		reason = NULL;

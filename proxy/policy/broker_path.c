@@ -14,20 +14,9 @@
 #include <string.h>
 
 #include "policy/policy.h"
+#include "textx.h"
 
 #define DECODE_PASSES	3
-
-static int
-hexval(int ch)
-{
-	if (ch >= '0' && ch <= '9')
-		return ch - '0';
-	if (ch >= 'a' && ch <= 'f')
-		return ch - 'a' + 10;
-	if (ch >= 'A' && ch <= 'F')
-		return ch - 'A' + 10;
-	return -1;
-}
 
 /* One pass of percent-decoding in place; the new length; *changed when it decoded. */
 static size_t
@@ -38,8 +27,8 @@ decode_once(char *s, size_t n, int *changed)
 
 	*changed = 0;
 	for (i = 0; i < n; i++) {
-		if (s[i] == '%' && n - i >= 3 && (hi = hexval((unsigned char)s[i + 1])) != -1 &&
-		    (lo = hexval((unsigned char)s[i + 2])) != -1) {
+		if (s[i] == '%' && n - i >= 3 && (hi = hex_digit((unsigned char)s[i + 1])) != -1 &&
+		    (lo = hex_digit((unsigned char)s[i + 2])) != -1) {
 			s[o++] = (char)(hi << 4 | lo);
 			i += 2;
 			*changed = 1;
@@ -53,21 +42,11 @@ decode_once(char *s, size_t n, int *changed)
 static int
 is_dot(const char *seg, size_t n)
 {
-	char		 tmp[16];
 	const char	*semi = memchr(seg, ';', n);
-	size_t		 i;
-	int		 changed;
 
 	if (semi != NULL)
 		n = (size_t)(semi - seg);
-	if (n > sizeof(tmp))		/* "%2e%2e" is 6 bytes: longer is no dot segment */
-		return 0;
-	memcpy(tmp, seg, n);
-	n = decode_once(tmp, n, &changed);
-	for (i = 0; i < n; i++)
-		if (tmp[i] != '.')
-			return 0;
-	return n == 1 || n == 2;
+	return dot_segment(seg, n) != 0;
 }
 
 /*

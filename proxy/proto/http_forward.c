@@ -191,6 +191,7 @@ http_forward_prepare(struct conn *c, const struct reg *reg, const struct reqline
 	int		 have_host = 0, conn_upgrade = 0, had, kind;
 
 	c->proto = PROTO_HTTP;
+	c->forwarded = 1;
 	if (split_target(rl, &auth, &alen, &path, &plen, err, errlen) == -1)
 		return -1;
 	head_request_line(&p, end, &skip);

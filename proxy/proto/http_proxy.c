@@ -164,6 +164,7 @@ start_connect_request(struct conn *c, const struct reqline *rl)
 	int	had_port, kind;
 
 	c->proto = PROTO_HTTP_CONNECT;
+	c->forwarded = 0;
 	kind = parse_authority(rl->target, rl->tlen, c->host, sizeof(c->host), &c->lit,
 	    &c->port, 0, &had_port);
 	if (kind == -1) {
@@ -428,6 +429,7 @@ http_forward_failed(struct conn *c, enum dial_fail f)
 const struct proto_handler http_proto = {
 	.name = "HTTP",
 	.kind = PROTO_HTTP,
+	.forwarding = 1,
 	.input = http_input,
 	.dial_done = http_dial_done,
 	.failed = http_forward_failed,

@@ -348,6 +348,7 @@ udp_associate(struct conn *c)
 	int			 from_addr = c->is_literal;
 
 	c->proto = PROTO_SOCKS5_UDP;
+	c->forwarded = 0;
 	snprintf(c->method, sizeof(c->method), "UDP_ASSOCIATE");
 	/* DST is where the client will send from, not a destination: keep it out */
 	c->host[0] = '\0';

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "log.h"
+#include "sockx.h"
 #include "proto/proto.h"
 #include "relay/relay.h"
 #include "policy/policy.h"
@@ -437,15 +438,6 @@ unspecified(const struct sockaddr_storage *ss)
 	return 1;
 }
 
-static void
-set_port(struct sockaddr_storage *ss, uint16_t port)
-{
-	if (ss->ss_family == AF_INET)
-		((struct sockaddr_in *)ss)->sin_port = htons(port);
-	else
-		((struct sockaddr_in6 *)ss)->sin6_port = htons(port);
-}
-
 /*
  * Set up the relay; fills bnd with the client-facing address.  from: the
  * address the client said it will send from (NULL or unspecified: the TCP
@@ -471,9 +463,9 @@ udp_assoc_open(struct conn *c, struct sockaddr_storage *bnd,
 		return -1;
 	if (from != NULL && !unspecified(from))
 		a->client = *from;
-	set_port(&a->client, from_port);
+	sockaddr_set_port(&a->client, from_port);
 	a->have_client = from_port != 0;
-	set_port(bnd, 0);
+	sockaddr_set_port(bnd, 0);
 	if ((a->cfd = udp_socket(bnd->ss_family, bnd, &a->cio, from_client, a)) == -1)
 		return -1;
 	len = sizeof(*bnd);

@@ -120,7 +120,7 @@ conn_timeout(struct ev_timer *t, void *arg)
 			conn_timer(c, (unsigned)(c->conf->idle_ms - idle));
 			break;
 		}
-		if (c->proto == PROTO_HTTP && c->u2c.filter != NULL && c->pp->failed != NULL)
+		if (c->forwarded && c->u2c.filter != NULL && c->pp->failed != NULL)
 			c->pp->failed(c, DIAL_TIMEOUT);
 		else
 			conn_close(c, "idle_timeout");
@@ -264,6 +264,7 @@ conn_new(const struct proto_handler *pp, struct proxy_conf *conf, int fd,
 	}
 	c->pp = pp;
 	c->proto = pp->kind;
+	c->forwarded = pp->forwarding;
 	c->cfd = fd;
 	c->ufd = -1;
 	c->conf = conf_ref(conf);

@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "log.h"
+#include "sockx.h"
 #include "relay/relay.h"
 #include "policy/policy.h"
 
@@ -70,15 +71,6 @@ deny(struct conn *c, const struct verdict *v)
 	c->verdict = *v;
 	audit_decision(c, v);
 	finish(c, DIAL_DENIED);
-}
-
-static void
-set_port(struct sockaddr_storage *ss, uint16_t port)
-{
-	if (ss->ss_family == AF_INET)
-		((struct sockaddr_in *)ss)->sin_port = htons(port);
-	else
-		((struct sockaddr_in6 *)ss)->sin6_port = htons(port);
 }
 
 /* Both policies look at the addresses; the first refusal stands. */
@@ -200,7 +192,7 @@ dial_allowed(struct conn *c)
 		return;
 	}
 	for (i = 0; i < c->naddrs; i++)
-		set_port(&c->addrs[i], c->port);
+		sockaddr_set_port(&c->addrs[i], c->port);
 	if (c->naddrs > 0)
 		addr_ntop(&c->addrs[0], c->addr, sizeof(c->addr));
 	if (c->reg != NULL && c->reg->policy != NULL)
@@ -460,7 +452,7 @@ up_connect(struct conn *c)
 
 	/* the upstream proxy is trusted configuration: no local check on it */
 	for (i = c->up_i; i < c->nup; i++) {
-		set_port(&c->upaddrs[i], c->conf->upstream->port);
+		sockaddr_set_port(&c->upaddrs[i], c->conf->upstream->port);
 		c->up_i = i + 1;
 		if (start_connect(c, &c->upaddrs[i]) == 0)
 			return;
@@ -523,7 +515,7 @@ static void
 connected(struct conn *c)
 {
 	/* plain HTTP through an upstream proxy needs no handshake */
-	if (c->via_upstream && c->proto != PROTO_HTTP) {
+	if (c->via_upstream && !c->forwarded) {
 		if (up_send_connect(c) == -1) {
 			finish(c, DIAL_UPSTREAM);
 			return;

@@ -258,7 +258,7 @@ tunnel_io(struct conn *c, int which)
 		return;
 	}
 	/* a forwarded request is over once its response is */
-	if (half_done(&c->u2c) && (half_done(&c->c2u) || c->proto == PROTO_HTTP)) {
+	if (half_done(&c->u2c) && (half_done(&c->c2u) || c->forwarded)) {
 		conn_close(c, "ok");
 		return;
 	}

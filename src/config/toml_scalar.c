@@ -12,6 +12,7 @@
 
 #include "config/toml.h"
 #include "config/toml_int.h"
+#include "textx.h"
 
 #define E_ESCAPE	"missing escaped value, expected `b`, `e`, `f`, `n`, `r`, `\\`, " \
 			"`\"`, `x`, `u`, `U`"
@@ -70,18 +71,6 @@ put_utf8(struct sbuf *b, unsigned long cp)
 	return sb_put(b, u, n);
 }
 
-static int
-hexval(int c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
 /* The escape after a backslash at P->p (on its letter). */
 static int
 escape(struct tparser *P, struct sbuf *b)
@@ -102,7 +91,7 @@ escape(struct tparser *P, struct sbuf *b)
 		return tp_fail(P, at, 1, E_ESCAPE);
 	P->p++;
 	for (i = 0; i < n; i++) {
-		if (P->p >= P->end || (h = hexval((unsigned char)*P->p)) == -1)
+		if (P->p >= P->end || (h = hex_digit((unsigned char)*P->p)) == -1)
 			return tp_fail(P, P->p, 1, "too few unicode value digits, expected unicode "
 			    "hexadecimal value");
 		cp = cp * 16 + (unsigned long)h;

@@ -10,6 +10,7 @@
 
 #include "buf.h"
 #include "http/http_url.h"
+#include "textx.h"
 
 /* Which bytes each URL component percent-encodes (WHATWG "encode sets"). */
 enum enc_set {
@@ -58,17 +59,6 @@ append_enc(struct buf *b, const char *s, size_t n, enum enc_set set)
 	return 0;
 }
 
-static int
-hexval(int c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	c = tolower(c);
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	return -1;
-}
-
 /*
  * Percent-decode n bytes into a new string; undecodable escapes stay.
  * *len, when not NULL, gets the decoded length (%00 decodes to a NUL).
@@ -82,9 +72,9 @@ pct_decode(const char *s, size_t n, size_t *len)
 	if ((out = malloc(n + 1)) == NULL)
 		return NULL;
 	for (i = 0, o = out; i < n; i++) {
-		if (s[i] == '%' && i + 2 < n && hexval(s[i + 1]) >= 0 &&
-		    hexval(s[i + 2]) >= 0) {
-			*o++ = (char)(hexval(s[i + 1]) * 16 + hexval(s[i + 2]));
+		if (s[i] == '%' && i + 2 < n && hex_digit(s[i + 1]) >= 0 &&
+		    hex_digit(s[i + 2]) >= 0) {
+			*o++ = (char)(hex_digit(s[i + 1]) * 16 + hex_digit(s[i + 2]));
 			i += 2;
 		} else
 			*o++ = s[i];
@@ -114,7 +104,7 @@ ipv4_number(const char *s, size_t n, uint64_t *out)
 		n--;
 	}
 	for (i = 0; i < n; i++) {
-		d = hexval(s[i]);
+		d = hex_digit(s[i]);
 		if (d < 0 || d >= base)
 			return -1;
 		v = v * (uint64_t)base + (uint64_t)d;
@@ -267,25 +257,6 @@ host_parse(const char *s, size_t n, char *out, size_t outlen, char *err, size_t 
 	return 0;
 }
 
-static int
-seg_is(const char *s, size_t n, int dots)
-{
-	size_t	i = 0;
-	int	seen = 0;
-
-	while (i < n) {
-		if (s[i] == '.')
-			i++;
-		else if (n - i >= 3 && s[i] == '%' && s[i + 1] == '2' &&
-		    (s[i + 2] == 'e' || s[i + 2] == 'E'))
-			i += 3;
-		else
-			return 0;
-		seen++;
-	}
-	return seen == dots;
-}
-
 /* Path segments into out ("/a/b"), resolving "." and "..". */
 static int
 path_serialise(struct buf *out, const char *p, size_t n)
@@ -303,14 +274,14 @@ path_serialise(struct buf *out, const char *p, size_t n)
 		if (i < n && p[i] != '/')
 			continue;
 		last = (i == n);
-		if (seg_is(p + start, i - start, 2)) {
+		if (dot_segment(p + start, i - start) == 2) {
 			if (nseg > 0)
 				out->len = (--nseg == 0) ? base : ends[nseg - 1];
 			if (last && buf_append(out, "/", 1) == -1)
 				goto done;
 			if (last)
 				ends[nseg++] = out->len;
-		} else if (seg_is(p + start, i - start, 1)) {
+		} else if (dot_segment(p + start, i - start) == 1) {
 			if (last) {
 				if (buf_append(out, "/", 1) == -1)
 					goto done;

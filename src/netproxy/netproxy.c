@@ -376,10 +376,8 @@ int
 netproxy_register_env(const char *process_id, json_t *start_params, json_t *env,
     struct netproxy_reg **out, char *err, size_t errlen)
 {
-	struct netproxy_reg	*r;
-	json_t			*req, *reply, *brokered, *masked;
-	json_int_t		 ask_ms;
-	int			 rv;
+	json_t	*req;
+	int	 rv;
 
 	*out = NULL;
 	if (npc.path == NULL) {
@@ -388,6 +386,29 @@ netproxy_register_env(const char *process_id, json_t *start_params, json_t *env,
 	}
 	if ((rv = netproxy_build_request(process_id, start_params, &req, err, errlen)) != 0)
 		return rv;
+	rv = netproxy_register_req(req, start_params, env, out, err, errlen);
+	json_decref(req);
+	return rv;
+}
+
+int
+netproxy_register_req(json_t *req0, json_t *start_params, json_t *env,
+    struct netproxy_reg **out, char *err, size_t errlen)
+{
+	struct netproxy_reg	*r;
+	json_t			*req, *reply, *brokered, *masked;
+	json_int_t		 ask_ms;
+
+	*out = NULL;
+	if (npc.path == NULL) {
+		snprintf(err, errlen, "no execd-proxy configured");
+		return -1;
+	}
+	/* ours to change (events, brokered, the id the reply is matched by) */
+	if ((req = json_deep_copy(req0)) == NULL) {
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
 	/* nobody above to take them: the proxy need not send them */
 	if (!want_decisions)
 		json_object_del(req, "events");

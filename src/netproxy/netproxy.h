@@ -60,6 +60,14 @@ void	netproxy_decide(struct netproxy_ask *q, const char *decision, const char *r
  * (an enabled proxy; transparent TCP needs SOCKS5).
  */
 int	netproxy_check_params(json_t *start_params, int launch, char *err, size_t errlen);
+/*
+ * process/start's networkProxy decoded once, into execd-proxy's register
+ * request for process_id (*req, to netproxy_register_req): 0, -1 when out
+ * of memory, or NETPROXY_EINVAL with err and *late 0 when the reference
+ * refuses it while decoding, 1 when once the sandbox has been looked at.
+ */
+int	netproxy_start_request(const char *process_id, json_t *start_params, json_t **req,
+	    int *late, char *err, size_t errlen);
 /* networkProxy.proxy.transparentTcp is true. */
 int	netproxy_wants_transparent(json_t *start_params);
 /*
@@ -77,6 +85,9 @@ int	netproxy_register(const char *process_id, json_t *start_params,
  * netproxy_child_env() puts dummies in their place.
  */
 int	netproxy_register_env(const char *process_id, json_t *start_params, json_t *env,
+	    struct netproxy_reg **out, char *err, size_t errlen);
+/* The same with the request netproxy_start_request() built (not kept). */
+int	netproxy_register_req(json_t *req, json_t *start_params, json_t *env,
 	    struct netproxy_reg **out, char *err, size_t errlen);
 /* Point env (an object of strings) at the proxy; -1 on allocation failure. */
 int	netproxy_child_env(const struct netproxy_reg *, json_t *env);

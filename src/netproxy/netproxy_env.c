@@ -242,7 +242,7 @@ domains_to_policy(json_t *domains, json_t *pol, char *err, size_t errlen)
 
 /* networkProxy.proxy (RemoteNetworkProxyConfig) to an execd-proxy policy. */
 static int
-proxy_policy(json_t *proxy, int launch, json_t **out, char *err, size_t errlen)
+proxy_policy(json_t *proxy, int launch, int *late, json_t **out, char *err, size_t errlen)
 {
 	static const char *const flags[] = { "enabled", "enableSocks5", "enableSocks5Udp",
 	    "allowUpstreamProxy", "dangerouslyAllowAllUnixSockets", NULL };
@@ -268,8 +268,11 @@ proxy_policy(json_t *proxy, int launch, json_t **out, char *err, size_t errlen)
 	if ((rv = netproxy_cred_check(proxy, &masking, err, errlen)) != 0)
 		return rv;
 	/* what follows the reference checks once the sandbox has been looked at */
-	if (!launch)
-		return domains_decode(domains, err, errlen);
+	if (!launch || late != NULL) {
+		if ((rv = domains_decode(domains, err, errlen)) != 0 || !launch)
+			return rv;
+		*late = 1;
+	}
 	if (!v[0]) {
 		snprintf(err, errlen, CONFIG_ERR "executor-local network proxy launch requires "
 		    "an enabled proxy");
@@ -365,17 +368,31 @@ tag(json_t *tags, const char *name, json_t *o, const char *key)
 		json_object_set_new(tags, name, tag_copy(v));
 }
 
-static int	build_request(const char *, json_t *, int, json_t **, char *, size_t);
+static int	build_request(const char *, json_t *, int, int *, json_t **, char *, size_t);
 
 int
 netproxy_build_request(const char *process_id, json_t *params, json_t **req,
     char *err, size_t errlen)
 {
-	return build_request(process_id, params, 1, req, err, errlen);
+	return build_request(process_id, params, 1, NULL, req, err, errlen);
 }
 
+int
+netproxy_start_request(const char *process_id, json_t *params, json_t **req, int *late,
+    char *err, size_t errlen)
+{
+	*late = 0;
+	*req = NULL;
+	return build_request(process_id, params, 1, late, req, err, errlen);
+}
+
+/*
+ * launch 0: only what the reference checks while decoding; 1: all of it.
+ * With late, the decoding's checks come first and *late says a refusal
+ * came after them (the reference's launch stage).
+ */
 static int
-build_request(const char *process_id, json_t *params, int launch, json_t **req,
+build_request(const char *process_id, json_t *params, int launch, int *late, json_t **req,
     char *err, size_t errlen)
 {
 	json_t		*np, *proxy = NULL, *audit = NULL, *meta, *tags, *pol = NULL;
@@ -409,7 +426,7 @@ build_request(const char *process_id, json_t *params, int launch, json_t **req,
 			    "nonzero");
 			return NETPROXY_EINVAL;
 		}
-		if ((rv = proxy_policy(proxy, launch, &pol, err, errlen)) != 0)
+		if ((rv = proxy_policy(proxy, launch, late, &pol, err, errlen)) != 0)
 			return rv;
 	}
 	if ((tags = json_pack("{s:s}", "process_id", process_id)) == NULL) {
@@ -448,7 +465,7 @@ netproxy_check_params(json_t *params, int launch, char *err, size_t errlen)
 	json_t	*req;
 	int	 rv;
 
-	if ((rv = build_request("", params, launch, &req, err, errlen)) == 0)
+	if ((rv = build_request("", params, launch, NULL, &req, err, errlen)) == 0)
 		json_decref(req);
 	return rv;
 }

@@ -428,6 +428,26 @@ proc_remember_write_id(struct proc *p, const char *wid)
 	p->write_ids[p->nwrite_ids++] = copy;
 }
 
+/* Denial wording in one of the streams of r (the sandbox judges the words). */
+static int
+denial_words(const struct out_ring *r)
+{
+	static const enum proc_stream	 streams[] = { STREAM_STDOUT, STREAM_STDERR, STREAM_PTY };
+	struct sandbox_words		 w;
+	const struct out_chunk		*c;
+	size_t				 i, s;
+
+	for (s = 0; s < sizeof(streams) / sizeof(streams[0]); s++) {
+		memset(&w, 0, sizeof(w));
+		for (i = 0; i < r->n && !w.found; i++)
+			if ((c = out_ring_at(r, i))->stream == streams[s])
+				sandbox_words_feed(&w, c->data, c->len);
+		if (w.found)
+			return 1;
+	}
+	return 0;
+}
+
 static void
 proc_exited(struct proc *p, int status)
 {
@@ -449,7 +469,7 @@ proc_exited(struct proc *p, int status)
 		if (proc_read_chunk(p, &p->err_io) <= 0)
 			break;
 	if (p->sandboxed)
-		p->sandbox_denied = sandbox_denied(p->exit_code, &p->ring);
+		p->sandbox_denied = sandbox_denied(p->exit_code, denial_words(&p->ring));
 	p->exited = 1;
 	/* its credentials die with it */
 	netproxy_unregister(p->netreg);

@@ -16,6 +16,7 @@
 #include "log.h"
 #include "proc/proc_net.h"
 #include "rpc/rpc.h"
+#include "textx.h"
 
 #define ASK_MARGIN_MS	5000
 #define REASON_MAX	1024
@@ -51,19 +52,6 @@ decision(const char *process_id, json_t *params)
 	rpc_notify("network/policyDecision", o);
 }
 
-static int
-reason_ok(const char *r)
-{
-	const unsigned char	*p;
-
-	if (strlen(r) > REASON_MAX)
-		return 0;
-	for (p = (const unsigned char *)r; *p != '\0'; p++)
-		if (*p < 0x20 || *p == 0x7f)
-			return 0;
-	return 1;
-}
-
 /* {"decision":{"type":"allow"}|{"type":"deny"|"ask","reason":STR}}; else deny. */
 static void
 answered(void *arg, json_t *result)
@@ -75,7 +63,7 @@ answered(void *arg, json_t *result)
 
 	ev_timer_stop(&pa->timer);
 	if (type == NULL || (strcmp(type, "allow") != 0 && strcmp(type, "deny") != 0 &&
-	    strcmp(type, "ask") != 0) || (reason != NULL && !reason_ok(reason))) {
+	    strcmp(type, "ask") != 0) || (reason != NULL && !reason_fits(reason, REASON_MAX))) {
 		if (result != NULL)
 			log_info("network/policyRequest: unusable answer; denied");
 		netproxy_decide(pa->q, "deny", NULL);

@@ -19,9 +19,7 @@
 #include "util/children.h"
 
 struct cap_waiter {
-	struct rpc_req		*req;
-	json_t			*params;
-	long			 n;
+	void			*arg;
 	proc_snapshot_resume	*resume;
 	struct cap_waiter	*next;
 };
@@ -153,11 +151,7 @@ capture_over(struct capture *c)
 		log_debug("shell snapshot: captured by pid %ld, %zu bytes", (long)c->pid, c->len);
 	for (w = c->waiters; w != NULL; w = next) {
 		next = w->next;
-		if (ending)
-			rpc_fail(w->req, RPC_INTERNAL_ERROR, "the session ended");
-		else
-			w->resume(w->req, w->params, w->n);
-		json_decref(w->params);
+		w->resume(w->arg, ending);
 		free(w);
 	}
 	c->waiters = NULL;
@@ -299,8 +293,7 @@ proc_snapshot_reaped(pid_t pid, int status)
 }
 
 int
-proc_snapshot_wait(const char *key, struct rpc_req *req, json_t *params, long n,
-    proc_snapshot_resume *resume)
+proc_snapshot_wait(const char *key, proc_snapshot_resume *resume, void *arg)
 {
 	struct capture		*c;
 	struct cap_waiter	*w, **pp;
@@ -311,9 +304,7 @@ proc_snapshot_wait(const char *key, struct rpc_req *req, json_t *params, long n,
 		log_warn("shell snapshot");
 		return -1;
 	}
-	w->req = req;
-	w->params = json_incref(params);
-	w->n = n;
+	w->arg = arg;
 	w->resume = resume;
 	/* resumed in the order they came */
 	for (pp = &c->waiters; *pp != NULL; pp = &(*pp)->next)

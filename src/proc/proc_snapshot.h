@@ -12,15 +12,19 @@
 #include <jansson.h>
 
 #include "jsonx.h"
-#include "rpc/rpc.h"
 #include "spawn/spawn.h"
 
 struct sandbox_plan;
 struct snapshot;
 struct sbx_guard;
 
-/* Start again a process/start that waited for a capture. */
-typedef void	proc_snapshot_resume(struct rpc_req *req, json_t *params, long n);
+/*
+ * Go on with a process/start that waited for a capture (arg is its own),
+ * or, ended, have it answer that the session is over.  Called exactly
+ * once.  The process table answers no request itself: it never includes
+ * rpc.h (tests/layout.py).
+ */
+typedef void	proc_snapshot_resume(void *arg, int ended);
 
 /*
  * Run rq (the capture command, in sandbox sbx or none) for the snapshot
@@ -30,9 +34,8 @@ typedef void	proc_snapshot_resume(struct rpc_req *req, json_t *params, long n);
  */
 int	proc_snapshot_capture(const char *key, const struct spawn_req *rq,
 	    struct sandbox_plan *sbx);
-/* Have (req, params, n) resumed when the capture of key is over; -1: none runs. */
-int	proc_snapshot_wait(const char *key, struct rpc_req *req, json_t *params, long n,
-	    proc_snapshot_resume *resume);
+/* Have resume(arg) called when the capture of key is over; -1: none runs. */
+int	proc_snapshot_wait(const char *key, proc_snapshot_resume *resume, void *arg);
 /*
  * The child pid was reaped with status: 1 when it was a capture (failed
  * unless it exited 0), 0 when it is none of theirs.
@@ -40,8 +43,6 @@ int	proc_snapshot_wait(const char *key, struct rpc_req *req, json_t *params, lon
 int	proc_snapshot_reaped(pid_t pid, int status);
 /* The session is over: kill the captures, forget the snapshots. */
 void	proc_snapshot_end(void);
-
-#endif
 
 /* process/start's shellSnapshot, as the request side sees it (proc_snapshot_req.c). */
 struct snap_req {
@@ -67,3 +68,5 @@ char	*snap_req_key(const struct snap_req *r, const char *cwd_uri, json_t *policy
  */
 char	**snap_req_argv(const struct snap_req *r, json_t *argv,
 	    const struct snapshot *snap);
+
+#endif

@@ -220,7 +220,7 @@ wants_transparent(json_t *params)
 }
 
 int
-sandbox_prepare(json_t *sandbox, json_t *params, struct sandbox_plan **out, int *code,
+sandbox_prepare(json_t *ctx, json_t *params, struct sandbox_plan **out, int *code,
     char *msg, size_t msglen)
 {
 	struct sandbox_plan	*plan;
@@ -229,34 +229,22 @@ sandbox_prepare(json_t *sandbox, json_t *params, struct sandbox_plan **out, int 
 	const char		*type;
 	char			 why[512];
 	const struct sbx_kernel	*k;
-	json_t			*ctx = NULL;
 	size_t			 len;
 
 	*out = NULL;
 	*code = RPC_INVALID_PARAMS;
-	if (sandbox != NULL && json_is_null(sandbox))
-		sandbox = NULL;
-	if (sandbox != NULL) {
-		if ((ctx = sbx_context(sandbox, params, 0)) == NULL) {
-			*code = RPC_INTERNAL_ERROR;
-			snprintf(msg, msglen, "out of memory");
+	if (ctx != NULL) {
+		if (sbx_context_error(ctx, msg, msglen) == -1)
 			return -1;
-		}
-		if (sbx_context_error(ctx, msg, msglen) == -1) {
-			json_decref(ctx);
-			return -1;
-		}
 		if (fs_policy_parse(ctx, &pol, &e, code) == -1) {
-			json_decref(ctx);
 			sbx_policy_error(&e, code);
 			snprintf(msg, msglen, "%s", e.msg);
 			return -1;
 		}
 	}
-	if (sandbox == NULL && !net_confines(params))
+	if (ctx == NULL && !net_confines(params))
 		return 0;
 	if ((plan = sbx_plan_new()) == NULL) {
-		json_decref(ctx);
 		fs_policy_free(pol);
 		*code = RPC_INTERNAL_ERROR;
 		snprintf(msg, msglen, "out of memory");
@@ -266,7 +254,6 @@ sandbox_prepare(json_t *sandbox, json_t *params, struct sandbox_plan **out, int 
 	type = json_string_value(json_object_get(json_object_get(ctx, "permissions"), "type"));
 	*out = plan;
 	if (type != NULL && strcmp(type, "disabled") == 0 && plan->net != SBX_NET_MANAGED) {
-		json_decref(ctx);
 		fs_policy_free(pol);
 		return 0;	/* "linuxSeccomp", as the reference says, with nothing applied */
 	}
@@ -304,7 +291,6 @@ sandbox_prepare(json_t *sandbox, json_t *params, struct sandbox_plan **out, int 
 			goto refused;
 		}
 	}
-	json_decref(ctx);
 	fs_policy_free(pol);
 	len = strlen(plan->mechanism);
 	snprintf(plan->mechanism + len, sizeof(plan->mechanism) - len, "%s%sseccomp",
@@ -313,7 +299,6 @@ sandbox_prepare(json_t *sandbox, json_t *params, struct sandbox_plan **out, int 
 	*out = plan;
 	return 0;
 refused:
-	json_decref(ctx);
 	fs_policy_free(pol);
 	return refuse(plan, code, msg, msglen, why);
 }

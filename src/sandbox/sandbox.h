@@ -16,6 +16,7 @@
 #include <sys/types.h>
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include <jansson.h>
 
@@ -25,17 +26,17 @@
 #include "sandbox/sandbox_self.h"
 
 struct fs_policy;
-struct out_ring;
 
 /*
- * Decide, in the parent.  Returns 0 with *out NULL when the process runs
+ * Decide, in the parent, on the context sandbox_check() built (NULL: no
+ * sandbox asked; not kept).  Returns 0 with *out NULL when the process runs
  * unsandboxed, 0 with a plan, or -1 with the reference's code and message:
  * -32602 "failed to prepare process sandbox: ..." for a context path that
  * names no local path, -32600 "sandbox intent cannot be enforced on this
  * executor" when this kernel cannot enforce what was asked (never run a
  * sandboxed request unsandboxed).
  */
-int	 sandbox_prepare(json_t *sandbox, json_t *params, struct sandbox_plan **out,
+int	 sandbox_prepare(json_t *ctx, json_t *params, struct sandbox_plan **out,
 	    int *code, char *msg, size_t msglen);
 /*
  * Transparent TCP (sandbox_tcp.c): can this kernel give it (probed once),
@@ -101,9 +102,18 @@ const char *sandbox_type(const struct sandbox_plan *plan);
 
 /*
  * Did a sandboxed process probably fail because the sandbox denied it?
- * The reference's heuristic: a non-zero exit with denial wording in the
- * output, or death by SIGSYS.
+ * The reference's heuristic (sandbox_denied.c): a non-zero exit with
+ * denial wording in the output (words: sandbox_words_feed found some in
+ * one of its streams), or death by SIGSYS.
  */
-int	 sandbox_denied(int exit_code, const struct out_ring *output);
+#define SANDBOX_WORD_MAX	24	/* longer than any denial word */
+struct sandbox_words {
+	char	carry[SANDBOX_WORD_MAX];	/* the end of the last chunk */
+	size_t	ncarry;
+	int	found;
+};
+/* One stream's output, chunk after chunk, from a zeroed struct. */
+void	 sandbox_words_feed(struct sandbox_words *w, const uint8_t *data, size_t len);
+int	 sandbox_denied(int exit_code, int words);
 
 #endif

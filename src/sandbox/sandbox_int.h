@@ -111,7 +111,7 @@ enum sbx_rule_kind sbx_rule_kind(const struct fs_rule *r);
 int	 sbx_rule_used(const struct fs_rule *r, int platform);
 
 /* sandbox_request.c */
-json_t	*sbx_context(json_t *sandbox, json_t *params, int for_decode);
+json_t	*sbx_context(json_t *sandbox, json_t *params);
 int	 sbx_context_error(json_t *ctx, char *msg, size_t msglen);
 void	 sbx_policy_error(struct jx_err *e, int *code);
 /* with plan NULL only checks; else adds the ports as routes */

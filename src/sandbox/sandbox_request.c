@@ -147,12 +147,11 @@ sandbox_wants_mxc(json_t *sandbox)
 
 /* The reference's process sandbox takes the command's cwd when the context has none. */
 json_t *
-sbx_context(json_t *sandbox, json_t *params, int for_decode)
+sbx_context(json_t *sandbox, json_t *params)
 {
-	json_t		*ctx, *cwd = json_object_get(params, "cwd"), *roots, *keep, *v;
+	json_t		*ctx, *cwd = json_object_get(params, "cwd"), *v;
 	struct jx_err	 e;
 	char		*path;
-	size_t		 i;
 	int		 code;
 
 	if ((ctx = json_copy(sandbox)) == NULL)
@@ -164,9 +163,24 @@ sbx_context(json_t *sandbox, json_t *params, int for_decode)
 		if (path != NULL || code == RPC_INVALID_REQUEST)
 			json_object_set(ctx, "cwd", cwd);
 	}
-	if (!for_decode)
-		return ctx;
-	/* URIs that decode but name no local path fail later, when the sandbox is prepared */
+	return ctx;
+}
+
+/*
+ * The context as decoding sees it: URIs that decode but name no local path
+ * fail later, when the sandbox is prepared (sbx_context_error).
+ */
+static json_t *
+decode_view(json_t *ctx0)
+{
+	json_t		*ctx, *roots, *keep, *v;
+	struct jx_err	 e;
+	char		*path;
+	size_t		 i;
+	int		 code;
+
+	if ((ctx = json_copy(ctx0)) == NULL)
+		return NULL;
 	v = json_object_get(ctx, "cwd");
 	path = NULL;
 	if (json_is_string(v) && (path = uri_json_to_path(v, &e, &code)) == NULL &&
@@ -222,13 +236,15 @@ sbx_context_error(json_t *ctx, char *msg, size_t msglen)
 }
 
 int
-sandbox_check(json_t *sandbox, json_t *params, int *code, char *msg, size_t msglen)
+sandbox_check(json_t *sandbox, json_t *params, json_t **ctxp, int *code, char *msg,
+    size_t msglen)
 {
 	struct fsp_ctx		 dc;
 	struct jx_err		 e;
-	json_t			*ctx;
+	json_t			*view;
 	int			 r = 0;
 
+	*ctxp = NULL;
 	*code = RPC_INVALID_PARAMS;
 	if (sbx_managed_ports(json_object_get(params, "managedNetwork"), NULL, &e) == -1) {
 		snprintf(msg, msglen, "%s", e.msg);
@@ -236,18 +252,19 @@ sandbox_check(json_t *sandbox, json_t *params, int *code, char *msg, size_t msgl
 	}
 	if (sandbox == NULL || json_is_null(sandbox))
 		return 0;
-	if ((ctx = sbx_context(sandbox, params, 1)) == NULL) {
+	if ((*ctxp = sbx_context(sandbox, params)) == NULL ||
+	    (view = decode_view(*ctxp)) == NULL) {
 		*code = RPC_INTERNAL_ERROR;
 		snprintf(msg, msglen, "out of memory");
 		return -1;
 	}
 	/* decoding only; an entry naming no local path (-32600) fails later too */
-	if (fsp_decode(ctx, &dc, &e, code) == -1 && *code != RPC_INVALID_REQUEST) {
+	if (fsp_decode(view, &dc, &e, code) == -1 && *code != RPC_INVALID_REQUEST) {
 		snprintf(msg, msglen, "%s", e.msg);
 		r = -1;
 	}
 	fsp_ctx_free(&dc);
-	json_decref(ctx);
+	json_decref(view);
 	return r;
 }
 

@@ -11,9 +11,12 @@ struct sandbox_plan;
 /*
  * Decoding, before lifecycle gating as the reference decodes params:
  * -1 with -32602 and the reference's message for a malformed `sandbox` or
- * managedNetwork.  params are the whole process/start params.
+ * managedNetwork.  params are the whole process/start params.  *ctx
+ * becomes the sandbox context (the caller's to json_decref, NULL for no
+ * sandbox), built once for sandbox_prepare().
  */
-int	 sandbox_check(json_t *sandbox, json_t *params, int *code, char *msg, size_t msglen);
+int	 sandbox_check(json_t *sandbox, json_t *params, json_t **ctx, int *code, char *msg,
+	    size_t msglen);
 /* managedNetwork.transparentTcp is true (sandbox_check has decoded it). */
 int	 sandbox_managed_transparent(json_t *params);
 /* The sandbox asks for Windows' native MXC level, which no Linux executor has. */

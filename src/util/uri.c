@@ -15,6 +15,7 @@
 #include <strings.h>
 
 #include "rpc/rpc.h"
+#include "textx.h"
 #include "util/uri.h"
 
 struct seg {
@@ -28,17 +29,6 @@ struct url {
 	struct seg	*segs;		/* room for one per byte of clean */
 	size_t		 nsegs;
 };
-
-static int
-hexval(int c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	c = tolower(c);
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	return -1;
-}
 
 static int
 is_sep(int c)
@@ -156,8 +146,8 @@ parse_host(struct url *u, const char *h, size_t len, struct jx_err *e, int *code
 	}
 	for (i = 0; i < len; i++) {
 		c = (unsigned char)h[i];
-		if (c == '%' && i + 2 < len && (hi = hexval(h[i + 1])) >= 0 &&
-		    (lo = hexval(h[i + 2])) >= 0) {
+		if (c == '%' && i + 2 < len && (hi = hex_digit(h[i + 1])) >= 0 &&
+		    (lo = hex_digit(h[i + 2])) >= 0) {
 			c = (unsigned char)(hi * 16 + lo);
 			i += 2;
 		} else if (c == '%')
@@ -281,7 +271,7 @@ decode_path(const struct url *u, int *has_nul)
 		for (j = 0; j < u->segs[i].len; j++) {
 			const char *p = u->segs[i].p + j;
 			if (*p == '%' && j + 2 < u->segs[i].len &&
-			    (hi = hexval(p[1])) >= 0 && (lo = hexval(p[2])) >= 0) {
+			    (hi = hex_digit(p[1])) >= 0 && (lo = hex_digit(p[2])) >= 0) {
 				*o = (char)(hi * 16 + lo);
 				j += 2;
 			} else
