@@ -378,6 +378,26 @@ def cases():
         v2(sandbox=sb([ent("@R/home", "read"), ent("@R/secret", "deny")])),
         v2(sandbox=sb([ent("@R", "read"), ent("@R/secret", "deny")])), v2(),
         v1(("s", "@R/home/.codex/skills"))]
+    # issue 34: what an independent differential run found
+    for vs in [["1.0.0", "1.0.0-beta"], ["1.9", "1.10"], ["2", "10"], ["1.10.0", "1.9"], ["2.0.0", "10"],
+               ["1.0.0-beta", "1.0.0+b"], ["a b", "0"], ["1.0.0 ", "1.0.0"], ["x~"], ["a@b", "a:b"],
+               ["0", "1.10.0", "1.9.0"], ["1.0.0-beta.2", "1.0.0-beta.10"], ["1.0.0+1", "1.0.0+01"]]:
+        yield "plugin versions " + " ".join(map(repr, vs)), {
+            CACHE + "m/pl/" + v + "/.codex-plugin/plugin.json": '{"name": "pl"}' for v in vs}, None, {}, [v2()]
+    for name, ch in [("missing", "@R/nowhere"), ("relative", "rel/x"), ("a regular file", "@R/file"),
+                     ("dangling", "@R/dangling"), ("a symlink", "@R/chl")]:
+        yield "CODEX_HOME " + name, {"file": "x", "dangling->nowhere": "", "chl->home/.codex": "",
+                                     CH + "skills/a/SKILL.md": sk("a", "d")}, None, {"CODEX_HOME": ch}, [v2()]
+    PL = {"pl/.codex-plugin/plugin.json": '{"name": "pl", "version": "1"}', "pl/.mcp.json": '{"mcpServers": {}}',
+          "pl/.app.json": '{"apps": {}}', "pl/skills/a/SKILL.md": sk("s", "d"),
+          "cl/.claude-plugin/plugin.json": '{"name": "cl"}', "cu/.cursor-plugin/plugin.json": '{"name": "cu"}',
+          "bad/.codex-plugin/plugin.json": '{nope', "both/.codex-plugin/plugin.json": '{"name": "b1"}',
+          "both/.claude-plugin/plugin.json": '{"name": "b2"}'}
+    yield "discoverV1: plugin roots", PL, None, {}, [
+        v1(("pl", "@R/pl"), ("cl", "@R/cl"), ("cu", "@R/cu"), ("bad", "@R/bad"), ("both", "@R/both"))]
+    yield "discoverV1: an unreadable SKILL.md", {"sk/a/SKILL.md": sk("s", "d"), "sk/b/SKILL.md": sk("t", "d"),
+                                                  "chmod000": "sk/b/SKILL.md"}, None, {"@nobody": True}, [
+        v1(("sk", "@R/sk"))]
     # /etc/codex
     yield "etc: system skills come last", SKILLS, {"skills/z/SKILL.md": sk("etc", "d")}, {}, [v2()]
     yield "etc: invalid system skill", {}, {"skills/z/SKILL.md": "x"}, {}, [v2()]

@@ -208,6 +208,9 @@ BAD = [
     "a = [\n  1,\n  # c\n  2\n  3]\n", "a = 1\r\n", "a = 1\rb = 2\n", "a = 1e400\n",
     "a = 0o8\n", "a = 0b2\n", "a = 0xFFFFFFFFFFFFFFFFF\n", "a = 1.5x\n", "a = ['a' 'b']\n",
     "a = [1, 'a'\n'b']\n", "a = 07:3\n", "a = 07:32:0\n", "a = 1979-05-27T07:32:00+25:00\n",
+    # issue 34: the words and the caret's width
+    "a b = 1\n", "a.\n", "a\tb = 1\n", "[a]\nb c\n", "a 'b'\n", "ab=1\nab=2\n", '"ab"=1\n"ab"=2\n',
+    "[ t.uu ]\n[t.uu]\n", "a.bc=1\na . bc =2\n", "xx=1\n[[xx]]\n",
     "a = {b = 1}\na.c = 2\n", "a = 'x'\na.b = 1\n", "[[a]]\na.b = 1\n", "a = 1979-05-27\n[a.b]\n", "a = 1\n[a.b]\n", "a = [1]\n[a.b]\n", "a = \"\"\"x\"\"\"\"\"\"\n",
 ]
 
@@ -320,6 +323,26 @@ def cases():
         read(cwd="@R/p", config=["a"])]
     yield "CODEX_HOME unsearchable", {U: "a = 1\n", "chmod000": "home/.codex"}, None, nobody, "@R", [
         read(config=["a"])]
+    # issue 34: what an independent differential run found
+    LK = dict(L3, **{"p/.git": "x", "alink->p": ""})
+    yield "symlinked project: trust of where it leads", dict(LK, **{U: trusted("p")}), None, {}, \
+        "@R/alink/a/b", [read(cwd="@R/alink/a/b", config=["a"])]
+    yield "symlinked project: trust of the link", dict(LK, **{U: trusted("alink")}), None, {}, \
+        "@R/alink/a/b", [read(cwd="@R/alink/a/b", config=["a"])]
+    for d in ["p/a/b", "p/a"]:
+        yield "unsearchable %s below a readable project" % d, dict(L3, **{
+            U: trusted("p"), "p/.git": "x", "p/a/b/c/": "", "chmod000": d}), None, nobody, \
+            "@R/p/a/b/c", [read(cwd="@R/p/a/b/c", config=["a"])]
+    for name, ch in [("missing", "@R/nowhere"), ("relative", "rel/x"), ("a regular file", "@R/file"),
+                     ("dangling", "@R/dangling")]:
+        yield "CODEX_HOME " + name, {U: "a = 1\n", "file": "x", "dangling->nowhere": ""}, None, {
+            "CODEX_HOME": ch}, "@R", [read(config=["a"])]
+    yield "more than 10,000 keys in a table", {U: "[t]\n" + "".join(
+        "k%d = 'v%d'\n" % (i, i) for i in range(150000)) + "[u]\nk0 = 1\nk0 = 2\n"}, None, {}, "@R", [
+        read(config=["t.k149999", "u"])]
+    yield "more than 10,000 keys: project layer", {U: trusted("p"), "p/.git": "x", "p/.codex/config.toml":
+        "".join("k%d = %d\n" % (i, i) for i in range(20000)) + "model = 1\nk5 = 1\n"}, None, {}, "@R/p", [
+        read(cwd="@R/p", config=["k19999", "model", "k3"])]
     # /etc/codex
     yield "etc: requirements unreadable", {U: "a = 1\n"}, {"requirements.toml": "a = 1\n",
                                                          "chmod000": "requirements.toml"}, nobody, "@R", [

@@ -185,11 +185,23 @@ str_at(const struct toml_node *t, const char *key)
 
 /* projects."<dir>".trust_level of the user configuration, or NULL. */
 static const char *
-trust_of(const struct toml_node *user, const char *dir)
+trust_at(const struct toml_node *user, const char *dir)
 {
 	const struct toml_node	*projects = toml_table_get(user, "projects", 8);
 
 	return str_at(toml_table_get(projects, dir, strlen(dir)), "trust_level");
+}
+
+/* The trust of dir as named, else of where its symlinks lead, or NULL. */
+static const char *
+trust_of(const struct toml_node *user, const char *dir)
+{
+	const char	*trust;
+	char		 real[PATH_MAX];
+
+	if ((trust = trust_at(user, dir)) != NULL || realpath(dir, real) == NULL)
+		return trust;
+	return trust_at(user, real);
 }
 
 static int
@@ -246,7 +258,7 @@ project_root(const char *cwd, const struct toml_node *user)
 	}
 }
 
-static void
+static int
 drop_keys(struct toml_node *doc)
 {
 	size_t	i, j;
@@ -262,6 +274,7 @@ drop_keys(struct toml_node *doc)
 				    sizeof(*doc->key));
 				doc->n--;
 			}
+	return toml_table_reindex(doc);
 }
 
 /* One project directory's layer, when it is trusted and has one. */
@@ -272,6 +285,7 @@ project_dir(const char *dir, const char *root, const struct toml_node *user,
 	char			 base[PATH_MAX], path[PATH_MAX + 16], src[PATH_MAX + 32];
 	const char		*trust = trust_of(user, dir);
 	struct toml_node	*doc;
+	struct stat		 st;
 	int			 rc;
 
 	if (trust == NULL)
@@ -281,10 +295,16 @@ project_dir(const char *dir, const char *root, const struct toml_node *user,
 	if ((size_t)snprintf(base, sizeof(base), "%s/.codex", strcmp(dir, "/") == 0 ? "" : dir)
 	    >= sizeof(base))
 		return 0;
+	/* a .codex the reference cannot see is none: it looks before it reads */
+	if (stat(base, &st) == -1 || !S_ISDIR(st.st_mode))
+		return 0;
 	snprintf(path, sizeof(path), "%s/config.toml", base);
 	if ((rc = load(path, ST_PROJECT, &doc, err, errlen)) <= 0)
 		return rc;
-	drop_keys(doc);
+	if (drop_keys(doc) == -1) {
+		toml_free(doc);
+		return -1;
+	}
 	snprintf(src, sizeof(src), "project (%s)", path);
 	return add_layer(config, src, base, doc, 0);
 }

@@ -25,6 +25,7 @@ struct keypart {
 	char		*s;
 	size_t		 len;
 	const char	*at;		/* where it starts, for errors */
+	const char	*end;		/* and where it ends */
 };
 
 struct dotted {
@@ -44,9 +45,14 @@ duplicate(struct tparser *P, const struct keypart *k, const char *why)
 {
 	struct toml_node	*t;
 
+	const char		*q;
+
 	if (P->dup_at == NULL) {
 		P->dup_at = k->at;
 		P->dup_why = why;
+		/* the reference's caret runs under the whole key */
+		for (q = k->at; q < k->end; q++)
+			P->dup_span += ((unsigned char)*q & 0xC0) != 0x80;
 	}
 	if ((t = toml_table_new()) == NULL || toml_table_add(P->sink, "", 0, t) == -1) {
 		tp_oom(P);
@@ -146,9 +152,12 @@ parse_key(struct tparser *P, struct dotted *k)
 			return tp_fail(P, P->p, 1, "too many dotted key parts (at most %d)",
 			    MAX_KEY_PARTS);
 		skip_ws(P);
+		/* "a." and a line's end: the reference wants the value, not a key */
+		if (k->n > 0 && (P->p >= P->end || tp_newline(P, P->p) > 0))
+			return tp_fail(P, P->p, 1, "key with no value, expected `=`");
 		if (simple_key(P, &k->part[k->n]) == -1)
 			return -1;
-		k->n++;
+		k->part[k->n++].end = P->p;
 		skip_ws(P);
 		if (P->p >= P->end || *P->p != '.')
 			return 0;
@@ -161,11 +170,6 @@ static int
 add_kid(struct tparser *P, struct toml_node *t, const struct keypart *k,
     struct toml_node *kid)
 {
-	if (t->n >= TOML_MAX_KEYS) {
-		toml_free(kid);
-		return tp_fail(P, k->at, 1, "too many keys in one table (at most %d)",
-		    TOML_MAX_KEYS);
-	}
 	if (toml_table_add(t, k->s, k->len, kid) == -1)
 		return tp_oom(P);
 	return 0;
@@ -241,7 +245,9 @@ keyval(struct tparser *P, struct toml_node *t)
 	if (parse_key(P, &k) == -1)
 		goto done;
 	if (P->p >= P->end || *P->p != '=') {
-		tp_fail(P, P->p, 1, P->p >= P->end || tp_newline(P, P->p) > 0 || *P->p == '#' ?
+		/* a line's end, a comment or another key: the key wants its value */
+		tp_fail(P, P->p, 1, P->p >= P->end || tp_newline(P, P->p) > 0 || *P->p == '#' ||
+		    *P->p == '"' || *P->p == '\'' || is_bare((unsigned char)*P->p) ?
 		    "key with no value, expected `=`" : "expected `.`, `=`");
 		goto done;
 	}
@@ -457,11 +463,6 @@ header(struct tparser *P)
 			rc = P->cur == NULL ? -1 : 0;
 			goto done;
 		}
-		if (kid->n >= TOML_MAX_KEYS) {
-			tp_fail(P, k.part[i].at, 1, "too many tables in one array (at most %d)",
-			    TOML_MAX_KEYS);
-			goto done;
-		}
 		if ((t = toml_table_new()) == NULL || toml_array_add(kid, t) == -1) {
 			tp_oom(P);
 			goto done;
@@ -562,7 +563,7 @@ toml_parse(const char *buf, size_t len, struct toml_error *err)
 	while (P.p < P.end && line(&P) == 0)
 		;
 	if (!P.failed && P.dup_at != NULL)
-		tp_fail(&P, P.dup_at, 1, "%s", P.dup_why);
+		tp_fail(&P, P.dup_at, P.dup_span, "%s", P.dup_why);
 	toml_free(P.sink);
 	if (P.failed) {
 		toml_free(P.root);

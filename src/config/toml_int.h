@@ -10,6 +10,7 @@ struct tparser {
 	struct toml_node	*root, *cur;	/* cur: where key/values go */
 	struct toml_node	*sink;		/* what duplicate keys define */
 	const char		*dup_at;	/* the first duplicate key */
+	size_t			 dup_span;	/* its characters, quotes included */
 	const char		*dup_why;
 	int			 depth;
 	int			 failed;

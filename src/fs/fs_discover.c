@@ -2,8 +2,9 @@
  * capabilityRoots/discoverV1, the legacy discovery the reference still
  * serves: every SKILL.md under each root (hidden directories and symlinks
  * followed, one entry per file however many paths reach it), in path
- * order, with the agents/openai.yaml beside it as its metadata.  Plugins
- * and namespace manifests are not looked for: always null and [].
+ * order, with the agents/openai.yaml beside it as its metadata.  A root
+ * with a plugin manifest is that plugin, its manifest its namespace
+ * manifest.
  */
 #include "config.h"
 
@@ -192,9 +193,16 @@ skill_entry(const struct fs_policy *pol, const char *path, json_t *warnings)
 {
 	char	meta[PATH_MAX];
 	size_t	dlen = strlen(path) - strlen("SKILL.md");
-	json_t	*md = json_null();
-	int	err;
+	json_t	*md;
+	int	err, fd;
 
+	/* a SKILL.md that cannot be read is no skill, and a warning */
+	if ((fd = fs_discover_open(pol, path)) == -1) {
+		fs_discover_warn(warnings, "read capability file", path, errno);
+		return NULL;
+	}
+	close(fd);
+	md = json_null();
 	/* agents/openai.yaml, a link followed, as far as the sandbox shows it */
 	if (fs_pathf(meta, sizeof(meta), "%.*sagents/openai.yaml", (int)dlen, path) == 0 &&
 	    access(meta, F_OK) == 0) {
@@ -233,6 +241,42 @@ fs_discover_files(const char *dir, const struct fs_policy *pol, json_t *warnings
 	return out;
 }
 
+/* root/name as {"path","contents"} if it is there, else null. */
+static json_t *
+optional_file(const struct fs_policy *pol, const char *root, const char *name)
+{
+	char	path[PATH_MAX];
+
+	if (fs_pathf(path, sizeof(path), "%s/%s", root, name) != 0 ||
+	    access(path, F_OK) != 0 || fs_allowed(pol, path, 1, FS_WANT_READ) != 0)
+		return json_null();
+	return fs_discover_file_entry(pol, path);
+}
+
+/*
+ * The plugin a root is, by the first of the manifests it has: its manifest,
+ * .mcp.json and .app.json, or null; the manifest is its namespace manifest too.
+ */
+static json_t *
+root_plugin(const struct fs_policy *pol, const char *dir, json_t *namespaces)
+{
+	static const char *const manifests[] = { ".codex-plugin/plugin.json",
+	    ".claude-plugin/plugin.json", ".cursor-plugin/plugin.json" };
+	json_t	*mf;
+	size_t	 i;
+
+	for (i = 0; i < sizeof(manifests) / sizeof(manifests[0]); i++) {
+		mf = optional_file(pol, dir, manifests[i]);
+		if (json_is_null(mf))
+			continue;
+		json_array_append(namespaces, mf);
+		return json_pack("{s:o,s:o,s:o}", "manifest", mf, "mcpConfig",
+		    optional_file(pol, dir, ".mcp.json"), "appsConfig",
+		    optional_file(pol, dir, ".app.json"));
+	}
+	return json_null();
+}
+
 /* A root the sandbox denies: what the reference warns of finding nothing. */
 static void
 denied_root(const char *dir, int denied, json_t *warnings)
@@ -251,9 +295,9 @@ denied_root(const char *dir, int denied, json_t *warnings)
 /* The skills under dir the policy lets us see, or an error text for the root. */
 static json_t *
 discover_root(const struct fs_policy *pol, const char *dir, const char *uri, char *err,
-    size_t errlen, json_t *warnings)
+    size_t errlen, json_t *warnings, json_t **plugin, json_t *namespaces)
 {
-	json_t		*skills = json_array(), *files = NULL, *v;
+	json_t		*skills = json_array(), *files = NULL, *v, *entry;
 	struct stat	 st;
 	char		 text[128];
 	size_t		 i;
@@ -271,9 +315,11 @@ discover_root(const struct fs_policy *pol, const char *dir, const char *uri, cha
 		files = fs_discover_files(dir, pol, warnings);
 	if (skills != NULL)
 		json_array_foreach(files, i, v)
-			if (fs_allowed(pol, json_string_value(v), 1, FS_WANT_READ) == 0)
-				json_array_append_new(skills, skill_entry(pol,
-				    json_string_value(v), warnings));
+			if (fs_allowed(pol, json_string_value(v), 1, FS_WANT_READ) == 0 &&
+			    (entry = skill_entry(pol, json_string_value(v), warnings)) != NULL)
+				json_array_append_new(skills, entry);
+	if (files != NULL)
+		*plugin = root_plugin(pol, dir, namespaces);
 	json_decref(files);
 	return skills;
 }
@@ -372,7 +418,7 @@ root_result(json_t *raw, struct jx_err *e)
 	struct root_args	 a = { NULL, NULL, NULL };
 	const char		*id, *uri;
 	char			*dir, err[PATH_MAX + 256];
-	json_t			*skills, *root, *res, *warnings;
+	json_t			*skills, *root, *res, *warnings, *plugin = NULL, *namespaces;
 	struct fs_policy	*pol;
 	long			 n;
 	int			 code, rc;
@@ -394,12 +440,15 @@ root_result(json_t *raw, struct jx_err *e)
 		json_decref(root);
 		return res;
 	}
-	skills = discover_root(pol, dir, uri, err, sizeof(err), warnings);
+	namespaces = json_array();
+	skills = discover_root(pol, dir, uri, err, sizeof(err), warnings, &plugin, namespaces);
 	fs_sandbox_field.release(&pol);
 	free(dir);
-	res = json_pack("{s:s,s:s,s:n,s:o,s:[],s:o,s:s?}", "id", id, "path", uri, "plugin",
-	    "skills", skills != NULL ? skills : json_array(), "namespaceManifests", "warnings",
-	    warnings != NULL ? warnings : json_array(), "error", err[0] != '\0' ? err : NULL);
+	res = json_pack("{s:s,s:s,s:o,s:o,s:o,s:o,s:s?}", "id", id, "path", uri, "plugin",
+	    plugin != NULL ? plugin : json_null(), "skills", skills != NULL ? skills :
+	    json_array(), "namespaceManifests", namespaces != NULL ? namespaces : json_array(),
+	    "warnings", warnings != NULL ? warnings : json_array(), "error",
+	    err[0] != '\0' ? err : NULL);
 	json_decref(root);
 	return res;
 }

@@ -31,6 +31,7 @@
 #include "policy/fs_policy.h"
 #include "rpc/rpc_scan.h"
 #include "rpc/rpc_serde.h"
+#include "util/codex_home.h"
 #include "util/uri.h"
 
 #define META_FILE_MAX	(1U << 20)	/* bytes of an openai.yaml the reference reads */
@@ -235,6 +236,31 @@ skill_root(struct discovery *d, const char *id, const char *dir)
 		warn_once(d);
 }
 
+static int
+by_text(const void *a, const void *b)
+{
+	return strcmp(json_string_value(*(json_t *const *)a),
+	    json_string_value(*(json_t *const *)b));
+}
+
+/* In byte order: the order the reference folds versions in. */
+static void
+sort_strings(json_t *a)
+{
+	size_t	  i, n = json_array_size(a);
+	json_t	**v = calloc(n + 1, sizeof(*v));
+
+	if (v == NULL)
+		return;
+	for (i = 0; i < n; i++)
+		v[i] = json_incref(json_array_get(a, i));
+	qsort(v, n, sizeof(*v), by_text);
+	json_array_clear(a);
+	for (i = 0; i < n; i++)
+		json_array_append_new(a, v[i]);
+	free(v);
+}
+
 /* Sorted names of the directories in dir (an empty array if none). */
 static json_t *
 subdirs(const char *dir)
@@ -251,49 +277,8 @@ subdirs(const char *dir)
 		    de->d_name) == 0 && is_dir(path))
 			json_array_append_new(names, json_string(de->d_name));
 	closedir(dp);
+	sort_strings(names);
 	return names;
-}
-
-/* Version order: numeric components by value, others by text. */
-static int
-version_cmp(const char *a, const char *b)
-{
-	char	*ea, *eb;
-	long	 na, nb;
-
-	while (*a != '\0' && *b != '\0') {
-		if (isdigit((unsigned char)*a) && isdigit((unsigned char)*b)) {
-			na = strtol(a, &ea, 10);
-			nb = strtol(b, &eb, 10);
-			if (na != nb)
-				return na < nb ? -1 : 1;
-			a = ea;
-			b = eb;
-			continue;
-		}
-		if (*a != *b)
-			return (unsigned char)*a - (unsigned char)*b;
-		a++;
-		b++;
-	}
-	return (unsigned char)*a - (unsigned char)*b;
-}
-
-static const char *
-pick_version(json_t *versions)
-{
-	const char	*best = NULL, *v;
-	json_t		*e;
-	size_t		 i;
-
-	json_array_foreach(versions, i, e) {
-		v = json_string_value(e);
-		if (strcmp(v, "local") == 0)
-			return v;
-		if (best == NULL || version_cmp(v, best) > 0)
-			best = v;
-	}
-	return best;
 }
 
 /* {"path","contents"} of root/name if it is there, else null. */
@@ -410,7 +395,7 @@ plugin_cache(struct discovery *d, const char *codex_home)
 			    fs_allowed(d->pol, root, 1, FS_WANT_READ) != 0)
 				continue;
 			versions = subdirs(root);
-			if ((v = pick_version(versions)) != NULL &&
+			if ((v = fs_pick_version(versions)) != NULL &&
 			    fs_pathf(root, sizeof(root), "%s/%s/%s", dir, json_string_value(n), v) == 0)
 				plugin(d, json_string_value(m), json_string_value(n), root, v);
 			json_decref(versions);
@@ -421,20 +406,29 @@ plugin_cache(struct discovery *d, const char *codex_home)
 	sort_by_id(d->plugins);
 }
 
-/* $CODEX_HOME (symlinks resolved) or ~/.codex, and the home directory. */
-static void
-homes(char *codex_home, char *home, size_t len)
+/*
+ * $CODEX_HOME (symlinks resolved) or ~/.codex, and the home directory; -1
+ * with err set when CODEX_HOME names no directory, as the reference fails.
+ */
+static int
+homes(char *codex_home, char *home, size_t len, char *err, size_t errlen)
 {
 	const char	*env = getenv("CODEX_HOME"), *h = getenv("HOME");
 	struct passwd	*pw;
+	char		*real;
 
 	if ((h == NULL || h[0] == '\0') && (pw = getpwuid(getuid())) != NULL)
 		h = pw->pw_dir;
 	snprintf(home, len, "%s", h != NULL ? h : "");
-	if (env != NULL && env[0] != '\0')
-		snprintf(codex_home, len, "%s", env);
-	else if (fs_pathf(codex_home, len, "%s/.codex", home) != 0)
+	if (env != NULL && env[0] != '\0') {
+		if ((real = codex_home_find(err, errlen)) == NULL)
+			return -1;
+		if (fs_pathf(codex_home, len, "%s", real) != 0)
+			codex_home[0] = '\0';
+		free(real);
+	} else if (fs_pathf(codex_home, len, "%s/.codex", home) != 0)
 		codex_home[0] = '\0';	/* too long to name: no skills there */
+	return 0;
 }
 
 /* As the fs methods' sandbox, named as the discovery request's type. */
@@ -476,6 +470,7 @@ void
 fs_m_discover_v2(struct rpc_req *req, json_t *params)
 {
 	char			*cwd = NULL, ch[PATH_MAX], home[PATH_MAX], dir[PATH_MAX + 16];
+	char			 err[PATH_MAX + 128];
 	struct fs_policy	*pol = NULL;
 	struct fp_deferred	 fd = { 0 };
 	struct fp_field		 f[] = {
@@ -499,7 +494,10 @@ fs_m_discover_v2(struct rpc_req *req, json_t *params)
 	if (!rpc_admit(req) || fs_deferred(req, &fd, pol))
 		goto out;
 	d.pol = pol;
-	homes(ch, home, sizeof(ch));
+	if (homes(ch, home, sizeof(ch), err, sizeof(err)) == -1) {
+		rpc_fail(req, RPC_INTERNAL_ERROR, "%s", err);
+		goto out;
+	}
 	snprintf(dir, sizeof(dir), "%s/skills", ch);
 	skill_root(&d, "codex-home-skills", dir);
 	snprintf(dir, sizeof(dir), "%s/.agents/skills", home);
