@@ -204,6 +204,80 @@ trust_of(const struct toml_node *user, const char *dir)
 	return trust_at(user, real);
 }
 
+/* How serde names a value it did not expect (the reference's words). */
+static void
+unexpected(const struct toml_node *v, char *out, size_t len)
+{
+	switch (v->kind) {
+	case TOML_INT:
+		snprintf(out, len, "integer `%lld`", v->i);
+		break;
+	case TOML_FLOAT:
+		snprintf(out, len, "floating point `%g`", v->f);
+		break;
+	case TOML_BOOL:
+		snprintf(out, len, "boolean `%s`", v->i ? "true" : "false");
+		break;
+	case TOML_STRING:
+		snprintf(out, len, "string \"%.*s\"", (int)(v->len < 256 ? v->len : 256), v->str);
+		break;
+	case TOML_ARRAY:
+		snprintf(out, len, "sequence");
+		break;
+	default:
+		snprintf(out, len, "map");
+		break;
+	}
+}
+
+/* A trust_level the reference's typed reading of the user's projects refuses: 0 or -1. */
+static int
+trust_level_ok(const struct toml_node *v, const char *dir, char *err, size_t errlen)
+{
+	if (v->kind == TOML_STRING) {
+		if (strcmp(v->str, "trusted") == 0 || strcmp(v->str, "untrusted") == 0)
+			return 0;
+		snprintf(err, errlen, "unknown variant `%s`, expected `trusted` or `untrusted`\n"
+		    "in `projects.%s.trust_level`\n", v->str, dir);
+	} else if (v->kind == TOML_TABLE)
+		snprintf(err, errlen, "wanted exactly 1 element, found %zu elements\n"
+		    "in `projects.%s.trust_level`\n", v->n, dir);
+	else
+		snprintf(err, errlen, "invalid type: unit variant, expected string only\n"
+		    "in `projects.%s.trust_level`\n", dir);
+	return -1;
+}
+
+/* The user's [projects] as the reference reads them, typed: 0, or -1 with err. */
+static int
+projects_ok(const struct toml_node *user, char *err, size_t errlen)
+{
+	const struct toml_node	*projects = toml_table_get(user, "projects", 8), *p, *level;
+	char			 what[300];
+	size_t			 i;
+
+	if (projects == NULL)
+		return 0;
+	if (projects->kind != TOML_TABLE) {
+		unexpected(projects, what, sizeof(what));
+		snprintf(err, errlen, "invalid type: %s, expected a map\nin `projects`\n", what);
+		return -1;
+	}
+	for (i = 0; i < projects->n; i++) {
+		p = projects->kid[i];
+		if (p->kind != TOML_TABLE) {
+			unexpected(p, what, sizeof(what));
+			snprintf(err, errlen, "invalid type: %s, expected struct ProjectConfig\n"
+			    "in `projects.%s`\n", what, projects->key[i].s);
+			return -1;
+		}
+		if ((level = toml_table_get(p, "trust_level", 11)) != NULL &&
+		    trust_level_ok(level, projects->key[i].s, err, errlen) == -1)
+			return -1;
+	}
+	return 0;
+}
+
 static int
 has_marker(const char *dir, const struct toml_node *markers)
 {
@@ -390,8 +464,7 @@ managed_requirements(const struct toml_node *managed, struct toml_node **out, ch
 }
 
 static int
-system_layers(struct ec_layers *config, struct ec_layers *reqs, struct toml_node **managed,
-    char *err, size_t errlen)
+system_layers(struct ec_layers *config, struct toml_node **managed, char *err, size_t errlen)
 {
 	struct toml_node	*doc;
 	int			 rc;
@@ -401,12 +474,6 @@ system_layers(struct ec_layers *config, struct ec_layers *reqs, struct toml_node
 	if (rc == 1 && add_layer(config, "system (" SYSTEM_DIR "/config.toml)", SYSTEM_DIR,
 	    doc, 1) == -1)
 		return -1;
-	if ((rc = load(SYSTEM_DIR "/requirements.toml", ST_REQUIREMENTS, &doc, err, errlen))
-	    == -1)
-		return -1;
-	if (rc == 1 && add_layer(reqs, SYSTEM_DIR "/requirements.toml", SYSTEM_DIR, doc, 1)
-	    == -1)
-		return -1;
 	return load(SYSTEM_DIR "/managed_config.toml", ST_CONFIG, managed, err, errlen) == -1 ?
 	    -1 : 0;
 }
@@ -415,12 +482,12 @@ int
 ec_load(const char *cwd, const char *codex_home, struct ec_layers *config,
     struct ec_layers *reqs, char *err, size_t errlen)
 {
-	struct toml_node	*user = NULL, *managed = NULL, *converted = NULL;
+	struct toml_node	*user = NULL, *managed = NULL, *converted = NULL, *doc;
 	char			 path[PATH_MAX + 16], src[PATH_MAX + 32];
 	int			 rc = -1;
 
 	snprintf(err, errlen, "out of memory");
-	if (system_layers(config, reqs, &managed, err, errlen) == -1)
+	if (system_layers(config, &managed, err, errlen) == -1)
 		goto done;
 	snprintf(path, sizeof(path), "%s/config.toml", codex_home);
 	if (load(path, ST_CONFIG, &user, err, errlen) == -1)
@@ -428,8 +495,18 @@ ec_load(const char *cwd, const char *codex_home, struct ec_layers *config,
 	snprintf(src, sizeof(src), "user (%s)", path);
 	if (user != NULL && add_layer(config, src, codex_home, toml_clone(user), 0) == -1)
 		goto done;
+	if (user != NULL && projects_ok(user, err, errlen) == -1)
+		goto done;
 	if (projects(cwd, user, config, err, errlen) == -1)
 		goto done;
+	/* requirements come after the configuration: the reference reads them last */
+	if ((rc = load(SYSTEM_DIR "/requirements.toml", ST_REQUIREMENTS, &doc, err, errlen))
+	    == -1 || (rc == 1 && add_layer(reqs, SYSTEM_DIR "/requirements.toml", SYSTEM_DIR,
+	    doc, 1) == -1)) {
+		rc = -1;
+		goto done;
+	}
+	rc = -1;
 	if (managed != NULL) {
 		if (managed_requirements(managed, &converted, err, errlen) == -1 ||
 		    add_layer(reqs, SYSTEM_DIR "/managed_config.toml", SYSTEM_DIR, converted, 0)

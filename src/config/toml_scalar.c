@@ -162,9 +162,13 @@ bad_char(struct tparser *P, char q, int ml)
 	if (P->p >= P->end || (!ml && tp_newline(P, P->p) > 0))
 		return tp_fail(P, P->p, 1, "invalid %s%s string, expected `%s`",
 		    ml ? "multi-line " : "", kind, q == '"' ? "\"" : "'");
-	return tp_fail(P, P->p, 1, "invalid %s%s string, expected non-%s-quote visible "
-	    "characters%s", ml ? "multi-line " : "", kind, q == '"' ? "double" : "single",
-	    q == '"' ? ", `\\`" : "");
+	/* the reference words the multi-line forms apart */
+	if (ml)
+		return tp_fail(P, P->p, 1, q == '"' ?
+		    "invalid multi-line basic string, expected `\\`, characters" :
+		    "invalid multi-line literal string, expected non-single-quote characters");
+	return tp_fail(P, P->p, 1, "invalid %s string, expected non-%s-quote visible "
+	    "characters%s", kind, q == '"' ? "double" : "single", q == '"' ? ", `\\`" : "");
 }
 
 int

@@ -51,6 +51,13 @@ fs_discover_warn(json_t *warnings, const char *what, const char *path, int err)
 
 static void	walk_dir(struct walk *w, const char *dir, int depth);
 
+static int
+by_path(const void *a, const void *b)
+{
+	return strcmp(json_string_value(*(json_t *const *)a),
+	    json_string_value(*(json_t *const *)b));
+}
+
 static void
 walk_entry(struct walk *w, const char *dir, const char *name, int depth)
 {
@@ -89,13 +96,15 @@ open_dir(const struct fs_policy *pol, const char *dir)
 {
 	char	real[PATH_MAX];
 	DIR	*d;
-	int	fd;
+	int	fd, err;
 
 	if (pol == NULL)
 		return opendir(dir);
-	if (fs_pin_open(pol, dir, FS_WANT_READ, O_RDONLY | O_DIRECTORY, &fd, real,
-	    sizeof(real)) != 0)
+	if ((err = fs_pin_open(pol, dir, FS_WANT_READ, O_RDONLY | O_DIRECTORY, &fd, real,
+	    sizeof(real))) != 0) {
+		errno = err;
 		return NULL;
+	}
 	if ((d = fdopendir(fd)) == NULL)
 		close(fd);
 	return d;
@@ -106,10 +115,13 @@ walk_dir(struct walk *w, const char *dir, int depth)
 {
 	DIR		*d;
 	struct dirent	*de;
-	json_t		*names = json_array(), *v;
-	size_t		 i;
+	json_t		*names = json_array(), *v, **sorted;
+	size_t		 i, n;
 
 	if (depth > DISCOVER_DEPTH || names == NULL || (d = open_dir(w->pol, dir)) == NULL) {
+		/* a directory it cannot list, the reference warns of */
+		if (names != NULL && depth <= DISCOVER_DEPTH && errno != ENOENT)
+			fs_discover_warn(w->warnings, "scan capability path", dir, errno);
 		json_decref(names);
 		return;
 	}
@@ -117,16 +129,19 @@ walk_dir(struct walk *w, const char *dir, int depth)
 		if (strcmp(de->d_name, ".") != 0 && strcmp(de->d_name, "..") != 0)
 			json_array_append_new(names, json_string_nocheck(de->d_name));
 	closedir(d);
+	/* in byte order, so that the warnings come in the reference's order */
+	n = json_array_size(names);
+	if ((sorted = calloc(n + 1, sizeof(*sorted))) == NULL) {
+		json_decref(names);
+		return;
+	}
 	json_array_foreach(names, i, v)
-		walk_entry(w, dir, json_string_value(v), depth);
+		sorted[i] = v;
+	qsort(sorted, n, sizeof(*sorted), by_path);
+	for (i = 0; i < n; i++)
+		walk_entry(w, dir, json_string_value(sorted[i]), depth);
+	free(sorted);
 	json_decref(names);
-}
-
-static int
-by_path(const void *a, const void *b)
-{
-	return strcmp(json_string_value(*(json_t *const *)a),
-	    json_string_value(*(json_t *const *)b));
 }
 
 /* Up to len bytes of fd, to its end; -1 on a read error. */
@@ -258,15 +273,28 @@ optional_file(const struct fs_policy *pol, const char *root, const char *name)
  * .mcp.json and .app.json, or null; the manifest is its namespace manifest too.
  */
 static json_t *
-root_plugin(const struct fs_policy *pol, const char *dir, json_t *namespaces)
+root_plugin(const struct fs_policy *pol, const char *dir, json_t *namespaces,
+    json_t *namespaces_warnings)
 {
 	static const char *const manifests[] = { ".codex-plugin/plugin.json",
 	    ".claude-plugin/plugin.json", ".cursor-plugin/plugin.json" };
+	char	 path[PATH_MAX];
 	json_t	*mf;
 	size_t	 i;
+	int	 fd;
 
 	for (i = 0; i < sizeof(manifests) / sizeof(manifests[0]); i++) {
-		mf = optional_file(pol, dir, manifests[i]);
+		if (fs_pathf(path, sizeof(path), "%s/%s", dir, manifests[i]) != 0 ||
+		    access(path, F_OK) != 0 || fs_allowed(pol, path, 1, FS_WANT_READ) != 0)
+			continue;
+		/* one it cannot read: no plugin, and its warning for each use */
+		if ((fd = fs_discover_open(pol, path)) == -1) {
+			fs_discover_warn(namespaces_warnings, "read capability file", path, errno);
+			fs_discover_warn(namespaces_warnings, "read capability file", path, errno);
+			return json_null();
+		}
+		close(fd);
+		mf = fs_discover_file_entry(pol, path);
 		if (json_is_null(mf))
 			continue;
 		json_array_append(namespaces, mf);
@@ -319,7 +347,7 @@ discover_root(const struct fs_policy *pol, const char *dir, const char *uri, cha
 			    (entry = skill_entry(pol, json_string_value(v), warnings)) != NULL)
 				json_array_append_new(skills, entry);
 	if (files != NULL)
-		*plugin = root_plugin(pol, dir, namespaces);
+		*plugin = root_plugin(pol, dir, namespaces, warnings);
 	json_decref(files);
 	return skills;
 }
@@ -417,7 +445,7 @@ root_result(json_t *raw, struct jx_err *e)
 {
 	struct root_args	 a = { NULL, NULL, NULL };
 	const char		*id, *uri;
-	char			*dir, err[PATH_MAX + 256];
+	char			*dir, *shown, err[PATH_MAX + 256];
 	json_t			*skills, *root, *res, *warnings, *plugin = NULL, *namespaces;
 	struct fs_policy	*pol;
 	long			 n;
@@ -440,6 +468,9 @@ root_result(json_t *raw, struct jx_err *e)
 		json_decref(root);
 		return res;
 	}
+	/* the URI as the reference prints it back: parsed, so " " is "%20" */
+	if ((shown = path_to_uri(dir)) != NULL)
+		uri = shown;
 	namespaces = json_array();
 	skills = discover_root(pol, dir, uri, err, sizeof(err), warnings, &plugin, namespaces);
 	fs_sandbox_field.release(&pol);
@@ -449,6 +480,7 @@ root_result(json_t *raw, struct jx_err *e)
 	    json_array(), "namespaceManifests", namespaces != NULL ? namespaces : json_array(),
 	    "warnings", warnings != NULL ? warnings : json_array(), "error",
 	    err[0] != '\0' ? err : NULL);
+	free(shown);
 	json_decref(root);
 	return res;
 }

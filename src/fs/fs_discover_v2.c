@@ -273,7 +273,8 @@ subdirs(const char *dir)
 	if (names == NULL || (dp = opendir(dir)) == NULL)
 		return names;
 	while ((de = readdir(dp)) != NULL)
-		if (de->d_name[0] != '.' && fs_pathf(path, sizeof(path), "%s/%s", dir,
+		if (strcmp(de->d_name, ".") != 0 && strcmp(de->d_name, "..") != 0 &&
+		    fs_pathf(path, sizeof(path), "%s/%s", dir,
 		    de->d_name) == 0 && is_dir(path))
 			json_array_append_new(names, json_string(de->d_name));
 	closedir(dp);
@@ -298,11 +299,21 @@ plugin(struct discovery *d, const char *market, const char *name, const char *ro
     const char *version)
 {
 	char		 manifest[PATH_MAX], skills[PATH_MAX], *uri, *id = NULL;
-	json_t		*mf, *parsed = NULL, *p, *list;
+	json_t		*mf, *parsed = NULL, *p, *list, *name_v;
 	const char	*shown = strrchr(root, '/') + 1;	/* without a name: the version */
 	int		 err;
 
-	if (fs_pathf(manifest, sizeof(manifest), "%s/.codex-plugin/plugin.json", root) != 0)
+	static const char *const kinds[] = { ".codex-plugin", ".claude-plugin", ".cursor-plugin" };
+	size_t		 k;
+
+	/* the first of the manifests there is, as the reference looks for them */
+	for (k = 0; k < sizeof(kinds) / sizeof(kinds[0]); k++)
+		if (fs_pathf(manifest, sizeof(manifest), "%s/%s/plugin.json", root, kinds[k]) != 0 ||
+		    access(manifest, F_OK) == 0)
+			break;
+	if (k == sizeof(kinds) / sizeof(kinds[0]))
+		k = 0;
+	if (fs_pathf(manifest, sizeof(manifest), "%s/%s/plugin.json", root, kinds[k]) != 0)
 		return;
 	if ((err = readable(d->pol, root)) != 0) {
 		if (err != ENOENT)
@@ -325,8 +336,14 @@ plugin(struct discovery *d, const char *market, const char *name, const char *ro
 		warn_once(d);
 		goto out;
 	}
-	if (json_is_string(json_object_get(parsed, "name")))
-		shown = json_string_value(json_object_get(parsed, "name"));
+	/* a name that is not a string spoils the manifest; an empty one is none */
+	if ((name_v = json_object_get(parsed, "name")) != NULL && !json_is_null(name_v) &&
+	    !json_is_string(name_v)) {
+		warn_once(d);
+		goto out;
+	}
+	if (json_string_length(name_v) > 0)
+		shown = json_string_value(name_v);
 	list = json_array();
 	if (fs_pathf(skills, sizeof(skills), "%s/skills", root) == 0 && is_dir(skills) &&
 	    skills_below(d, skills, NULL, shown, list))
@@ -386,12 +403,14 @@ plugin_cache(struct discovery *d, const char *codex_home)
 	markets = subdirs(cache);
 	json_array_foreach(markets, i, m) {
 		/* a marketplace or plugin the sandbox hides has nothing, without a warning */
-		if (fs_pathf(dir, sizeof(dir), "%s/%s", cache, json_string_value(m)) != 0 ||
+		if (!fs_cache_name_ok(json_string_value(m)) ||
+		    fs_pathf(dir, sizeof(dir), "%s/%s", cache, json_string_value(m)) != 0 ||
 		    fs_allowed(d->pol, dir, 1, FS_WANT_READ) != 0)
 			continue;
 		names = subdirs(dir);
 		json_array_foreach(names, j, n) {
-			if (fs_pathf(root, sizeof(root), "%s/%s", dir, json_string_value(n)) != 0 ||
+			if (!fs_cache_name_ok(json_string_value(n)) ||
+			    fs_pathf(root, sizeof(root), "%s/%s", dir, json_string_value(n)) != 0 ||
 			    fs_allowed(d->pol, root, 1, FS_WANT_READ) != 0)
 				continue;
 			versions = subdirs(root);

@@ -173,6 +173,12 @@ version_cmp(const char *a, const char *b)
 	return sign(strcmp(a, b));
 }
 
+int
+fs_cache_name_ok(const char *name)
+{
+	return name[0] != '\0' && name[strspn(name, IDENT_CHARS "._+")] == '\0';
+}
+
 const char *
 fs_pick_version(json_t *versions)
 {
@@ -182,7 +188,7 @@ fs_pick_version(json_t *versions)
 
 	json_array_foreach(versions, i, e) {
 		v = json_string_value(e);
-		if (v[strspn(v, IDENT_CHARS "._+")] != '\0')
+		if (!fs_cache_name_ok(v))
 			continue;
 		if (strcmp(v, "local") == 0)
 			return v;
