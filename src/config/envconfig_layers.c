@@ -108,7 +108,10 @@ long_form(const struct toml_error *te, char *out, size_t len)
 	    te->line, te->col, pad, num, te->text, pad, caret, te->msg);
 }
 
-/* The document at path: 1 read, 0 absent, -1 with err in the layer's words. */
+/*
+ * The document at path: 1 read, 0 absent, -1 with err in the layer's words.
+ * doc NULL: only read it (an untrusted project's file must still be readable).
+ */
 static int
 load(const char *path, enum style st, struct toml_node **doc, char *err, size_t errlen)
 {
@@ -117,13 +120,18 @@ load(const char *path, enum style st, struct toml_node **doc, char *err, size_t 
 	size_t			 len = 0;
 	int			 rc;
 
-	*doc = NULL;
+	if (doc != NULL)
+		*doc = NULL;
 	if ((rc = read_file(path, &buf, &len, why, sizeof(why))) <= 0) {
 		if (rc == -1)
 			snprintf(err, errlen, "Failed to read %s file %s: %s",
 			    st == ST_REQUIREMENTS ? "requirements" : st == ST_PROJECT ?
 			    "project config" : "config", path, why);
 		return rc;
+	}
+	if (doc == NULL) {
+		free(buf);
+		return 1;
 	}
 	*doc = toml_parse(buf, len, &te);
 	free(buf);
@@ -364,8 +372,6 @@ project_dir(const char *dir, const char *root, const struct toml_node *user,
 
 	if (trust == NULL)
 		trust = trust_of(user, root);
-	if (trust == NULL || strcmp(trust, "trusted") != 0)
-		return 0;
 	if ((size_t)snprintf(base, sizeof(base), "%s/.codex", strcmp(dir, "/") == 0 ? "" : dir)
 	    >= sizeof(base))
 		return 0;
@@ -373,6 +379,9 @@ project_dir(const char *dir, const char *root, const struct toml_node *user,
 	if (stat(base, &st) == -1 || !S_ISDIR(st.st_mode))
 		return 0;
 	snprintf(path, sizeof(path), "%s/config.toml", base);
+	/* it reads the file whatever the trust; only a trusted one is parsed */
+	if (trust == NULL || strcmp(trust, "trusted") != 0)
+		return load(path, ST_PROJECT, NULL, err, errlen) == -1 ? -1 : 0;
 	if ((rc = load(path, ST_PROJECT, &doc, err, errlen)) <= 0)
 		return rc;
 	if (drop_keys(doc) == -1) {

@@ -120,6 +120,17 @@ is_bare(int c)
 	    (c >= '0' && c <= '9') || c == '_' || c == '-';
 }
 
+/* Characters from p to its line's end. */
+static size_t
+line_chars(const struct tparser *P, const char *p)
+{
+	size_t	n = 0;
+
+	for (; p < P->end && *p != '\n' && !(*p == '\r' && tp_newline(P, p) > 0); p++)
+		n += ((unsigned char)*p & 0xC0) != 0x80;
+	return n;
+}
+
 static int
 simple_key(struct tparser *P, struct keypart *k)
 {
@@ -133,10 +144,12 @@ simple_key(struct tparser *P, struct keypart *k)
 	}
 	while (P->p < P->end && is_bare((unsigned char)*P->p))
 		P->p++;
-	if (P->p == s)
-		return tp_fail(P, s, 1, s >= P->end || strchr("=.] \t\r\n", *s) != NULL ?
-		    "unquoted keys cannot be empty, expected letters, numbers, `-`, `_`" :
-		    E_BAREKEY);
+	if (P->p == s && (s >= P->end || strchr("=.] \t\r\n", *s) != NULL))
+		return tp_fail(P, s, 1,
+		    "unquoted keys cannot be empty, expected letters, numbers, `-`, `_`");
+	/* a character no key has, right after one: the rest of the line is refused */
+	if (P->p < P->end && strchr("=.] \t\r\n#,}", *P->p) == NULL)
+		return tp_fail(P, P->p, line_chars(P, P->p), E_BAREKEY);
 	if ((k->s = strndup(s, (size_t)(P->p - s))) == NULL)
 		return tp_oom(P);
 	k->len = (size_t)(P->p - s);
@@ -352,6 +365,10 @@ parse_inline(struct tparser *P, struct toml_node **out)
 		}
 		if (P->p < P->end && *P->p == '}')
 			break;
+		if (P->p < P->end && memchr(after, '\n', (size_t)(P->p - after)) != NULL)
+			/* past a line's end the reference looks for the next key */
+			return tp_fail(P, P->p, 1,
+			    "missing key for inline table element, expected `,`");
 		return tp_fail(P, after, 1, "unclosed inline table, expected `}`");
 	}
 	P->p++;

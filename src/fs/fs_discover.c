@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "log.h"
+#include "config/toml.h"
 #include "fs/fs_int.h"
 #include "policy/fs_policy.h"
 #include "rpc/errno_text.h"
@@ -203,6 +204,36 @@ fs_discover_file_entry(const struct fs_policy *pol, const char *path)
 	return v != NULL ? v : json_null();
 }
 
+/* 1 if fd holds UTF-8; else 0, with the reference's warning for path. */
+static int
+utf8_file(int fd, const char *path, json_t *warnings)
+{
+	char	*buf, *uri, why[96];
+	size_t	 at, seq;
+	ssize_t	 n;
+	int	 ok = 1;
+
+	if ((buf = malloc(DISCOVER_FILE_MAX)) == NULL)
+		return 1;
+	if ((n = read_some(fd, buf, DISCOVER_FILE_MAX)) >= 0 &&
+	    toml_utf8_check(buf, (size_t)n, &at, &seq) == -1) {
+		ok = 0;
+		if (seq == 0)
+			snprintf(why, sizeof(why), "incomplete utf-8 byte sequence from index %zu",
+			    at);
+		else
+			snprintf(why, sizeof(why), "invalid utf-8 sequence of %zu bytes from index "
+			    "%zu", seq, at);
+		if (warnings != NULL && (uri = path_to_uri(path)) != NULL) {
+			json_array_append_new(warnings, json_sprintf("capability file %s is not "
+			    "UTF-8: %s", uri, why));
+			free(uri);
+		}
+	}
+	free(buf);
+	return ok;
+}
+
 static json_t *
 skill_entry(const struct fs_policy *pol, const char *path, json_t *warnings)
 {
@@ -214,6 +245,10 @@ skill_entry(const struct fs_policy *pol, const char *path, json_t *warnings)
 	/* a SKILL.md that cannot be read is no skill, and a warning */
 	if ((fd = fs_discover_open(pol, path)) == -1) {
 		fs_discover_warn(warnings, "read capability file", path, errno);
+		return NULL;
+	}
+	if (!utf8_file(fd, path, warnings)) {
+		close(fd);
 		return NULL;
 	}
 	close(fd);
@@ -284,8 +319,16 @@ root_plugin(const struct fs_policy *pol, const char *dir, json_t *namespaces,
 	int	 fd;
 
 	for (i = 0; i < sizeof(manifests) / sizeof(manifests[0]); i++) {
-		if (fs_pathf(path, sizeof(path), "%s/%s", dir, manifests[i]) != 0 ||
-		    access(path, F_OK) != 0 || fs_allowed(pol, path, 1, FS_WANT_READ) != 0)
+		if (fs_pathf(path, sizeof(path), "%s/%s", dir, manifests[i]) != 0)
+			continue;
+		if (access(path, F_OK) != 0) {
+			/* one it cannot even look for, the reference warns of */
+			if (errno != ENOENT && errno != ENOTDIR)
+				fs_discover_warn(namespaces_warnings, "inspect capability file",
+				    path, errno);
+			continue;
+		}
+		if (fs_allowed(pol, path, 1, FS_WANT_READ) != 0)
 			continue;
 		/* one it cannot read: no plugin, and its warning for each use */
 		if ((fd = fs_discover_open(pol, path)) == -1) {
