@@ -32,6 +32,10 @@ static const char *const project_dropped[] = {
 	"openai_base_url", "chatgpt_base_url", "notify", NULL
 };
 
+static const char *const approval_policies[] = {
+	"untrusted", "on-failure", "on-request", "granular", "never", NULL
+};
+
 static const char *const sandbox_modes[] = {
 	"read-only", "workspace-write", "danger-full-access", NULL
 };
@@ -449,11 +453,20 @@ managed_requirements(const struct toml_node *managed, struct toml_node **out, ch
 	const char		*approval = str_at(managed, "approval_policy");
 	const char		*mode = str_at(managed, "sandbox_mode");
 	struct toml_node	*a;
-	size_t			 i;
+	size_t			 i, j;
 
 	for (i = 0; mode != NULL && sandbox_modes[i] != NULL; i++)
 		if (strcmp(mode, sandbox_modes[i]) == 0)
 			break;
+	for (j = 0; approval != NULL && approval_policies[j] != NULL; j++)
+		if (strcmp(approval, approval_policies[j]) == 0)
+			break;
+	if (approval != NULL && approval_policies[j] == NULL) {
+		snprintf(err, errlen, "Failed to parse config requirements as TOML: unknown "
+		    "variant `%s`, expected one of `untrusted`, `on-failure`, `on-request`, "
+		    "`granular`, `never`\nin `approval_policy`\n", approval);
+		return -1;
+	}
 	if (mode != NULL && sandbox_modes[i] == NULL) {
 		snprintf(err, errlen, "Failed to parse config requirements as TOML: unknown "
 		    "variant `%s`, expected one of `read-only`, `workspace-write`, "
@@ -504,11 +517,13 @@ ec_load(const char *cwd, const char *codex_home, struct ec_layers *config,
 	snprintf(src, sizeof(src), "user (%s)", path);
 	if (user != NULL && add_layer(config, src, codex_home, toml_clone(user), 0) == -1)
 		goto done;
-	if (user != NULL && projects_ok(user, err, errlen) == -1)
+	/* the projects the system's and the user's files name, typed, in that order */
+	if ((config->n > 0 && config->v[0].system && projects_ok(config->v[0].doc, err,
+	    errlen) == -1) || (user != NULL && projects_ok(user, err, errlen) == -1))
 		goto done;
-	if (projects(cwd, user, config, err, errlen) == -1)
+	/* the legacy file's requirements, requirements.toml, then the projects' files */
+	if (managed != NULL && managed_requirements(managed, &converted, err, errlen) == -1)
 		goto done;
-	/* requirements come after the configuration: the reference reads them last */
 	if ((rc = load(SYSTEM_DIR "/requirements.toml", ST_REQUIREMENTS, &doc, err, errlen))
 	    == -1 || (rc == 1 && add_layer(reqs, SYSTEM_DIR "/requirements.toml", SYSTEM_DIR,
 	    doc, 1) == -1)) {
@@ -516,9 +531,10 @@ ec_load(const char *cwd, const char *codex_home, struct ec_layers *config,
 		goto done;
 	}
 	rc = -1;
+	if (projects(cwd, user, config, err, errlen) == -1)
+		goto done;
 	if (managed != NULL) {
-		if (managed_requirements(managed, &converted, err, errlen) == -1 ||
-		    add_layer(reqs, SYSTEM_DIR "/managed_config.toml", SYSTEM_DIR, converted, 0)
+		if (add_layer(reqs, SYSTEM_DIR "/managed_config.toml", SYSTEM_DIR, converted, 0)
 		    == -1)
 			goto done;
 		converted = NULL;

@@ -8,6 +8,7 @@
 #include "config.h"
 
 #include <stdio.h>
+#include <ctype.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -148,7 +149,7 @@ simple_key(struct tparser *P, struct keypart *k)
 		return tp_fail(P, s, 1,
 		    "unquoted keys cannot be empty, expected letters, numbers, `-`, `_`");
 	/* a character no key has, right after one: the rest of the line is refused */
-	if (P->p < P->end && strchr("=.] \t\r\n#,}", *P->p) == NULL)
+	if (P->p < P->end && (*P->p == '"' || *P->p == '\'' || (unsigned char)*P->p >= 0x80))
 		return tp_fail(P, P->p, line_chars(P, P->p), E_BAREKEY);
 	if ((k->s = strndup(s, (size_t)(P->p - s))) == NULL)
 		return tp_oom(P);
@@ -246,11 +247,52 @@ seal(struct toml_node *n)
 		seal(n->kid[i]);
 }
 
+/*
+ * A value refused where it starts, worded as the reference words it: it
+ * reads a run of word characters and blanks as one unquoted token; what
+ * follows that on the line is 'unexpected', blanks inside make it a
+ * string that wants quotes, and its caret runs under the whole token.
+ */
+static void
+bare_value(struct tparser *P, const char *start)
+{
+	const char	*e = start, *q;
+	size_t		 span = 0;
+
+	while (e < P->end && (isalnum((unsigned char)*e) || strchr("_.+:- \t", *e) != NULL))
+		e++;
+	while (e > start && (e[-1] == ' ' || e[-1] == '\t'))
+		e--;
+	if (e == start)
+		return;
+	for (q = e; q < P->end && (*q == ' ' || *q == '\t'); q++)
+		;
+	for (; start + span < e; span++)
+		;
+	P->failed = 0;
+	if (q < P->end && *q != '#' && tp_newline(P, q) == 0) {
+		tp_fail(P, q, 1, E_NEWLINE);
+		return;
+	}
+	if (memchr(start, ' ', span) != NULL || memchr(start, '\t', span) != NULL) {
+		tp_fail(P, start, span, E_UNQUOTED);
+		return;
+	}
+	if (strcmp(P->err->msg, E_UNQUOTED) == 0 ||
+	    strcmp(P->err->msg, "integer number overflowed") == 0) {
+		tp_fail(P, start, span, "%s", P->err->msg[0] == 's' ? E_UNQUOTED :
+		    "integer number overflowed");
+		return;
+	}
+	P->failed = 1;
+}
+
 /* key = value into t. */
 static int
 keyval(struct tparser *P, struct toml_node *t)
 {
 	struct dotted		 k;
+	const char		*start;
 	struct toml_node	*v = NULL;
 	size_t			 i;
 	int			 rc = -1;
@@ -258,16 +300,18 @@ keyval(struct tparser *P, struct toml_node *t)
 	if (parse_key(P, &k) == -1)
 		goto done;
 	if (P->p >= P->end || *P->p != '=') {
-		/* a line's end, a comment or another key: the key wants its value */
-		tp_fail(P, P->p, 1, P->p >= P->end || tp_newline(P, P->p) > 0 || *P->p == '#' ||
-		    *P->p == '"' || *P->p == '\'' || is_bare((unsigned char)*P->p) ?
-		    "key with no value, expected `=`" : "expected `.`, `=`");
+		/* whatever follows, the reference says the key wants its value */
+		tp_fail(P, P->p, 1, "key with no value, expected `=`");
 		goto done;
 	}
 	P->p++;
 	skip_ws(P);
-	if (parse_value(P, &v) == -1)
+	start = P->p;
+	if (parse_value(P, &v) == -1) {
+		if (P->depth == 0 && P->fail_at == start)
+			bare_value(P, start);
 		goto done;
+	}
 	for (i = 0; i + 1 < k.n; i++)
 		if ((t = descend(P, t, &k.part[i], 0)) == NULL)
 			goto done;
@@ -448,8 +492,12 @@ header(struct tparser *P)
 	int			 aot = P->p + 1 < P->end && P->p[1] == '[', rc = -1;
 
 	P->p += aot ? 2 : 1;
-	if (parse_key(P, &k) == -1)
+	P->in_header = aot ? 2 : 1;
+	rc = parse_key(P, &k);
+	P->in_header = 0;
+	if (rc == -1)
 		goto done;
+	rc = -1;
 	if (P->p >= P->end || *P->p != ']') {
 		tp_fail(P, P->p, 1, aot ? "unclosed array table, expected `]]`" :
 		    "unclosed table, expected `]`");

@@ -13,6 +13,8 @@ struct tparser {
 	size_t			 dup_span;	/* its characters, quotes included */
 	const char		*dup_why;
 	int			 depth;
+	int			 in_header;
+	const char		*fail_at;	/* where the error is */	/* 1 in a [table]'s key, 2 in a [[table]]'s */
 	int			 failed;
 };
 

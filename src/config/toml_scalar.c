@@ -102,7 +102,10 @@ escape(struct tparser *P, struct sbuf *b)
 		return tp_fail(P, at, 1, E_ESCAPE);
 	P->p++;
 	for (i = 0; i < n; i++) {
-		if (P->p >= P->end || (h = hexval((unsigned char)*P->p)) == -1)
+		/* cut by the line's end: the reference misses the string's end */
+		if (P->p >= P->end || tp_newline(P, P->p) > 0)
+			return tp_fail(P, P->p, 1, "invalid basic string, expected `\"`");
+		if ((h = hexval((unsigned char)*P->p)) == -1)
 			return tp_fail(P, P->p, 1, "too few unicode value digits, expected unicode "
 			    "hexadecimal value");
 		cp = cp * 16 + (unsigned long)h;
@@ -159,6 +162,10 @@ bad_char(struct tparser *P, char q, int ml)
 {
 	const char	*kind = q == '"' ? "basic" : "literal";
 
+	/* a header's key cut short: the reference misses the header's end */
+	if (P->in_header && (P->p >= P->end || (!ml && tp_newline(P, P->p) > 0)))
+		return tp_fail(P, P->p, 1, P->in_header == 2 ?
+		    "unclosed array table, expected `]]`" : "unclosed table, expected `]`");
 	if (P->p >= P->end || (!ml && tp_newline(P, P->p) > 0))
 		return tp_fail(P, P->p, 1, "invalid %s%s string, expected `%s`",
 		    ml ? "multi-line " : "", kind, q == '"' ? "\"" : "'");

@@ -313,21 +313,24 @@ root_plugin(const struct fs_policy *pol, const char *dir, json_t *namespaces,
 {
 	static const char *const manifests[] = { ".codex-plugin/plugin.json",
 	    ".claude-plugin/plugin.json", ".cursor-plugin/plugin.json" };
-	char	 path[PATH_MAX];
-	json_t	*mf;
-	size_t	 i;
-	int	 fd;
+	char		 path[PATH_MAX];
+	struct stat	 st;
+	json_t		*mf;
+	size_t		 i;
+	int		 fd;
 
 	for (i = 0; i < sizeof(manifests) / sizeof(manifests[0]); i++) {
 		if (fs_pathf(path, sizeof(path), "%s/%s", dir, manifests[i]) != 0)
 			continue;
-		if (access(path, F_OK) != 0) {
+		if (stat(path, &st) != 0) {
 			/* one it cannot even look for, the reference warns of */
 			if (errno != ENOENT && errno != ENOTDIR)
 				fs_discover_warn(namespaces_warnings, "inspect capability file",
 				    path, errno);
 			continue;
 		}
+		if (!S_ISREG(st.st_mode))
+			continue;
 		if (fs_allowed(pol, path, 1, FS_WANT_READ) != 0)
 			continue;
 		/* one it cannot read: no plugin, and its warning for each use */
