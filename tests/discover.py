@@ -398,6 +398,34 @@ def cases():
     yield "discoverV1: an unreadable SKILL.md", {"sk/a/SKILL.md": sk("s", "d"), "sk/b/SKILL.md": sk("t", "d"),
                                                   "chmod000": "sk/b/SKILL.md"}, None, {"@nobody": True}, [
         v1(("sk", "@R/sk"))]
+    # issue 34: found by tests/gendiff.py (seed 34), kept
+    FM = ["[x]", "{a: b}", "[x, y]", "[]", "{}", "{a: b", "[x", "- x", "a: b", "&a x", "*a", "!x y", "x]",
+          "{a}", "[x]y", "| x", ">", "@x", "%x"]
+    fm = {}
+    for i, v in enumerate(FM):
+        fm[CH + "skills/n%02d/SKILL.md" % i] = "---\nname: %s\ndescription: d\n---\n" % v
+        fm[CH + "skills/d%02d/SKILL.md" % i] = "---\nname: d%02d\ndescription: %s\n---\n" % (i, v)
+        fm[CH + "skills/s%02d/SKILL.md" % i] = \
+            "---\nname: s%02d\ndescription: d\nmetadata:\n  short-description: %s\n---\n" % (i, v)
+    yield "gendiff: front matter values", fm, None, {}, [v2()]
+    yield "gendiff: plugin names and manifests", {
+        CACHE + "a b/pl/1.0.0/.codex-plugin/plugin.json": '{"name": "pl"}',
+        CACHE + "m/p@/1.0.0/.codex-plugin/plugin.json": '{"name": "pl"}',
+        CACHE + "m/pl/.hidden/.cursor-plugin/plugin.json": '{"name": "pl"}',
+        CACHE + "m/p2/1.0.0/.claude-plugin/plugin.json": '{"name": 5}',
+        CACHE + "m/p3/1.0.0/.claude-plugin/plugin.json": '{"name": ""}',
+        CACHE + "m/p4/2.0.0/.cursor-plugin/plugin.json": '{"name": "x"}',
+        CACHE + "m/p4/2.0.0/.mcp.json": "bad"}, None, {}, [v2()]
+    for n, (what, mode) in enumerate([("a manifest directory", "r/.claude-plugin/plugin.json"),
+                                      ("the root", "r"), ("the manifest", "r/.codex-plugin/plugin.json"),
+                                      ("a directory", "r/deep/x")]):
+        yield "gendiff: discoverV1, mode 000 on %s" % what, {
+            "r/.claude-plugin/plugin.json/": "", "r/.mcp.json": "{}", "r/.codex-plugin/plugin.json": '{"name": 5}',
+            "r/S0/SKILL.md": sk("a", "b"), "r/deep/x/SKILL.md": sk("c", "d"), "chmod000": mode}, None, {
+            "@nobody": True}, [v1(("r", "@R/r"))]
+    yield "gendiff: discoverV1, not UTF-8, a space", {
+        "r/z/SKILL.md": b"---\nname: x\ndescription: \xff\n---\n", "a b/s/SKILL.md": sk("s", "d")}, None, {}, [
+        v1(("r", "@R/r"), ("sp", "@R/a b"))]
     # /etc/codex
     yield "etc: system skills come last", SKILLS, {"skills/z/SKILL.md": sk("etc", "d")}, {}, [v2()]
     yield "etc: invalid system skill", {}, {"skills/z/SKILL.md": "x"}, {}, [v2()]

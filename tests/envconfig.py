@@ -343,6 +343,36 @@ def cases():
     yield "more than 10,000 keys: project layer", {U: trusted("p"), "p/.git": "x", "p/.codex/config.toml":
         "".join("k%d = %d\n" % (i, i) for i in range(20000)) + "model = 1\nk5 = 1\n"}, None, {}, "@R/p", [
         read(cwd="@R/p", config=["k19999", "model", "k3"])]
+    # issue 34: found by tests/gendiff.py (seed 34), kept
+    for t in ['"Trusted"', '""', "1", "true", "[]", "{}", "1979-05-27"]:
+        yield "gendiff: trust_level %s" % t, {U: '[projects."@R/q"]\ntrust_level = %s\n' % t, "p/.git": "x"}, \
+            None, {}, "@R/p", [read(cwd="@R/p", config=["a"])]
+    for t in ["projects = 1\n", "projects = []\n", 'projects."@R/p" = 1\n', "[[projects]]\n"]:
+        yield "gendiff: projects %r" % t, {U: t}, None, {}, "@R", [read(config=["a"])]
+    yield "gendiff: untrusted project's unreadable config fails", {
+        U: "", "p/.git": "x", "p/.codex/config.toml": "a = 1\n", "chmod000": "p/.codex/config.toml"}, \
+        None, nobody, "@R/p", [read(cwd="@R/p", config=["a"])]
+    yield "gendiff: untrusted project's config.toml a directory", {
+        U: "", "p/.git": "x", "p/.codex/config.toml/": ""}, None, {}, "@R/p", [read(cwd="@R/p", config=["a"])]
+    yield "gendiff: user error before requirements error", {U: "a = 'x\x7f'\n"}, {
+        "requirements.toml": "a = {\n"}, {}, "@R", [read(config=["a"])]
+    yield "gendiff: managed approval_policy unknown", {U: ""}, {
+        "managed_config.toml": "approval_policy = 'x'\n", "requirements.toml": "a = {\n"}, {}, "@R", [
+        read(config=["a"], requirements=["allowed_approval_policies"])]
+    yield "gendiff: managed error before an unreadable project", {
+        U: "", "p/.git": "x", "p/.codex/config.toml": "", "chmod000": "p/.codex/config.toml"}, {
+        "managed_config.toml": "sandbox_mode = 'bogus'\n"}, nobody, "@R/p", [read(cwd="@R/p", config=["a"])]
+    yield "gendiff: system projects typed", {U: '[projects."@R/p"]\ntrust_level = ""\n'}, {
+        "config.toml": "projects.key = 0o17\n"}, {}, "@R", [read(config=["a"])]
+    for i, bad in enumerate(['a = """x\x7fy"""\n', "a = '''x\x01'''\n", "a = b = 1\n", "a = 0o]17\n",
+                             "a = 0o\n", "a = tru e\n", "a = x.y\n", "a = b]\n", "a = b c\n",
+                             "sand = box_mode32 = 1\n", 'a."b"""59 = 1\n', "appr[[x]]oval = 1\n",
+                             "a = 1979-05-27T00:32:00.999999-", "a = { b = 1\n[c]\n", '[["n\n',
+                             'a = "\\u00\n', "a] = 1\r\nb = 2\r\n", "  1.5,]\n"]):
+        yield "gendiff: TOML project %d %r" % (i, bad), {U: trusted("p"), "p/.git": "x",
+                                                         "p/.codex/config.toml": bad}, None, {}, "@R/p", [
+            read(cwd="@R/p", config=["a"])]
+        yield "gendiff: TOML user %d %r" % (i, bad), {U: bad}, None, {}, "@R", [read(config=["a"])]
     # /etc/codex
     yield "etc: requirements unreadable", {U: "a = 1\n"}, {"requirements.toml": "a = 1\n",
                                                          "chmod000": "requirements.toml"}, nobody, "@R", [
