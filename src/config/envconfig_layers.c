@@ -260,33 +260,59 @@ trust_level_ok(const struct toml_node *v, const char *dir, char *err, size_t err
 	return -1;
 }
 
-/* The user's [projects] as the reference reads them, typed: 0, or -1 with err. */
+/* One merged [projects] entry: the user's over the system's. */
 static int
-projects_ok(const struct toml_node *user, char *err, size_t errlen)
+project_ok(const struct toml_node *sys, const struct toml_node *usr, const char *dir,
+    char *err, size_t errlen)
 {
-	const struct toml_node	*projects = toml_table_get(user, "projects", 8), *p, *level;
+	const struct toml_node	*p = usr != NULL ? usr : sys, *level;
+	char			 what[300];
+
+	if (p->kind != TOML_TABLE) {
+		unexpected(p, what, sizeof(what));
+		snprintf(err, errlen, "invalid type: %s, expected struct ProjectConfig\n"
+		    "in `projects.%s`\n", what, dir);
+		return -1;
+	}
+	/* two tables merge: the user's trust_level, else the system's */
+	if ((level = toml_table_get(p, "trust_level", 11)) == NULL && usr != NULL &&
+	    sys != NULL && sys->kind == TOML_TABLE)
+		level = toml_table_get(sys, "trust_level", 11);
+	return level != NULL ? trust_level_ok(level, dir, err, errlen) : 0;
+}
+
+/*
+ * The [projects] of the system's and the user's files, merged as the
+ * reference merges its layers and read typed: 0, or -1 with err.
+ */
+static int
+projects_ok(const struct toml_node *system, const struct toml_node *user, char *err,
+    size_t errlen)
+{
+	const struct toml_node	*s = toml_table_get(system, "projects", 8);
+	const struct toml_node	*u = toml_table_get(user, "projects", 8), *top;
 	char			 what[300];
 	size_t			 i;
 
-	if (projects == NULL)
+	/* a value that is not a table replaces, and is replaced, whole */
+	top = u != NULL ? u : s;
+	if (top == NULL)
 		return 0;
-	if (projects->kind != TOML_TABLE) {
-		unexpected(projects, what, sizeof(what));
+	if (top->kind != TOML_TABLE || (u != NULL && s != NULL && s->kind != TOML_TABLE))
+		s = NULL;
+	if (top->kind != TOML_TABLE) {
+		unexpected(top, what, sizeof(what));
 		snprintf(err, errlen, "invalid type: %s, expected a map\nin `projects`\n", what);
 		return -1;
 	}
-	for (i = 0; i < projects->n; i++) {
-		p = projects->kid[i];
-		if (p->kind != TOML_TABLE) {
-			unexpected(p, what, sizeof(what));
-			snprintf(err, errlen, "invalid type: %s, expected struct ProjectConfig\n"
-			    "in `projects.%s`\n", what, projects->key[i].s);
+	for (i = 0; s != NULL && i < s->n; i++)
+		if (project_ok(s->kid[i], u != NULL ? toml_table_get(u, s->key[i].s,
+		    s->key[i].len) : NULL, s->key[i].s, err, errlen) == -1)
 			return -1;
-		}
-		if ((level = toml_table_get(p, "trust_level", 11)) != NULL &&
-		    trust_level_ok(level, projects->key[i].s, err, errlen) == -1)
+	for (i = 0; u != NULL && i < u->n; i++)
+		if ((s == NULL || toml_table_get(s, u->key[i].s, u->key[i].len) == NULL) &&
+		    project_ok(NULL, u->kid[i], u->key[i].s, err, errlen) == -1)
 			return -1;
-	}
 	return 0;
 }
 
@@ -517,11 +543,11 @@ ec_load(const char *cwd, const char *codex_home, struct ec_layers *config,
 	snprintf(src, sizeof(src), "user (%s)", path);
 	if (user != NULL && add_layer(config, src, codex_home, toml_clone(user), 0) == -1)
 		goto done;
-	/* the projects the system's and the user's files name, typed, in that order */
-	if ((config->n > 0 && config->v[0].system && projects_ok(config->v[0].doc, err,
-	    errlen) == -1) || (user != NULL && projects_ok(user, err, errlen) == -1))
-		goto done;
-	/* the legacy file's requirements, requirements.toml, then the projects' files */
+	/*
+	 * The reference's order: the legacy file's requirements and
+	 * requirements.toml, then the projects of the system's and the user's
+	 * files merged and typed, then the projects' files.
+	 */
 	if (managed != NULL && managed_requirements(managed, &converted, err, errlen) == -1)
 		goto done;
 	if ((rc = load(SYSTEM_DIR "/requirements.toml", ST_REQUIREMENTS, &doc, err, errlen))
@@ -531,6 +557,9 @@ ec_load(const char *cwd, const char *codex_home, struct ec_layers *config,
 		goto done;
 	}
 	rc = -1;
+	if (projects_ok(config->n > 0 && config->v[0].system ? config->v[0].doc : NULL, user,
+	    err, errlen) == -1)
+		goto done;
 	if (projects(cwd, user, config, err, errlen) == -1)
 		goto done;
 	if (managed != NULL) {

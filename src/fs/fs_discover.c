@@ -291,15 +291,22 @@ fs_discover_files(const char *dir, const struct fs_policy *pol, json_t *warnings
 	return out;
 }
 
-/* root/name as {"path","contents"} if it is there, else null. */
+/* root/name as {"path","contents"} if it is there, else null (and a warning if unreadable). */
 static json_t *
-optional_file(const struct fs_policy *pol, const char *root, const char *name)
+optional_file(const struct fs_policy *pol, const char *root, const char *name,
+    json_t *warnings)
 {
 	char	path[PATH_MAX];
+	int	fd;
 
 	if (fs_pathf(path, sizeof(path), "%s/%s", root, name) != 0 ||
 	    access(path, F_OK) != 0 || fs_allowed(pol, path, 1, FS_WANT_READ) != 0)
 		return json_null();
+	if ((fd = fs_discover_open(pol, path)) == -1) {
+		fs_discover_warn(warnings, "read capability file", path, errno);
+		return json_null();
+	}
+	close(fd);
 	return fs_discover_file_entry(pol, path);
 }
 
@@ -315,7 +322,7 @@ root_plugin(const struct fs_policy *pol, const char *dir, json_t *namespaces,
 	    ".claude-plugin/plugin.json", ".cursor-plugin/plugin.json" };
 	char		 path[PATH_MAX];
 	struct stat	 st;
-	json_t		*mf;
+	json_t		*mf, *mcp, *apps;
 	size_t		 i;
 	int		 fd;
 
@@ -344,9 +351,11 @@ root_plugin(const struct fs_policy *pol, const char *dir, json_t *namespaces,
 		if (json_is_null(mf))
 			continue;
 		json_array_append(namespaces, mf);
-		return json_pack("{s:o,s:o,s:o}", "manifest", mf, "mcpConfig",
-		    optional_file(pol, dir, ".mcp.json"), "appsConfig",
-		    optional_file(pol, dir, ".app.json"));
+		/* one after the other: their warnings come in this order */
+		mcp = optional_file(pol, dir, ".mcp.json", namespaces_warnings);
+		apps = optional_file(pol, dir, ".app.json", namespaces_warnings);
+		return json_pack("{s:o,s:o,s:o}", "manifest", mf, "mcpConfig", mcp, "appsConfig",
+		    apps);
 	}
 	return json_null();
 }
