@@ -368,7 +368,9 @@ def cases():
                              "a = 0o\n", "a = tru e\n", "a = x.y\n", "a = b]\n", "a = b c\n",
                              "sand = box_mode32 = 1\n", 'a."b"""59 = 1\n', "appr[[x]]oval = 1\n",
                              "a = 1979-05-27T00:32:00.999999-", "a = { b = 1\n[c]\n", '[["n\n',
-                             'a = "\\u00\n', "a] = 1\r\nb = 2\r\n", "  1.5,]\n"]):
+                             'a = "\\u00\n', "a] = 1\r\nb = 2\r\n", "  1.5,]\n",
+                             'a=1\na=2\nb = "\x7f"\n', "a=1\na=2\nb = \n", "model = {{}\n", '"x\n',
+                             "a = { b = 1 =x }\n", 'a = { "m" =x = 1 y = 2 }\n']):
         yield "gendiff: TOML project %d %r" % (i, bad), {U: trusted("p"), "p/.git": "x",
                                                          "p/.codex/config.toml": bad}, None, {}, "@R/p", [
             read(cwd="@R/p", config=["a"])]

@@ -270,6 +270,15 @@ bare_value(struct tparser *P, const char *start)
 	for (; start + span < e; span++)
 		;
 	P->failed = 0;
+	/* in an inline table, another '=' after the token is the one refused */
+	if (P->depth > 0 && q < P->end && *q == '=') {
+		tp_fail(P, q, 1, "extra assignment between key-value pairs, expected `,`");
+		return;
+	}
+	if (P->depth > 0) {
+		P->failed = 1;
+		return;
+	}
 	if (q < P->end && *q != '#' && tp_newline(P, q) == 0) {
 		tp_fail(P, q, 1, E_NEWLINE);
 		return;
@@ -297,8 +306,12 @@ keyval(struct tparser *P, struct toml_node *t)
 	size_t			 i;
 	int			 rc = -1;
 
-	if (parse_key(P, &k) == -1)
+	P->in_key = 1;
+	rc = parse_key(P, &k);
+	P->in_key = 0;
+	if (rc == -1)
 		goto done;
+	rc = -1;
 	if (P->p >= P->end || *P->p != '=') {
 		/* whatever follows, the reference says the key wants its value */
 		tp_fail(P, P->p, 1, "key with no value, expected `=`");
@@ -308,7 +321,7 @@ keyval(struct tparser *P, struct toml_node *t)
 	skip_ws(P);
 	start = P->p;
 	if (parse_value(P, &v) == -1) {
-		if (P->depth == 0 && P->fail_at == start)
+		if (P->fail_at == start)
 			bare_value(P, start);
 		goto done;
 	}
@@ -398,6 +411,9 @@ parse_inline(struct tparser *P, struct toml_node **out)
 			break;
 		if (P->p >= P->end)
 			return tp_fail(P, after, 1, "unclosed inline table, expected `}`");
+		if (*P->p != '"' && *P->p != '\'' && !is_bare((unsigned char)*P->p))
+			return tp_fail(P, P->p, 1,
+			    "missing key for inline table element, expected key");
 		if (keyval(P, t) == -1)
 			return -1;
 		after = P->p;
@@ -409,6 +425,9 @@ parse_inline(struct tparser *P, struct toml_node **out)
 		}
 		if (P->p < P->end && *P->p == '}')
 			break;
+		if (P->p < P->end && *P->p == '=')
+			return tp_fail(P, P->p, 1,
+			    "extra assignment between key-value pairs, expected `,`");
 		if (P->p < P->end && memchr(after, '\n', (size_t)(P->p - after)) != NULL)
 			/* past a line's end the reference looks for the next key */
 			return tp_fail(P, P->p, 1,
@@ -604,6 +623,18 @@ line(struct tparser *P)
 	return 0;
 }
 
+/* The text failed for want of a closing bracket it never had (the reference fails at its end). */
+static int
+cut_short(const struct tparser *P)
+{
+	const char	*q;
+
+	for (q = P->fail_at; q < P->end; q++)
+		if (*q != ' ' && *q != '\t' && *q != '\r' && *q != '\n')
+			return 0;
+	return strncmp(P->err->msg, "unclosed", 8) == 0;
+}
+
 struct toml_node *
 toml_parse(const char *buf, size_t len, struct toml_error *err)
 {
@@ -627,8 +658,14 @@ toml_parse(const char *buf, size_t len, struct toml_error *err)
 	}
 	while (P.p < P.end && line(&P) == 0)
 		;
-	if (!P.failed && P.dup_at != NULL)
+	/*
+	 * A duplicate key before where the text fails is the error the
+	 * reference gives, unless the text is cut short.
+	 */
+	if (P.dup_at != NULL && (!P.failed || (P.dup_at < P.fail_at && !cut_short(&P)))) {
+		P.failed = 0;
 		tp_fail(&P, P.dup_at, P.dup_span, "%s", P.dup_why);
+	}
 	toml_free(P.sink);
 	if (P.failed) {
 		toml_free(P.root);

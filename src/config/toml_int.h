@@ -14,6 +14,7 @@ struct tparser {
 	const char		*dup_why;
 	int			 depth;
 	int			 in_header;
+	int			 in_key;	/* in a key/value's key */
 	const char		*fail_at;	/* where the error is */	/* 1 in a [table]'s key, 2 in a [[table]]'s */
 	int			 failed;
 };

@@ -166,6 +166,8 @@ bad_char(struct tparser *P, char q, int ml)
 	if (P->in_header && (P->p >= P->end || (!ml && tp_newline(P, P->p) > 0)))
 		return tp_fail(P, P->p, 1, P->in_header == 2 ?
 		    "unclosed array table, expected `]]`" : "unclosed table, expected `]`");
+	if (P->in_key && (P->p >= P->end || (!ml && tp_newline(P, P->p) > 0)))
+		return tp_fail(P, P->p, 1, "key with no value, expected `=`");
 	if (P->p >= P->end || (!ml && tp_newline(P, P->p) > 0))
 		return tp_fail(P, P->p, 1, "invalid %s%s string, expected `%s`",
 		    ml ? "multi-line " : "", kind, q == '"' ? "\"" : "'");
