@@ -220,17 +220,22 @@ trust_of(const struct toml_node *user, const char *dir)
 static void
 unexpected(const struct toml_node *v, char *out, size_t len)
 {
+	char	*f;
+
 	switch (v->kind) {
 	case TOML_INT:
 		snprintf(out, len, "integer `%lld`", v->i);
 		break;
 	case TOML_FLOAT:
-		snprintf(out, len, "floating point `%g`", v->f);
+		f = toml_float_text(v->f);
+		snprintf(out, len, "floating point `%s`", f != NULL ? f : "?");
+		free(f);
 		break;
 	case TOML_BOOL:
 		snprintf(out, len, "boolean `%s`", v->i ? "true" : "false");
 		break;
 	case TOML_STRING:
+	case TOML_DATETIME:	/* serde sees a date-time as its text */
 		snprintf(out, len, "string \"%.*s\"", (int)(v->len < 256 ? v->len : 256), v->str);
 		break;
 	case TOML_ARRAY:
@@ -260,6 +265,21 @@ trust_level_ok(const struct toml_node *v, const char *dir, char *err, size_t err
 	return -1;
 }
 
+/* requirements.toml's typed fields the reference checks: features is a table. */
+static int
+requirements_ok(const struct toml_node *doc, char *err, size_t errlen)
+{
+	const struct toml_node	*f = toml_table_get(doc, "features", 8);
+	char			 what[300];
+
+	if (f == NULL || f->kind == TOML_TABLE)
+		return 0;
+	unexpected(f, what, sizeof(what));
+	snprintf(err, errlen, "failed to parse requirements layer " SYSTEM_DIR "/requirements.toml:"
+	    " invalid type: %s, expected struct FeatureRequirementsInput\nin `features`\n", what);
+	return -1;
+}
+
 /* One merged [projects] entry: the user's over the system's. */
 static int
 project_ok(const struct toml_node *sys, const struct toml_node *usr, const char *dir,
@@ -268,6 +288,12 @@ project_ok(const struct toml_node *sys, const struct toml_node *usr, const char 
 	const struct toml_node	*p = usr != NULL ? usr : sys, *level;
 	char			 what[300];
 
+	if (p->kind == TOML_ARRAY && p->n == 0) {
+		/* serde reads a struct from a sequence too: this one is too short */
+		snprintf(err, errlen, "invalid length 0, expected struct ProjectConfig with 1 "
+		    "element\nin `projects.%s`\n", dir);
+		return -1;
+	}
 	if (p->kind != TOML_TABLE) {
 		unexpected(p, what, sizeof(what));
 		snprintf(err, errlen, "invalid type: %s, expected struct ProjectConfig\n"
@@ -484,6 +510,12 @@ managed_requirements(const struct toml_node *managed, struct toml_node **out, ch
 	for (i = 0; mode != NULL && sandbox_modes[i] != NULL; i++)
 		if (strcmp(mode, sandbox_modes[i]) == 0)
 			break;
+	if (mode != NULL && sandbox_modes[i] == NULL) {
+		snprintf(err, errlen, "Failed to parse config requirements as TOML: unknown "
+		    "variant `%s`, expected one of `read-only`, `workspace-write`, "
+		    "`danger-full-access`\nin `sandbox_mode`\n", mode);
+		return -1;
+	}
 	for (j = 0; approval != NULL && approval_policies[j] != NULL; j++)
 		if (strcmp(approval, approval_policies[j]) == 0)
 			break;
@@ -491,12 +523,6 @@ managed_requirements(const struct toml_node *managed, struct toml_node **out, ch
 		snprintf(err, errlen, "Failed to parse config requirements as TOML: unknown "
 		    "variant `%s`, expected one of `untrusted`, `on-failure`, `on-request`, "
 		    "`granular`, `never`\nin `approval_policy`\n", approval);
-		return -1;
-	}
-	if (mode != NULL && sandbox_modes[i] == NULL) {
-		snprintf(err, errlen, "Failed to parse config requirements as TOML: unknown "
-		    "variant `%s`, expected one of `read-only`, `workspace-write`, "
-		    "`danger-full-access`\nin `sandbox_mode`\n", mode);
 		return -1;
 	}
 	if ((*out = toml_table_new()) == NULL)
@@ -551,8 +577,12 @@ ec_load(const char *cwd, const char *codex_home, struct ec_layers *config,
 	if (managed != NULL && managed_requirements(managed, &converted, err, errlen) == -1)
 		goto done;
 	if ((rc = load(SYSTEM_DIR "/requirements.toml", ST_REQUIREMENTS, &doc, err, errlen))
-	    == -1 || (rc == 1 && add_layer(reqs, SYSTEM_DIR "/requirements.toml", SYSTEM_DIR,
-	    doc, 1) == -1)) {
+	    == 1 && requirements_ok(doc, err, errlen) == -1) {
+		toml_free(doc);
+		rc = -1;
+	}
+	if (rc == -1 || (rc == 1 && add_layer(reqs, SYSTEM_DIR "/requirements.toml",
+	    SYSTEM_DIR, doc, 1) == -1)) {
 		rc = -1;
 		goto done;
 	}

@@ -121,15 +121,18 @@ is_bare(int c)
 	    (c >= '0' && c <= '9') || c == '_' || c == '-';
 }
 
-/* Characters from p to its line's end. */
+/*
+ * The caret's width under characters no key has, from p: the reference
+ * counts the bytes of a run of non-ASCII characters (one for anything else).
+ */
 static size_t
-line_chars(const struct tparser *P, const char *p)
+bad_run(const struct tparser *P, const char *p)
 {
 	size_t	n = 0;
 
-	for (; p < P->end && *p != '\n' && !(*p == '\r' && tp_newline(P, p) > 0); p++)
-		n += ((unsigned char)*p & 0xC0) != 0x80;
-	return n;
+	while (p + n < P->end && (unsigned char)p[n] >= 0x80)
+		n++;
+	return n > 0 ? n : 1;
 }
 
 static int
@@ -148,9 +151,10 @@ simple_key(struct tparser *P, struct keypart *k)
 	if (P->p == s && (s >= P->end || strchr("=.] \t\r\n", *s) != NULL))
 		return tp_fail(P, s, 1,
 		    "unquoted keys cannot be empty, expected letters, numbers, `-`, `_`");
-	/* a character no key has, right after one: the rest of the line is refused */
-	if (P->p < P->end && (*P->p == '"' || *P->p == '\'' || (unsigned char)*P->p >= 0x80))
-		return tp_fail(P, P->p, line_chars(P, P->p), E_BAREKEY);
+	/* a character no key has, at a key's start or right after one */
+	if (P->p < P->end && (P->p == s || *P->p == '"' || *P->p == '\'' ||
+	    (unsigned char)*P->p >= 0x80))
+		return tp_fail(P, P->p, bad_run(P, P->p), E_BAREKEY);
 	if ((k->s = strndup(s, (size_t)(P->p - s))) == NULL)
 		return tp_oom(P);
 	k->len = (size_t)(P->p - s);
@@ -283,7 +287,9 @@ bare_value(struct tparser *P, const char *start)
 		tp_fail(P, q, 1, E_NEWLINE);
 		return;
 	}
-	if (memchr(start, ' ', span) != NULL || memchr(start, '\t', span) != NULL) {
+	if ((memchr(start, ' ', span) != NULL || memchr(start, '\t', span) != NULL) &&
+	    strncmp(P->err->msg, "invalid date", 12) != 0 &&
+	    strncmp(P->err->msg, "invalid time", 12) != 0) {
 		tp_fail(P, start, span, E_UNQUOTED);
 		return;
 	}
@@ -312,6 +318,11 @@ keyval(struct tparser *P, struct toml_node *t)
 	if (rc == -1)
 		goto done;
 	rc = -1;
+	if (P->depth > 0 && (P->p >= P->end || tp_newline(P, P->p) > 0)) {
+		/* an inline table's key at a line's end: the table is what is unclosed */
+		tp_fail(P, P->p, 1, "unclosed inline table, expected `}`");
+		goto done;
+	}
 	if (P->p >= P->end || *P->p != '=') {
 		/* whatever follows, the reference says the key wants its value */
 		tp_fail(P, P->p, 1, "key with no value, expected `=`");
@@ -339,6 +350,27 @@ done:
 	return rc;
 }
 
+/*
+ * An element that failed with nothing but blanks after it: the text is cut
+ * short, and the reference says the bracket is unclosed, at the text's end.
+ */
+static int
+unclosed(struct tparser *P, const char *msg)
+{
+	const char	*q, *end = P->end;
+
+	if (P->fail_at == NULL || strncmp(P->err->msg, "unclosed", 8) == 0)
+		return -1;
+	for (q = P->p > P->fail_at ? P->p : P->fail_at; q < P->end; q++)
+		if (*q != ' ' && *q != '\t' && *q != '\r' && *q != '\n')
+			return -1;
+	while (end > P->buf && (end[-1] == ' ' || end[-1] == '\t' || end[-1] == '\r' ||
+	    end[-1] == '\n'))
+		end--;
+	P->failed = 0;
+	return tp_fail(P, end, 1, "%s", msg);
+}
+
 static int
 parse_array(struct tparser *P, struct toml_node **out)
 {
@@ -360,7 +392,7 @@ parse_array(struct tparser *P, struct toml_node **out)
 			return tp_fail(P, after, 1, "unclosed array, expected `]`");
 		start = P->p;
 		if (parse_value(P, &v) == -1)
-			return -1;
+			return unclosed(P, "unclosed array, expected `]`");
 		if (toml_array_add(a, v) == -1)
 			return tp_oom(P);
 		after = P->p;
@@ -415,7 +447,7 @@ parse_inline(struct tparser *P, struct toml_node **out)
 			return tp_fail(P, P->p, 1,
 			    "missing key for inline table element, expected key");
 		if (keyval(P, t) == -1)
-			return -1;
+			return unclosed(P, "unclosed inline table, expected `}`");
 		after = P->p;
 		if (skip_ws_nl(P) == -1)
 			return -1;

@@ -77,6 +77,8 @@ int		 toml_array_add(struct toml_node *a, struct toml_node *kid);
  */
 int		 toml_utf8_check(const char *s, size_t len, size_t *at, size_t *seqlen);
 
+/* A float as the writer prints it (serde's words use the same), malloc'd, or NULL. */
+char		*toml_float_text(double v);
 /* The document for root, malloc'd and NUL-terminated, or NULL. */
 char		*toml_emit(const struct toml_node *root, size_t *len);
 

@@ -67,8 +67,11 @@ time_part(const char *s, size_t len, char *out, size_t outlen, const char **why)
 	*why = len == 0 ? "hour" : "a two-digit hour (HH)";
 	if (len < 2 || (h = digits(s, 2)) < 0)
 		return 0;
+	*why = "`:` (HH:MM)";
+	if (len < 3 || s[2] != ':')
+		return 0;
 	*why = "a two-digit minute (MM)";
-	if (len < 5 || s[2] != ':' || (m = digits(s + 3, 2)) < 0)
+	if (len < 5 || (m = digits(s + 3, 2)) < 0)
 		return 0;
 	if (len > 5 && s[5] == ':') {
 		*why = "a two-digit second (SS)";
@@ -128,7 +131,8 @@ datetime(struct tparser *P, const char *s, size_t len, struct toml_node **out)
 		need_time = n < len;
 		if (n < len) {
 			if (s[n] != 'T' && s[n] != 't' && s[n] != ' ')
-				return tp_fail(P, s + n, 1, "invalid date-time");
+				return tp_fail(P, s, len,
+				    "invalid date-time, expected `T` between date and time");
 			text[10] = 'T';
 			text[11] = '\0';
 			n++;
@@ -139,7 +143,7 @@ datetime(struct tparser *P, const char *s, size_t len, struct toml_node **out)
 		size_t		 t = time_part(s + n, len - n, text, sizeof(text), &why);
 
 		if (t == 0)
-			return tp_fail(P, s, 1, "invalid time, expected %s", why);
+			return tp_fail(P, s, len, "invalid time, expected %s", why);
 		n += t;
 		if (n < len && (s[n] == 'Z' || s[n] == 'z') && s[0] != ':' && len > 10 &&
 		    s[4] == '-') {
@@ -312,7 +316,7 @@ int
 tp_scalar(struct tparser *P, struct toml_node **out)
 {
 	const char	*s = P->p, *q = s, *t;
-	size_t		 len;
+	size_t		 len, k;
 	int		 c = (unsigned char)*s;
 
 	if (!is_digit(c) && c != '+' && c != '-' && c != 'i' && c != 'n' && c != '.')
@@ -320,13 +324,30 @@ tp_scalar(struct tparser *P, struct toml_node **out)
 	while (q < P->end && token_char((unsigned char)*q))
 		q++;
 	/* "1979-05-27 07:32:00": a space may join a date and a time */
-	if (q - s == 10 && s[4] == '-' && q + 3 < P->end && *q == ' ' &&
-	    is_digit((unsigned char)q[1]) && is_digit((unsigned char)q[2]) && q[3] == ':')
+	if (q - s == 10 && s[4] == '-' && q + 2 < P->end && *q == ' ' &&
+	    is_digit((unsigned char)q[1]) && is_digit((unsigned char)q[2]))
 		for (q++; q < P->end && token_char((unsigned char)*q); q++)
 			;
 	len = (size_t)(q - s);
 	P->p = q;
 	t = s + (*s == '+' || *s == '-');
+	/* "979-05-27": a date whose year is not four digits */
+	for (k = 0; k < len && is_digit((unsigned char)s[k]); k++)
+		;
+	if (k > 0 && k != 4 && k + 3 < len && s[k] == '-' && digits(s + k + 1, 2) >= 0 &&
+	    s[k + 3] == '-')
+		return tp_fail(P, s, len, "invalid date, expected a four-digit year (YYYY)");
+	/* a date cut short: the reference names the part it missed, under the token */
+	if (len >= 5 && s[4] == '-' && digits(s, 4) >= 0) {
+		if (len == 5)
+			return tp_fail(P, s, len, "invalid date, expected month");
+		if (len < 7 || digits(s + 5, 2) < 0)
+			return tp_fail(P, s, len, "invalid date, expected a two-digit month (MM)");
+		if (len < 8 || s[7] != '-')
+			return tp_fail(P, s, len, "invalid date, expected `-` (MM-DD)");
+		if (len < 10 || digits(s + 8, 2) < 0)
+			return tp_fail(P, s, len, "invalid date, expected a two-digit day (DD)");
+	}
 	if ((len >= 10 && s[4] == '-' && is_digit(c)) || (len >= 3 && s[2] == ':'))
 		return datetime(P, s, len, out);
 	if (q - t == 3 && (memcmp(t, "inf", 3) == 0 || memcmp(t, "nan", 3) == 0))

@@ -104,7 +104,8 @@ escape(struct tparser *P, struct sbuf *b)
 	for (i = 0; i < n; i++) {
 		/* cut by the line's end: the reference misses the string's end */
 		if (P->p >= P->end || tp_newline(P, P->p) > 0)
-			return tp_fail(P, P->p, 1, "invalid basic string, expected `\"`");
+			return tp_fail(P, P->p, 1, P->in_key ? "key with no value, expected `=`" :
+			    "invalid basic string, expected `\"`");
 		if ((h = hexval((unsigned char)*P->p)) == -1)
 			return tp_fail(P, P->p, 1, "too few unicode value digits, expected unicode "
 			    "hexadecimal value");
