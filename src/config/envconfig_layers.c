@@ -216,132 +216,6 @@ trust_of(const struct toml_node *user, const char *dir)
 	return trust_at(user, real);
 }
 
-/* How serde names a value it did not expect (the reference's words). */
-static void
-unexpected(const struct toml_node *v, char *out, size_t len)
-{
-	char	*f;
-
-	switch (v->kind) {
-	case TOML_INT:
-		snprintf(out, len, "integer `%lld`", v->i);
-		break;
-	case TOML_FLOAT:
-		f = toml_float_text(v->f);
-		snprintf(out, len, "floating point `%s`", f != NULL ? f : "?");
-		free(f);
-		break;
-	case TOML_BOOL:
-		snprintf(out, len, "boolean `%s`", v->i ? "true" : "false");
-		break;
-	case TOML_STRING:
-	case TOML_DATETIME:	/* serde sees a date-time as its text */
-		snprintf(out, len, "string \"%.*s\"", (int)(v->len < 256 ? v->len : 256), v->str);
-		break;
-	case TOML_ARRAY:
-		snprintf(out, len, "sequence");
-		break;
-	default:
-		snprintf(out, len, "map");
-		break;
-	}
-}
-
-/* A trust_level the reference's typed reading of the user's projects refuses: 0 or -1. */
-static int
-trust_level_ok(const struct toml_node *v, const char *dir, char *err, size_t errlen)
-{
-	if (v->kind == TOML_STRING) {
-		if (strcmp(v->str, "trusted") == 0 || strcmp(v->str, "untrusted") == 0)
-			return 0;
-		snprintf(err, errlen, "unknown variant `%s`, expected `trusted` or `untrusted`\n"
-		    "in `projects.%s.trust_level`\n", v->str, dir);
-	} else if (v->kind == TOML_TABLE)
-		snprintf(err, errlen, "wanted exactly 1 element, found %zu elements\n"
-		    "in `projects.%s.trust_level`\n", v->n, dir);
-	else
-		snprintf(err, errlen, "invalid type: unit variant, expected string only\n"
-		    "in `projects.%s.trust_level`\n", dir);
-	return -1;
-}
-
-/* requirements.toml's typed fields the reference checks: features is a table. */
-static int
-requirements_ok(const struct toml_node *doc, char *err, size_t errlen)
-{
-	const struct toml_node	*f = toml_table_get(doc, "features", 8);
-	char			 what[300];
-
-	if (f == NULL || f->kind == TOML_TABLE)
-		return 0;
-	unexpected(f, what, sizeof(what));
-	snprintf(err, errlen, "failed to parse requirements layer " SYSTEM_DIR "/requirements.toml:"
-	    " invalid type: %s, expected struct FeatureRequirementsInput\nin `features`\n", what);
-	return -1;
-}
-
-/* One merged [projects] entry: the user's over the system's. */
-static int
-project_ok(const struct toml_node *sys, const struct toml_node *usr, const char *dir,
-    char *err, size_t errlen)
-{
-	const struct toml_node	*p = usr != NULL ? usr : sys, *level;
-	char			 what[300];
-
-	if (p->kind == TOML_ARRAY && p->n == 0) {
-		/* serde reads a struct from a sequence too: this one is too short */
-		snprintf(err, errlen, "invalid length 0, expected struct ProjectConfig with 1 "
-		    "element\nin `projects.%s`\n", dir);
-		return -1;
-	}
-	if (p->kind != TOML_TABLE) {
-		unexpected(p, what, sizeof(what));
-		snprintf(err, errlen, "invalid type: %s, expected struct ProjectConfig\n"
-		    "in `projects.%s`\n", what, dir);
-		return -1;
-	}
-	/* two tables merge: the user's trust_level, else the system's */
-	if ((level = toml_table_get(p, "trust_level", 11)) == NULL && usr != NULL &&
-	    sys != NULL && sys->kind == TOML_TABLE)
-		level = toml_table_get(sys, "trust_level", 11);
-	return level != NULL ? trust_level_ok(level, dir, err, errlen) : 0;
-}
-
-/*
- * The [projects] of the system's and the user's files, merged as the
- * reference merges its layers and read typed: 0, or -1 with err.
- */
-static int
-projects_ok(const struct toml_node *system, const struct toml_node *user, char *err,
-    size_t errlen)
-{
-	const struct toml_node	*s = toml_table_get(system, "projects", 8);
-	const struct toml_node	*u = toml_table_get(user, "projects", 8), *top;
-	char			 what[300];
-	size_t			 i;
-
-	/* a value that is not a table replaces, and is replaced, whole */
-	top = u != NULL ? u : s;
-	if (top == NULL)
-		return 0;
-	if (top->kind != TOML_TABLE || (u != NULL && s != NULL && s->kind != TOML_TABLE))
-		s = NULL;
-	if (top->kind != TOML_TABLE) {
-		unexpected(top, what, sizeof(what));
-		snprintf(err, errlen, "invalid type: %s, expected a map\nin `projects`\n", what);
-		return -1;
-	}
-	for (i = 0; s != NULL && i < s->n; i++)
-		if (project_ok(s->kid[i], u != NULL ? toml_table_get(u, s->key[i].s,
-		    s->key[i].len) : NULL, s->key[i].s, err, errlen) == -1)
-			return -1;
-	for (i = 0; u != NULL && i < u->n; i++)
-		if ((s == NULL || toml_table_get(s, u->key[i].s, u->key[i].len) == NULL) &&
-		    project_ok(NULL, u->kid[i], u->key[i].s, err, errlen) == -1)
-			return -1;
-	return 0;
-}
-
 static int
 has_marker(const char *dir, const struct toml_node *markers)
 {
@@ -577,7 +451,7 @@ ec_load(const char *cwd, const char *codex_home, struct ec_layers *config,
 	if (managed != NULL && managed_requirements(managed, &converted, err, errlen) == -1)
 		goto done;
 	if ((rc = load(SYSTEM_DIR "/requirements.toml", ST_REQUIREMENTS, &doc, err, errlen))
-	    == 1 && requirements_ok(doc, err, errlen) == -1) {
+	    == 1 && ec_requirements_ok(doc, err, errlen) == -1) {
 		toml_free(doc);
 		rc = -1;
 	}
@@ -587,7 +461,7 @@ ec_load(const char *cwd, const char *codex_home, struct ec_layers *config,
 		goto done;
 	}
 	rc = -1;
-	if (projects_ok(config->n > 0 && config->v[0].system ? config->v[0].doc : NULL, user,
+	if (ec_projects_ok(config->n > 0 && config->v[0].system ? config->v[0].doc : NULL, user,
 	    err, errlen) == -1)
 		goto done;
 	if (projects(cwd, user, config, err, errlen) == -1)

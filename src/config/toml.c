@@ -148,7 +148,7 @@ simple_key(struct tparser *P, struct keypart *k)
 	}
 	while (P->p < P->end && is_bare((unsigned char)*P->p))
 		P->p++;
-	if (P->p == s && (s >= P->end || strchr("=.] \t\r\n", *s) != NULL))
+	if (P->p == s && (s >= P->end || strchr("=.] \t\r\n#", *s) != NULL))
 		return tp_fail(P, s, 1,
 		    "unquoted keys cannot be empty, expected letters, numbers, `-`, `_`");
 	/* a character no key has, at a key's start or right after one */
@@ -251,57 +251,6 @@ seal(struct toml_node *n)
 		seal(n->kid[i]);
 }
 
-/*
- * A value refused where it starts, worded as the reference words it: it
- * reads a run of word characters and blanks as one unquoted token; what
- * follows that on the line is 'unexpected', blanks inside make it a
- * string that wants quotes, and its caret runs under the whole token.
- */
-static void
-bare_value(struct tparser *P, const char *start)
-{
-	const char	*e = start, *q;
-	size_t		 span = 0;
-
-	while (e < P->end && (isalnum((unsigned char)*e) || strchr("_.+:- \t", *e) != NULL))
-		e++;
-	while (e > start && (e[-1] == ' ' || e[-1] == '\t'))
-		e--;
-	if (e == start)
-		return;
-	for (q = e; q < P->end && (*q == ' ' || *q == '\t'); q++)
-		;
-	for (; start + span < e; span++)
-		;
-	P->failed = 0;
-	/* in an inline table, another '=' after the token is the one refused */
-	if (P->depth > 0 && q < P->end && *q == '=') {
-		tp_fail(P, q, 1, "extra assignment between key-value pairs, expected `,`");
-		return;
-	}
-	if (P->depth > 0) {
-		P->failed = 1;
-		return;
-	}
-	if (q < P->end && *q != '#' && tp_newline(P, q) == 0) {
-		tp_fail(P, q, 1, E_NEWLINE);
-		return;
-	}
-	if ((memchr(start, ' ', span) != NULL || memchr(start, '\t', span) != NULL) &&
-	    strncmp(P->err->msg, "invalid date", 12) != 0 &&
-	    strncmp(P->err->msg, "invalid time", 12) != 0) {
-		tp_fail(P, start, span, E_UNQUOTED);
-		return;
-	}
-	if (strcmp(P->err->msg, E_UNQUOTED) == 0 ||
-	    strcmp(P->err->msg, "integer number overflowed") == 0) {
-		tp_fail(P, start, span, "%s", P->err->msg[0] == 's' ? E_UNQUOTED :
-		    "integer number overflowed");
-		return;
-	}
-	P->failed = 1;
-}
-
 /* key = value into t. */
 static int
 keyval(struct tparser *P, struct toml_node *t)
@@ -330,10 +279,14 @@ keyval(struct tparser *P, struct toml_node *t)
 	}
 	P->p++;
 	skip_ws(P);
+	if (P->p < P->end && *P->p == '=') {
+		tp_fail(P, P->p, 1, "extra `=`, expected nothing");
+		goto done;
+	}
 	start = P->p;
 	if (parse_value(P, &v) == -1) {
 		if (P->fail_at == start)
-			bare_value(P, start);
+			tp_bare_value(P, start);
 		goto done;
 	}
 	for (i = 0; i + 1 < k.n; i++)
@@ -348,27 +301,6 @@ done:
 	toml_free(v);
 	dotted_free(&k);
 	return rc;
-}
-
-/*
- * An element that failed with nothing but blanks after it: the text is cut
- * short, and the reference says the bracket is unclosed, at the text's end.
- */
-static int
-unclosed(struct tparser *P, const char *msg)
-{
-	const char	*q, *end = P->end;
-
-	if (P->fail_at == NULL || strncmp(P->err->msg, "unclosed", 8) == 0)
-		return -1;
-	for (q = P->p > P->fail_at ? P->p : P->fail_at; q < P->end; q++)
-		if (*q != ' ' && *q != '\t' && *q != '\r' && *q != '\n')
-			return -1;
-	while (end > P->buf && (end[-1] == ' ' || end[-1] == '\t' || end[-1] == '\r' ||
-	    end[-1] == '\n'))
-		end--;
-	P->failed = 0;
-	return tp_fail(P, end, 1, "%s", msg);
 }
 
 static int
@@ -392,7 +324,7 @@ parse_array(struct tparser *P, struct toml_node **out)
 			return tp_fail(P, after, 1, "unclosed array, expected `]`");
 		start = P->p;
 		if (parse_value(P, &v) == -1)
-			return unclosed(P, "unclosed array, expected `]`");
+			return tp_unclosed(P, "unclosed array, expected `]`");
 		if (toml_array_add(a, v) == -1)
 			return tp_oom(P);
 		after = P->p;
@@ -447,7 +379,7 @@ parse_inline(struct tparser *P, struct toml_node **out)
 			return tp_fail(P, P->p, 1,
 			    "missing key for inline table element, expected key");
 		if (keyval(P, t) == -1)
-			return unclosed(P, "unclosed inline table, expected `}`");
+			return tp_unclosed(P, "unclosed inline table, expected `}`");
 		after = P->p;
 		if (skip_ws_nl(P) == -1)
 			return -1;
@@ -634,6 +566,8 @@ line(struct tparser *P)
 	int	nl;
 
 	skip_ws(P);
+	if (P->p < P->end && *P->p == ']')
+		return tp_fail(P, P->p, 1, "missing table open, expected `[`");
 	if (P->p < P->end && *P->p == '[') {
 		if (header(P) == -1)
 			return -1;
@@ -653,18 +587,6 @@ line(struct tparser *P)
 		return tp_fail(P, stray_key(P), 1, E_NEWLINE);
 	P->p += nl;
 	return 0;
-}
-
-/* The text failed for want of a closing bracket it never had (the reference fails at its end). */
-static int
-cut_short(const struct tparser *P)
-{
-	const char	*q;
-
-	for (q = P->fail_at; q < P->end; q++)
-		if (*q != ' ' && *q != '\t' && *q != '\r' && *q != '\n')
-			return 0;
-	return strncmp(P->err->msg, "unclosed", 8) == 0;
 }
 
 struct toml_node *
@@ -694,7 +616,7 @@ toml_parse(const char *buf, size_t len, struct toml_error *err)
 	 * A duplicate key before where the text fails is the error the
 	 * reference gives, unless the text is cut short.
 	 */
-	if (P.dup_at != NULL && (!P.failed || (P.dup_at < P.fail_at && !cut_short(&P)))) {
+	if (P.dup_at != NULL && (!P.failed || (P.dup_at < P.fail_at && !tp_cut_short(&P)))) {
 		P.failed = 0;
 		tp_fail(&P, P.dup_at, P.dup_span, "%s", P.dup_why);
 	}

@@ -311,18 +311,18 @@ optional_file(const struct fs_policy *pol, const char *root, const char *name,
 }
 
 /*
- * The plugin a root is, by the first of the manifests it has: its manifest,
- * .mcp.json and .app.json, or null; the manifest is its namespace manifest too.
+ * The manifest of the plugin a root is (the first there is), or null; it is
+ * the root's namespace manifest too.
  */
 static json_t *
-root_plugin(const struct fs_policy *pol, const char *dir, json_t *namespaces,
+root_manifest(const struct fs_policy *pol, const char *dir, json_t *namespaces,
     json_t *namespaces_warnings)
 {
 	static const char *const manifests[] = { ".codex-plugin/plugin.json",
 	    ".claude-plugin/plugin.json", ".cursor-plugin/plugin.json" };
 	char		 path[PATH_MAX];
 	struct stat	 st;
-	json_t		*mf, *mcp, *apps;
+	json_t		*mf;
 	size_t		 i;
 	int		 fd;
 
@@ -351,13 +351,23 @@ root_plugin(const struct fs_policy *pol, const char *dir, json_t *namespaces,
 		if (json_is_null(mf))
 			continue;
 		json_array_append(namespaces, mf);
-		/* one after the other: their warnings come in this order */
-		mcp = optional_file(pol, dir, ".mcp.json", namespaces_warnings);
-		apps = optional_file(pol, dir, ".app.json", namespaces_warnings);
-		return json_pack("{s:o,s:o,s:o}", "manifest", mf, "mcpConfig", mcp, "appsConfig",
-		    apps);
+		return mf;
 	}
 	return json_null();
+}
+
+/* The plugin of manifest mf (taken): its .mcp.json and .app.json, in that order. */
+static json_t *
+root_plugin(const struct fs_policy *pol, const char *dir, json_t *mf, json_t *warnings)
+{
+	json_t	*mcp, *apps;
+
+	if (json_is_null(mf))
+		return mf;
+	/* one after the other: their warnings come in this order */
+	mcp = optional_file(pol, dir, ".mcp.json", warnings);
+	apps = optional_file(pol, dir, ".app.json", warnings);
+	return json_pack("{s:o,s:o,s:o}", "manifest", mf, "mcpConfig", mcp, "appsConfig", apps);
 }
 
 /* A root the sandbox denies: what the reference warns of finding nothing. */
@@ -380,7 +390,7 @@ static json_t *
 discover_root(const struct fs_policy *pol, const char *dir, const char *uri, char *err,
     size_t errlen, json_t *warnings, json_t **plugin, json_t *namespaces)
 {
-	json_t		*skills = json_array(), *files = NULL, *v, *entry;
+	json_t		*skills = json_array(), *files = NULL, *v, *entry, *mf = NULL;
 	struct stat	 st;
 	char		 text[128];
 	size_t		 i;
@@ -396,13 +406,16 @@ discover_root(const struct fs_policy *pol, const char *dir, const char *uri, cha
 		snprintf(err, errlen, "capability root %s is not a directory", uri);
 	else
 		files = fs_discover_files(dir, pol, warnings);
+	/* the reference's order: the walk, the manifest, the skills, the plugin's files */
+	if (files != NULL)
+		mf = root_manifest(pol, dir, namespaces, warnings);
 	if (skills != NULL)
 		json_array_foreach(files, i, v)
 			if (fs_allowed(pol, json_string_value(v), 1, FS_WANT_READ) == 0 &&
 			    (entry = skill_entry(pol, json_string_value(v), warnings)) != NULL)
 				json_array_append_new(skills, entry);
-	if (files != NULL)
-		*plugin = root_plugin(pol, dir, namespaces, warnings);
+	if (mf != NULL)
+		*plugin = root_plugin(pol, dir, mf, warnings);
 	json_decref(files);
 	return skills;
 }

@@ -236,32 +236,10 @@ skill_root(struct discovery *d, const char *id, const char *dir)
 		warn_once(d);
 }
 
-static int
-by_text(const void *a, const void *b)
-{
-	return strcmp(json_string_value(*(json_t *const *)a),
-	    json_string_value(*(json_t *const *)b));
-}
-
-/* In byte order: the order the reference folds versions in. */
-static void
-sort_strings(json_t *a)
-{
-	size_t	  i, n = json_array_size(a);
-	json_t	**v = calloc(n + 1, sizeof(*v));
-
-	if (v == NULL)
-		return;
-	for (i = 0; i < n; i++)
-		v[i] = json_incref(json_array_get(a, i));
-	qsort(v, n, sizeof(*v), by_text);
-	json_array_clear(a);
-	for (i = 0; i < n; i++)
-		json_array_append_new(a, v[i]);
-	free(v);
-}
-
-/* Sorted names of the directories in dir (an empty array if none). */
+/*
+ * Names of the directories in dir (an empty array if none), in the
+ * directory's own order: the order the reference folds versions in.
+ */
 static json_t *
 subdirs(const char *dir)
 {
@@ -278,7 +256,6 @@ subdirs(const char *dir)
 		    de->d_name) == 0 && is_dir(path))
 			json_array_append_new(names, json_string(de->d_name));
 	closedir(dp);
-	sort_strings(names);
 	return names;
 }
 

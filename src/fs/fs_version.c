@@ -1,7 +1,8 @@
 /*
  * Which cached version of a plugin capabilities/discoverV2 lists, as the
  * reference picks it: only names of [A-Za-z0-9._+-] count; a version
- * `local` wins; otherwise the greatest, folding over the names in order,
+ * `local` wins; otherwise the greatest, folding over the names in the
+ * directory's order (as the reference's read_dir gives them),
  * two names compared as semantic versions (build metadata included, as
  * Rust's semver orders them) when both are, else as byte strings.
  */

@@ -1,0 +1,98 @@
+/*
+ * Which error the TOML reader reports, where the reference's reader words
+ * a failure otherwise than the place it was found: a bare value read as
+ * one token, an element cut short by the end of the text.
+ */
+#include "config.h"
+
+#include <ctype.h>
+#include <string.h>
+
+#include "config/toml_int.h"
+
+#define E_UNQUOTED	"string values must be quoted, expected literal string"
+#define E_NEWLINE	"unexpected key or value, expected newline, `#`"
+
+/*
+ * A value refused where it starts, worded as the reference words it: it
+ * reads a run of word characters and blanks as one unquoted token; what
+ * follows that on the line is 'unexpected', blanks inside make it a
+ * string that wants quotes, and its caret runs under the whole token.
+ */
+void
+tp_bare_value(struct tparser *P, const char *start)
+{
+	const char	*e = start, *q;
+	size_t		 span = 0;
+
+	while (e < P->end && (isalnum((unsigned char)*e) || strchr("_.+:- \t", *e) != NULL))
+		e++;
+	while (e > start && (e[-1] == ' ' || e[-1] == '\t'))
+		e--;
+	if (e == start)
+		return;
+	for (q = e; q < P->end && (*q == ' ' || *q == '\t'); q++)
+		;
+	for (; start + span < e; span++)
+		;
+	P->failed = 0;
+	/* in an inline table, another '=' after the token is the one refused */
+	if (P->depth > 0 && q < P->end && *q == '=') {
+		tp_fail(P, q, 1, "extra assignment between key-value pairs, expected `,`");
+		return;
+	}
+	if (P->depth > 0) {
+		P->failed = 1;
+		return;
+	}
+	if (q < P->end && *q != '#' && tp_newline(P, q) == 0) {
+		tp_fail(P, q, 1, E_NEWLINE);
+		return;
+	}
+	if ((memchr(start, ' ', span) != NULL || memchr(start, '\t', span) != NULL) &&
+	    strncmp(P->err->msg, "invalid date", 12) != 0 &&
+	    strncmp(P->err->msg, "invalid time", 12) != 0) {
+		tp_fail(P, start, span, E_UNQUOTED);
+		return;
+	}
+	if (strcmp(P->err->msg, E_UNQUOTED) == 0 ||
+	    strcmp(P->err->msg, "integer number overflowed") == 0) {
+		tp_fail(P, start, span, "%s", P->err->msg[0] == 's' ? E_UNQUOTED :
+		    "integer number overflowed");
+		return;
+	}
+	P->failed = 1;
+}
+
+/*
+ * An element that failed with nothing but blanks after it: the text is cut
+ * short, and the reference says the bracket is unclosed, at the text's end.
+ */
+int
+tp_unclosed(struct tparser *P, const char *msg)
+{
+	const char	*q, *end = P->end;
+
+	if (P->fail_at == NULL || strncmp(P->err->msg, "unclosed", 8) == 0)
+		return -1;
+	for (q = P->p > P->fail_at ? P->p : P->fail_at; q < P->end; q++)
+		if (*q != ' ' && *q != '\t' && *q != '\r' && *q != '\n')
+			return -1;
+	while (end > P->buf && (end[-1] == ' ' || end[-1] == '\t' || end[-1] == '\r' ||
+	    end[-1] == '\n'))
+		end--;
+	P->failed = 0;
+	return tp_fail(P, end, 1, "%s", msg);
+}
+
+/* The text failed for want of a closing bracket it never had (the reference fails at its end). */
+int
+tp_cut_short(const struct tparser *P)
+{
+	const char	*q;
+
+	for (q = P->fail_at; q < P->end; q++)
+		if (*q != ' ' && *q != '\t' && *q != '\r' && *q != '\n')
+			return 0;
+	return strncmp(P->err->msg, "unclosed", 8) == 0;
+}
