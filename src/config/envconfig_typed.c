@@ -87,19 +87,24 @@ unexpected(const struct toml_node *v, char *out, size_t len)
 
 /* A trust_level the reference's typed reading of the user's projects refuses: 0 or -1. */
 static int
-trust_level_ok(const struct toml_node *v, const char *dir, char *err, size_t errlen)
+trust_level_ok(const struct toml_node *v, const char *dir, const char *field, char *err,
+    size_t errlen)
 {
 	if (v->kind == TOML_STRING) {
 		if (strcmp(v->str, "trusted") == 0 || strcmp(v->str, "untrusted") == 0)
 			return 0;
 		snprintf(err, errlen, "unknown variant `%s`, expected `trusted` or `untrusted`\n"
-		    "in `projects.%s.trust_level`\n", v->str, dir);
-	} else if (v->kind == TOML_TABLE)
+		    "in `projects.%s%s`\n", v->str, dir, field);
+	} else if (v->kind == TOML_TABLE && v->n == 1)
+		/* an enum read from a map: its one key names the variant */
+		snprintf(err, errlen, "unknown variant `%s`, expected `trusted` or `untrusted`\n"
+		    "in `projects.%s%s`\n", v->key[0].s, dir, field);
+	else if (v->kind == TOML_TABLE)
 		snprintf(err, errlen, "wanted exactly 1 element, found %zu elements\n"
-		    "in `projects.%s.trust_level`\n", v->n, dir);
+		    "in `projects.%s%s`\n", v->n, dir, field);
 	else
 		snprintf(err, errlen, "invalid type: unit variant, expected string only\n"
-		    "in `projects.%s.trust_level`\n", dir);
+		    "in `projects.%s%s`\n", dir, field);
 	return -1;
 }
 
@@ -132,6 +137,9 @@ project_ok(const struct toml_node *sys, const struct toml_node *usr, const char 
 		    "element\nin `projects.%s`\n", dir);
 		return -1;
 	}
+	/* serde reads a struct from a sequence too: its first element is trust_level */
+	if (p->kind == TOML_ARRAY)
+		return trust_level_ok(p->kid[0], dir, "", err, errlen);
 	if (p->kind != TOML_TABLE) {
 		unexpected(p, what, sizeof(what));
 		snprintf(err, errlen, "invalid type: %s, expected struct ProjectConfig\n"
@@ -142,7 +150,7 @@ project_ok(const struct toml_node *sys, const struct toml_node *usr, const char 
 	if ((level = toml_table_get(p, "trust_level", 11)) == NULL && usr != NULL &&
 	    sys != NULL && sys->kind == TOML_TABLE)
 		level = toml_table_get(sys, "trust_level", 11);
-	return level != NULL ? trust_level_ok(level, dir, err, errlen) : 0;
+	return level != NULL ? trust_level_ok(level, dir, ".trust_level", err, errlen) : 0;
 }
 
 /*

@@ -148,7 +148,7 @@ simple_key(struct tparser *P, struct keypart *k)
 	}
 	while (P->p < P->end && is_bare((unsigned char)*P->p))
 		P->p++;
-	if (P->p == s && (s >= P->end || strchr("=.] \t\r\n#", *s) != NULL))
+	if (P->p == s && (s >= P->end || strchr("=.]} \t\r\n#", *s) != NULL))
 		return tp_fail(P, s, 1,
 		    "unquoted keys cannot be empty, expected letters, numbers, `-`, `_`");
 	/* a character no key has, at a key's start or right after one */
@@ -285,7 +285,7 @@ keyval(struct tparser *P, struct toml_node *t)
 	}
 	start = P->p;
 	if (parse_value(P, &v) == -1) {
-		if (P->fail_at == start)
+		if (P->fail_at >= start)
 			tp_bare_value(P, start);
 		goto done;
 	}
@@ -482,7 +482,8 @@ header(struct tparser *P)
 		goto done;
 	rc = -1;
 	if (P->p >= P->end || *P->p != ']') {
-		tp_fail(P, P->p, 1, aot ? "unclosed array table, expected `]]`" :
+		/* where the key ends: blanks inside the brackets are not the key's */
+		tp_fail(P, k.part[k.n - 1].end, 1, aot ? "unclosed array table, expected `]]`" :
 		    "unclosed table, expected `]`");
 		goto done;
 	}

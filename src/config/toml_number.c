@@ -151,8 +151,10 @@ datetime(struct tparser *P, const char *s, size_t len, struct toml_node **out)
 			n++;
 		} else if (n < len && (s[n] == '+' || s[n] == '-') && len > 10 && s[4] == '-') {
 			/* the reference's caret runs under the whole date-time */
-			if (len - n < 3 || digits(s + n + 1, 2) < 0)
+			if (len - n < 2 || !is_digit((unsigned char)s[n + 1]))
 				return tp_fail(P, s, len, "invalid offset, expected hour");
+			if (len - n < 4 || digits(s + n + 1, 2) < 0 || s[n + 3] != ':')
+				return tp_fail(P, s, len, "invalid offset, expected `:` (HH:MM)");
 			if (len - n != 6 || s[n + 3] != ':' || (oh = digits(s + n + 1, 2)) < 0 ||
 			    (om = digits(s + n + 4, 2)) < 0)
 				return tp_fail(P, s, 1, "invalid offset");

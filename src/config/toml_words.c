@@ -35,6 +35,9 @@ tp_bare_value(struct tparser *P, const char *start)
 		;
 	for (; start + span < e; span++)
 		;
+	/* an error past the token is the one */
+	if (P->fail_at > e)
+		return;
 	P->failed = 0;
 	/* in an inline table, another '=' after the token is the one refused */
 	if (P->depth > 0 && q < P->end && *q == '=') {
@@ -51,12 +54,13 @@ tp_bare_value(struct tparser *P, const char *start)
 	}
 	if ((memchr(start, ' ', span) != NULL || memchr(start, '\t', span) != NULL) &&
 	    strncmp(P->err->msg, "invalid date", 12) != 0 &&
-	    strncmp(P->err->msg, "invalid time", 12) != 0) {
+	    strncmp(P->err->msg, "invalid time", 12) != 0 &&
+	    strncmp(P->err->msg, "invalid offset", 14) != 0) {
 		tp_fail(P, start, span, E_UNQUOTED);
 		return;
 	}
-	if (strcmp(P->err->msg, E_UNQUOTED) == 0 ||
-	    strcmp(P->err->msg, "integer number overflowed") == 0) {
+	if (P->fail_at == start && (strcmp(P->err->msg, E_UNQUOTED) == 0 ||
+	    strcmp(P->err->msg, "integer number overflowed") == 0)) {
 		tp_fail(P, start, span, "%s", P->err->msg[0] == 's' ? E_UNQUOTED :
 		    "integer number overflowed");
 		return;

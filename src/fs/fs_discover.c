@@ -36,6 +36,7 @@ struct walk {
 	json_t			*seen;		/* their real paths, and "dev:ino" of directories */
 	const struct fs_policy	*pol;		/* what the request's sandbox lets us see */
 	json_t			*warnings;	/* of directories it denies */
+	json_t			*queue;		/* [path, depth] of directories to list */
 };
 
 /* "failed to <what> <uri>: <errno text>" into warnings. */
@@ -76,9 +77,11 @@ walk_entry(struct walk *w, const char *dir, const char *name, int depth)
 	}
 	if (S_ISDIR(st.st_mode)) {
 		snprintf(key, sizeof(key), "%ju:%ju", (uintmax_t)st.st_dev, (uintmax_t)st.st_ino);
+		/* breadth first, as the reference: a level's warnings before the next's */
 		if (json_object_get(w->seen, key) == NULL &&
-		    json_object_set_new(w->seen, key, json_true()) == 0)
-			walk_dir(w, path, depth + 1);
+		    json_object_set_new(w->seen, key, json_true()) == 0 &&
+		    json_array_append_new(w->queue, json_pack("[s,i]", path, depth + 1)) == -1)
+			log_warnx("capabilityRoots/discoverV1: out of memory");
 		return;
 	}
 	/* as the reference: a SKILL.md that is a symlink is no skill (a directory link is followed) */
@@ -116,8 +119,8 @@ walk_dir(struct walk *w, const char *dir, int depth)
 {
 	DIR		*d;
 	struct dirent	*de;
-	json_t		*names = json_array(), *v, **sorted;
-	size_t		 i, n;
+	json_t		*names = json_array(), *v;
+	size_t		 i;
 
 	if (depth > DISCOVER_DEPTH || names == NULL || (d = open_dir(w->pol, dir)) == NULL) {
 		/* a directory it cannot list, the reference warns of */
@@ -130,18 +133,9 @@ walk_dir(struct walk *w, const char *dir, int depth)
 		if (strcmp(de->d_name, ".") != 0 && strcmp(de->d_name, "..") != 0)
 			json_array_append_new(names, json_string_nocheck(de->d_name));
 	closedir(d);
-	/* in byte order, so that the warnings come in the reference's order */
-	n = json_array_size(names);
-	if ((sorted = calloc(n + 1, sizeof(*sorted))) == NULL) {
-		json_decref(names);
-		return;
-	}
+	/* in the directory's own order, the reference's: its warnings come so */
 	json_array_foreach(names, i, v)
-		sorted[i] = v;
-	qsort(sorted, n, sizeof(*sorted), by_path);
-	for (i = 0; i < n; i++)
-		walk_entry(w, dir, json_string_value(sorted[i]), depth);
-	free(sorted);
+		walk_entry(w, dir, json_string_value(v), depth);
 	json_decref(names);
 }
 
@@ -268,14 +262,19 @@ skill_entry(const struct fs_policy *pol, const char *path, json_t *warnings)
 json_t *
 fs_discover_files(const char *dir, const struct fs_policy *pol, json_t *warnings)
 {
-	struct walk	 w = { json_array(), json_object(), pol, warnings };
+	struct walk	 w = { json_array(), json_object(), pol, warnings, json_array() };
 	json_t		*out = json_array(), *v;
 	size_t		 i, n;
 	json_t		**sorted;
 
-	if (w.found != NULL && w.seen != NULL) {
+	if (w.found != NULL && w.seen != NULL && w.queue != NULL) {
 		json_object_set_new(w.seen, "", json_true());	/* no key is "" otherwise */
-		walk_dir(&w, dir, 0);
+		json_array_append_new(w.queue, json_pack("[s,i]", dir, 0));
+		for (i = 0; i < json_array_size(w.queue); i++) {
+			v = json_array_get(w.queue, i);
+			walk_dir(&w, json_string_value(json_array_get(v, 0)),
+			    (int)json_integer_value(json_array_get(v, 1)));
+		}
 	}
 	n = json_array_size(w.found);
 	if (out != NULL && (sorted = calloc(n + 1, sizeof(*sorted))) != NULL) {
@@ -288,6 +287,7 @@ fs_discover_files(const char *dir, const struct fs_policy *pol, json_t *warnings
 	}
 	json_decref(w.found);
 	json_decref(w.seen);
+	json_decref(w.queue);
 	return out;
 }
 

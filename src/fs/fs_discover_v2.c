@@ -261,14 +261,21 @@ subdirs(const char *dir)
 
 /* {"path","contents"} of root/name if it is there, else null. */
 static json_t *
-optional_file(const struct fs_policy *pol, const char *root, const char *name)
+optional_file(struct discovery *d, const char *root, const char *name)
 {
 	char	path[PATH_MAX];
+	int	fd;
 
 	if (fs_pathf(path, sizeof(path), "%s/%s", root, name) != 0 ||
-	    access(path, F_OK) != 0 || fs_allowed(pol, path, 1, FS_WANT_READ) != 0)
+	    access(path, F_OK) != 0 || fs_allowed(d->pol, path, 1, FS_WANT_READ) != 0)
 		return json_null();
-	return fs_discover_file_entry(pol, path);
+	/* there but unreadable: null, and the reference's warning */
+	if ((fd = fs_discover_open(d->pol, path)) == -1) {
+		warn_once(d);
+		return json_null();
+	}
+	close(fd);
+	return fs_discover_file_entry(d->pol, path);
 }
 
 static void
@@ -329,8 +336,8 @@ plugin(struct discovery *d, const char *market, const char *name, const char *ro
 	if (asprintf(&id, "%s@%s", name, market) != -1 && (p = json_pack("{s:s,s:s,s:n,"
 	    "s:s,s:s?,s:{s:O,s:o,s:o},s:o}", "id", id, "displayName", shown,
 	    "remotePluginId", "version", version, "root", uri, "files", "manifest", mf,
-	    "mcpConfig", optional_file(d->pol, root, ".mcp.json"),
-	    "appsConfig", optional_file(d->pol, root, ".app.json"), "skills", list)) != NULL)
+	    "mcpConfig", optional_file(d, root, ".mcp.json"),
+	    "appsConfig", optional_file(d, root, ".app.json"), "skills", list)) != NULL)
 		json_array_append_new(d->plugins, p);
 	else
 		log_warnx("capabilities/discoverV2: out of memory");
