@@ -426,6 +426,24 @@ def cases():
     yield "gendiff: discoverV1, not UTF-8, a space", {
         "r/z/SKILL.md": b"---\nname: x\ndescription: \xff\n---\n", "a b/s/SKILL.md": sk("s", "d")}, None, {}, [
         v1(("r", "@R/r"), ("sp", "@R/a b"))]
+    yield "gendiff: discoverV1 walks breadth first", {
+        "r/s1/SKILL.md": sk("a", "b"), "r/deep/s0/x/SKILL.md": sk("c", "d"), "r/deep/s2/x/SKILL.md": sk("e", "f"),
+        "r/a/b/c/d/SKILL.md": sk("g", "h"), "chmod000": ["r/deep/s0/x", "r/s1", "r/a/b/c"]}, None, {
+        "@nobody": True}, [v1(("r", "@R/r"))]
+    yield "gendiff: discoverV1 warnings in order", {
+        "r/.cursor-plugin/plugin.json": "{nope", "r/.mcp.json": "{}", "r/skills/s0/SKILL.md": b"---\n\xff\n---\n",
+        "r/skills/.h1/SKILL.md": sk("a", "b"),
+        "chmod000": ["r/.cursor-plugin/plugin.json", "r/skills/.h1"]}, None, {"@nobody": True}, [v1(("r", "@R/r"))]
+    yield "gendiff: discoverV1 unreadable .mcp.json", {
+        "r/.codex-plugin/plugin.json": '{"name": "pl"}', "r/.mcp.json": "bad", "r/.app.json": "{}",
+        "r/skills/.h1/SKILL.md": sk("a", "b"), "chmod000": ["r/skills/.h1", "r/.mcp.json"]}, None, {
+        "@nobody": True}, [v1(("r", "@R/r"))]
+    yield "gendiff: discoverV2 unreadable plugin files", {
+        CACHE + "m/p2/_/.codex-plugin/plugin.json": "{}", CACHE + "m/p2/_/.mcp.json": "bad",
+        CACHE + "m/p2/_/.app.json": "bad", "chmod000": [CACHE + "m/p2/_/.mcp.json"]}, None, {"@nobody": True}, [v2()]
+    yield "gendiff: plugin versions in directory order", {
+        CACHE + "m/pl/1.0.0-01/": "", CACHE + "m/pl/1.0.0/": "",
+        CACHE + "m/pl/1.0.0-alpha.1/.claude-plugin/plugin.json": '{"name": "other"}'}, None, {}, [v2()]
     # /etc/codex
     yield "etc: system skills come last", SKILLS, {"skills/z/SKILL.md": sk("etc", "d")}, {}, [v2()]
     yield "etc: invalid system skill", {}, {"skills/z/SKILL.md": "x"}, {}, [v2()]

@@ -375,6 +375,33 @@ def cases():
                                                          "p/.codex/config.toml": bad}, None, {}, "@R/p", [
             read(cwd="@R/p", config=["a"])]
         yield "gendiff: TOML user %d %r" % (i, bad), {U: bad}, None, {}, "@R", [read(config=["a"])]
+    yield "gendiff: projects entry an array of tables", {U: "a = 1\n"}, {
+        "config.toml": '[[projects.m]]\n"b" = 07:32:00\n[[projects.m]]\nkey = {}\n'}, {}, "@R", [read(config=["a"])]
+    yield "gendiff: projects entry an empty array", {U: "projects.b = []\n"}, None, {}, "@R", [read(config=["a"])]
+    yield "gendiff: projects entry a date-time", {U: "a = 1\n"}, {
+        "config.toml": "projects.projects = 1979-05-27T07:32:00\n"}, {}, "@R", [read(config=["a"])]
+    yield "gendiff: projects entry a control string", {U: 'projects.s = "ctl\\u0001"\n'}, None, {}, "@R", [
+        read(config=["a"])]
+    yield "gendiff: system projects replaced by the user's", {U: '[projects."@R/p"]\ntrust_level = "trusted"\n'}, {
+        "config.toml": 'projects = "a\\\\b"\n'}, {}, "@R", [read(config=["a"])]
+    yield "gendiff: requirements features typed", {U: ""}, {"requirements.toml": "features = 1e-7\n"}, {}, "@R", [
+        read(config=["a"], requirements=["features"])]
+    yield "gendiff: requirements features a date-time", {U: ""}, {
+        "requirements.toml": "features = 1979-05-27 07:32:00Z\n"}, {}, "@R", [read(config=["a"], requirements=["a"])]
+    yield "gendiff: managed sandbox_mode checked first", {U: ""}, {
+        "managed_config.toml": "sandbox_mode = 'bogus'\napproval_policy = 'x'\n"}, {}, "@R", [
+        read(config=["a"], requirements=["a"])]
+    for i, bad in enumerate(["a = 1979-05\n", "a = 1979-05-2\n", "a = 1979-05x27\n", "a = 1979-\n",
+                             "a = [1979-05]\n", "a = 1979-05-27 07\n", "a = 07:3\n", "a = 1979-5-27\n",
+                             "a = 1979-05-27x\n", "a = [1979-05", "t = 979-05-27T00:32:00\n",
+                             "a = 00:3:00.5\n",
+                             "z-z =  = 1\n", "][[a.k1]]\n", "[#m]\n", "[}m.x]\n", "[t\t95]\n",
+                             "key = [1_0.5e1,_0, []]\n", "m = 0xdead_{beef\n", "0 = 1.79a b157e308\n",
+                             "k = { n = { s = true, appr\n", "x = { a = 1, b = '''\n", "a.s\u00e9n = 1\n"]):
+        yield "gendiff: TOML 2 project %d %r" % (i, bad), {U: trusted("p"), "p/.git": "x",
+                                                           "p/.codex/config.toml": bad}, None, {}, "@R/p", [
+            read(cwd="@R/p", config=["a"])]
+        yield "gendiff: TOML 2 user %d %r" % (i, bad), {U: bad}, None, {}, "@R", [read(config=["a"])]
     # /etc/codex
     yield "etc: requirements unreadable", {U: "a = 1\n"}, {"requirements.toml": "a = 1\n",
                                                          "chmod000": "requirements.toml"}, nobody, "@R", [

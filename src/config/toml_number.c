@@ -321,6 +321,9 @@ tp_scalar(struct tparser *P, struct toml_node **out)
 	size_t		 len, k;
 	int		 c = (unsigned char)*s;
 
+	/* "_0": a number's underscore before any digit */
+	if (c == '_' && s + 1 < P->end && is_digit((unsigned char)s[1]))
+		return tp_fail(P, s, 1, "`_` may only go between digits, expected nothing");
 	if (!is_digit(c) && c != '+' && c != '-' && c != 'i' && c != 'n' && c != '.')
 		return tp_fail(P, s, 1, E_UNQUOTED);
 	while (q < P->end && token_char((unsigned char)*q))

@@ -75,18 +75,16 @@ tp_bare_value(struct tparser *P, const char *start)
 int
 tp_unclosed(struct tparser *P, const char *msg)
 {
-	const char	*q, *end = P->end;
+	const char	*q, *at = P->p > P->fail_at ? P->p : P->fail_at;
 
 	if (P->fail_at == NULL || strncmp(P->err->msg, "unclosed", 8) == 0)
 		return -1;
-	for (q = P->p > P->fail_at ? P->p : P->fail_at; q < P->end; q++)
+	for (q = at; q < P->end; q++)
 		if (*q != ' ' && *q != '\t' && *q != '\r' && *q != '\n')
 			return -1;
-	while (end > P->buf && (end[-1] == ' ' || end[-1] == '\t' || end[-1] == '\r' ||
-	    end[-1] == '\n'))
-		end--;
+	/* where the element's reading stopped: a newline it took in is past */
 	P->failed = 0;
-	return tp_fail(P, end, 1, "%s", msg);
+	return tp_fail(P, at, 1, "%s", msg);
 }
 
 /* The text failed for want of a closing bracket it never had (the reference fails at its end). */

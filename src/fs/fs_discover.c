@@ -119,8 +119,8 @@ walk_dir(struct walk *w, const char *dir, int depth)
 {
 	DIR		*d;
 	struct dirent	*de;
-	json_t		*names = json_array(), *v;
-	size_t		 i;
+	json_t		*names = json_array(), *v, **sorted;
+	size_t		 i, n;
 
 	if (depth > DISCOVER_DEPTH || names == NULL || (d = open_dir(w->pol, dir)) == NULL) {
 		/* a directory it cannot list, the reference warns of */
@@ -133,9 +133,18 @@ walk_dir(struct walk *w, const char *dir, int depth)
 		if (strcmp(de->d_name, ".") != 0 && strcmp(de->d_name, "..") != 0)
 			json_array_append_new(names, json_string_nocheck(de->d_name));
 	closedir(d);
-	/* in the directory's own order, the reference's: its warnings come so */
+	/* in byte order, level by level: the reference's, its warnings come so */
+	n = json_array_size(names);
+	if ((sorted = calloc(n + 1, sizeof(*sorted))) == NULL) {
+		json_decref(names);
+		return;
+	}
 	json_array_foreach(names, i, v)
-		walk_entry(w, dir, json_string_value(v), depth);
+		sorted[i] = v;
+	qsort(sorted, n, sizeof(*sorted), by_path);
+	for (i = 0; i < n; i++)
+		walk_entry(w, dir, json_string_value(sorted[i]), depth);
+	free(sorted);
 	json_decref(names);
 }
 
