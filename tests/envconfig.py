@@ -388,6 +388,8 @@ def cases():
         read(config=["a"], requirements=["features"])]
     yield "gendiff: requirements features a date-time", {U: ""}, {
         "requirements.toml": "features = 1979-05-27 07:32:00Z\n"}, {}, "@R", [read(config=["a"], requirements=["a"])]
+    yield "gendiff: typed projects before typed requirements", {U: '[projects."@R/p"]\ntrust_level = 1\n'}, {
+        "requirements.toml": "features = 122049\n"}, {}, "@R", [read(config=["a"])]
     yield "gendiff: managed sandbox_mode checked first", {U: ""}, {
         "managed_config.toml": "sandbox_mode = 'bogus'\napproval_policy = 'x'\n"}, {}, "@R", [
         read(config=["a"], requirements=["a"])]

@@ -445,24 +445,23 @@ ec_load(const char *cwd, const char *codex_home, struct ec_layers *config,
 		goto done;
 	/*
 	 * The reference's order: the legacy file's requirements and
-	 * requirements.toml, then the projects of the system's and the user's
-	 * files merged and typed, then the projects' files.
+	 * requirements.toml's text, then the projects of the system's and the
+	 * user's files merged and typed, requirements.toml's typed fields, then
+	 * the projects' files.
 	 */
 	if (managed != NULL && managed_requirements(managed, &converted, err, errlen) == -1)
 		goto done;
 	if ((rc = load(SYSTEM_DIR "/requirements.toml", ST_REQUIREMENTS, &doc, err, errlen))
-	    == 1 && ec_requirements_ok(doc, err, errlen) == -1) {
-		toml_free(doc);
-		rc = -1;
-	}
-	if (rc == -1 || (rc == 1 && add_layer(reqs, SYSTEM_DIR "/requirements.toml",
+	    == -1 || (rc == 1 && add_layer(reqs, SYSTEM_DIR "/requirements.toml",
 	    SYSTEM_DIR, doc, 1) == -1)) {
 		rc = -1;
 		goto done;
 	}
 	rc = -1;
+	/* typed: the projects, then requirements.toml's fields */
 	if (ec_projects_ok(config->n > 0 && config->v[0].system ? config->v[0].doc : NULL, user,
-	    err, errlen) == -1)
+	    err, errlen) == -1 || (reqs->n > 0 && ec_requirements_ok(reqs->v[0].doc, err,
+	    errlen) == -1))
 		goto done;
 	if (projects(cwd, user, config, err, errlen) == -1)
 		goto done;
