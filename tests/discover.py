@@ -439,8 +439,14 @@ def cases():
         "r/skills/.h1/SKILL.md": sk("a", "b"), "chmod000": ["r/skills/.h1", "r/.mcp.json"]}, None, {
         "@nobody": True}, [v1(("r", "@R/r"))]
     yield "gendiff: discoverV2 unreadable plugin files", {
-        CACHE + "m/p2/_/.codex-plugin/plugin.json": "{}", CACHE + "m/p2/_/.mcp.json": "bad",
-        CACHE + "m/p2/_/.app.json": "bad", "chmod000": [CACHE + "m/p2/_/.mcp.json"]}, None, {"@nobody": True}, [v2()]
+        CACHE + "m/p2/2.0.0/.codex-plugin/plugin.json": "{}", CACHE + "m/p2/2.0.0/.mcp.json": "{}",
+        CACHE + "m/p2/2.0.0/.app.json": "bad", "chmod000": [CACHE + "m/p2/2.0.0/.mcp.json"]}, None, {
+        "@nobody": True}, [v2()]
+    yield "gendiff: one warning for a plugin", {
+        CACHE + "m/p2/2.0.0/.codex-plugin/plugin.json": "{}", CACHE + "m/p2/2.0.0/.mcp.json": "{}",
+        CACHE + "m/p2/2.0.0/skills/s1/SKILL.md": "---\nname: |\n  block\n---\nbody\n",
+        CACHE + "m/zz/10/": "", CACHE + "m/zz/1.0.0+b1/.codex-plugin/plugin.json": "{nope",
+        "chmod000": [CACHE + "m/p2/2.0.0/.mcp.json"]}, None, {"@nobody": True}, [v2()]
     yield "gendiff: plugin versions in directory order", {
         CACHE + "m/pl/1.0.0-01/": "", CACHE + "m/pl/1.0.0/": "",
         CACHE + "m/pl/1.0.0-alpha.1/.claude-plugin/plugin.json": '{"name": "other"}'}, None, {}, [v2()]

@@ -261,7 +261,7 @@ subdirs(const char *dir)
 
 /* {"path","contents"} of root/name if it is there, else null. */
 static json_t *
-optional_file(struct discovery *d, const char *root, const char *name)
+optional_file(struct discovery *d, const char *root, const char *name, int *bad)
 {
 	char	path[PATH_MAX];
 	int	fd;
@@ -269,9 +269,9 @@ optional_file(struct discovery *d, const char *root, const char *name)
 	if (fs_pathf(path, sizeof(path), "%s/%s", root, name) != 0 ||
 	    access(path, F_OK) != 0 || fs_allowed(d->pol, path, 1, FS_WANT_READ) != 0)
 		return json_null();
-	/* there but unreadable: null, and the reference's warning */
+	/* there but unreadable: null, and the plugin's one warning */
 	if ((fd = fs_discover_open(d->pol, path)) == -1) {
-		warn_once(d);
+		*bad = 1;
 		return json_null();
 	}
 	close(fd);
@@ -283,9 +283,9 @@ plugin(struct discovery *d, const char *market, const char *name, const char *ro
     const char *version)
 {
 	char		 manifest[PATH_MAX], skills[PATH_MAX], *uri, *id = NULL;
-	json_t		*mf, *parsed = NULL, *p, *list, *name_v;
+	json_t		*mf, *parsed = NULL, *p, *list, *name_v, *mcp, *apps;
 	const char	*shown = strrchr(root, '/') + 1;	/* without a name: the version */
-	int		 err;
+	int		 err, bad = 0;
 
 	static const char *const kinds[] = { ".codex-plugin", ".claude-plugin", ".cursor-plugin" };
 	size_t		 k;
@@ -329,15 +329,24 @@ plugin(struct discovery *d, const char *market, const char *name, const char *ro
 	if (json_string_length(name_v) > 0)
 		shown = json_string_value(name_v);
 	list = json_array();
+	/* one warning for the plugin, whatever of it could not be read */
 	if (fs_pathf(skills, sizeof(skills), "%s/skills", root) == 0 && is_dir(skills) &&
 	    skills_below(d, skills, NULL, shown, list))
+		bad = 1;
+	mcp = optional_file(d, root, ".mcp.json", &bad);
+	apps = optional_file(d, root, ".app.json", &bad);
+	if (bad)
 		warn_once(d);
 	uri = path_to_uri(root);
-	if (asprintf(&id, "%s@%s", name, market) != -1 && (p = json_pack("{s:s,s:s,s:n,"
-	    "s:s,s:s?,s:{s:O,s:o,s:o},s:o}", "id", id, "displayName", shown,
-	    "remotePluginId", "version", version, "root", uri, "files", "manifest", mf,
-	    "mcpConfig", optional_file(d, root, ".mcp.json"),
-	    "appsConfig", optional_file(d, root, ".app.json"), "skills", list)) != NULL)
+	if (asprintf(&id, "%s@%s", name, market) == -1) {
+		id = NULL;
+		json_decref(mcp);
+		json_decref(apps);
+		json_decref(list);
+		log_warnx("capabilities/discoverV2: out of memory");
+	} else if ((p = json_pack("{s:s,s:s,s:n,s:s,s:s?,s:{s:O,s:o,s:o},s:o}", "id", id,
+	    "displayName", shown, "remotePluginId", "version", version, "root", uri, "files",
+	    "manifest", mf, "mcpConfig", mcp, "appsConfig", apps, "skills", list)) != NULL)
 		json_array_append_new(d->plugins, p);
 	else
 		log_warnx("capabilities/discoverV2: out of memory");
