@@ -44,6 +44,10 @@ tp_bare_value(struct tparser *P, const char *start)
 		tp_fail(P, q, 1, "extra assignment between key-value pairs, expected `,`");
 		return;
 	}
+	if (P->depth > 0 && q < P->end && *q == '{') {
+		tp_fail(P, q, 1, "missing key for inline table element, expected `,`");
+		return;
+	}
 	if (P->depth > 0) {
 		P->failed = 1;
 		return;
