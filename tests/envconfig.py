@@ -388,6 +388,9 @@ def cases():
         read(config=["a"], requirements=["features"])]
     yield "gendiff: requirements features a date-time", {U: ""}, {
         "requirements.toml": "features = 1979-05-27 07:32:00Z\n"}, {}, "@R", [read(config=["a"], requirements=["a"])]
+    yield "gendiff: the repository's root lends trust whatever the markers", {
+        U: 'project_root_markers = ["ROOT/"]\n' + trusted("p"), "p/.git/HEAD": "x", "p/.codex/config.toml": "a = 1\n",
+        "p/a/.codex/config.toml": "a = 2\n"}, None, {}, "@R/p/a", [read(cwd="@R/p/a", config=["a"])]
     yield "gendiff: typed projects before typed requirements", {U: '[projects."@R/p"]\ntrust_level = 1\n'}, {
         "requirements.toml": "features = 122049\n"}, {}, "@R", [read(config=["a"])]
     yield "gendiff: managed sandbox_mode checked first", {U: ""}, {

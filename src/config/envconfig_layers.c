@@ -291,8 +291,8 @@ drop_keys(struct toml_node *doc)
 
 /* One project directory's layer, when it is trusted and has one. */
 static int
-project_dir(const char *dir, const char *root, const struct toml_node *user,
-    struct ec_layers *config, char *err, size_t errlen)
+project_dir(const char *dir, const char *root, const char *git,
+    const struct toml_node *user, struct ec_layers *config, char *err, size_t errlen)
 {
 	char			 base[PATH_MAX], path[PATH_MAX + 16], src[PATH_MAX + 32];
 	const char		*trust = trust_of(user, dir);
@@ -302,6 +302,8 @@ project_dir(const char *dir, const char *root, const struct toml_node *user,
 
 	if (trust == NULL)
 		trust = trust_of(user, root);
+	if (trust == NULL)
+		trust = trust_of(user, git);
 	if ((size_t)snprintf(base, sizeof(base), "%s/.codex", strcmp(dir, "/") == 0 ? "" : dir)
 	    >= sizeof(base))
 		return 0;
@@ -326,17 +328,20 @@ static int
 projects(const char *cwd, const struct toml_node *user, struct ec_layers *config,
     char *err, size_t errlen)
 {
-	char	root[PATH_MAX], dir[PATH_MAX];
-	size_t	rlen = project_root(cwd, user), len;
+	char	root[PATH_MAX], git[PATH_MAX], dir[PATH_MAX];
+	size_t	rlen = project_root(cwd, user), glen = project_root(cwd, NULL), len;
 
 	if (strlen(cwd) >= sizeof(dir))
 		return 0;
 	memcpy(root, cwd, rlen);
 	root[rlen] = '\0';
+	/* the repository's root (by .git, whatever the markers) lends its trust too */
+	memcpy(git, cwd, glen);
+	git[glen] = '\0';
 	for (len = rlen; ; ) {
 		memcpy(dir, cwd, len);
 		dir[len] = '\0';
-		if (project_dir(dir, root, user, config, err, errlen) == -1)
+		if (project_dir(dir, root, git, user, config, err, errlen) == -1)
 			return -1;
 		if (cwd[len] == '\0')
 			return 0;
