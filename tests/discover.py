@@ -434,6 +434,10 @@ def cases():
         "r/.cursor-plugin/plugin.json": "{nope", "r/.mcp.json": "{}", "r/skills/s0/SKILL.md": b"---\n\xff\n---\n",
         "r/skills/.h1/SKILL.md": sk("a", "b"),
         "chmod000": ["r/.cursor-plugin/plugin.json", "r/skills/.h1"]}, None, {"@nobody": True}, [v1(("r", "@R/r"))]
+    yield "gendiff: discoverV1 plugin files before skills", {
+        "r/.codex-plugin/plugin.json": "[]", "r/.mcp.json": "{}", "r/skills/.h1/SKILL.md": sk("a", "b"),
+        "r/skills/s2/SKILL.md": b"---\n\xff\n---\n", "chmod000": ["r/.mcp.json", "r/skills/.h1/SKILL.md"]}, None, {
+        "@nobody": True}, [v1(("r", "@R/r"))]
     yield "gendiff: discoverV1 unreadable .mcp.json", {
         "r/.codex-plugin/plugin.json": '{"name": "pl"}', "r/.mcp.json": "bad", "r/.app.json": "{}",
         "r/skills/.h1/SKILL.md": sk("a", "b"), "chmod000": ["r/skills/.h1", "r/.mcp.json"]}, None, {

@@ -444,6 +444,8 @@ parse_value1(struct tparser *P, struct toml_node **out)
 	}
 	if (c == 't' || c == 'f')
 		return parse_bool(P, out);
+	if (c == '}')
+		return tp_fail(P, P->p, 1, "missing inline table opening, expected `{`");
 	if (c != '[' && c != '{')
 		return tp_scalar(P, out);
 	if (++P->depth > TOML_MAX_DEPTH)
@@ -620,6 +622,9 @@ toml_parse(const char *buf, size_t len, struct toml_error *err)
 	if (P.dup_at != NULL && (!P.failed || (P.dup_at < P.fail_at && !tp_cut_short(&P)))) {
 		P.failed = 0;
 		tp_fail(&P, P.dup_at, P.dup_span, "%s", P.dup_why);
+	} else if (P.late_at != NULL && !P.failed) {
+		/* then a value too big for its type, if the text is sound */
+		tp_fail(&P, P.late_at, P.late_span, "%s", P.late_why);
 	}
 	toml_free(P.sink);
 	if (P.failed) {

@@ -16,6 +16,9 @@ struct tparser {
 	int			 in_header;	/* 1 in a [table]'s key, 2 in a [[table]]'s */
 	int			 in_key;	/* in a key/value's key */
 	const char		*fail_at;	/* where the error is */
+	const char		*late_at;	/* the first value too big for its type */
+	char			 late_why[160];
+	size_t			 late_span;
 	int			 failed;
 };
 

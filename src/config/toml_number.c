@@ -252,10 +252,23 @@ integer(struct tparser *P, const char *s, size_t len, struct toml_node **out)
 		return tp_fail(P, d, 1, "unexpected leading zero, expected nothing");
 	for (i = 0; i < blen && mag <= cap; i++)
 		mag = mag * (unsigned)base + (unsigned)hexval_digit(buf[i]);
-	if (neg ? mag > (unsigned __int128)INT64_MAX + 1 : mag > UINT64_MAX)
-		return tp_fail(P, s, 1, i128, neg ? "-" : "", decimal(mag, buf, sizeof(buf)));
-	if (!neg && mag > INT64_MAX)
-		return tp_fail(P, s, 1, "u64 value was too large");
+	/*
+	 * Too big for its type: the reference finds that when it builds the
+	 * tables, after the text's syntax and its duplicate keys, so it waits
+	 * (its caret under the whole number).
+	 */
+	if (P->late_at == NULL && (neg ? mag > (unsigned __int128)INT64_MAX + 1 :
+	    mag > INT64_MAX)) {
+		P->late_at = s;
+		P->late_span = len;
+		if (neg || mag > UINT64_MAX)
+			snprintf(P->late_why, sizeof(P->late_why), i128, neg ? "-" : "",
+			    decimal(mag, buf, sizeof(buf)));
+		else
+			snprintf(P->late_why, sizeof(P->late_why), "u64 value was too large");
+	}
+	if (neg ? mag > (unsigned __int128)INT64_MAX + 1 : mag > INT64_MAX)
+		mag = 0;
 	if ((*out = node(TOML_INT)) == NULL)
 		return tp_oom(P);
 	(*out)->i = neg ? (mag == (unsigned __int128)INT64_MAX + 1 ? INT64_MIN :

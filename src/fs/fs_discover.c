@@ -399,7 +399,7 @@ static json_t *
 discover_root(const struct fs_policy *pol, const char *dir, const char *uri, char *err,
     size_t errlen, json_t *warnings, json_t **plugin, json_t *namespaces)
 {
-	json_t		*skills = json_array(), *files = NULL, *v, *entry, *mf = NULL;
+	json_t		*skills = json_array(), *files = NULL, *v, *entry;
 	struct stat	 st;
 	char		 text[128];
 	size_t		 i;
@@ -415,16 +415,15 @@ discover_root(const struct fs_policy *pol, const char *dir, const char *uri, cha
 		snprintf(err, errlen, "capability root %s is not a directory", uri);
 	else
 		files = fs_discover_files(dir, pol, warnings);
-	/* the reference's order: the walk, the manifest, the skills, the plugin's files */
+	/* the reference's order: the walk, the manifest, the plugin's files, the skills */
 	if (files != NULL)
-		mf = root_manifest(pol, dir, namespaces, warnings);
+		*plugin = root_plugin(pol, dir, root_manifest(pol, dir, namespaces, warnings),
+		    warnings);
 	if (skills != NULL)
 		json_array_foreach(files, i, v)
 			if (fs_allowed(pol, json_string_value(v), 1, FS_WANT_READ) == 0 &&
 			    (entry = skill_entry(pol, json_string_value(v), warnings)) != NULL)
 				json_array_append_new(skills, entry);
-	if (mf != NULL)
-		*plugin = root_plugin(pol, dir, mf, warnings);
 	json_decref(files);
 	return skills;
 }
