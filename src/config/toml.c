@@ -152,7 +152,7 @@ simple_key(struct tparser *P, struct keypart *k)
 		return tp_fail(P, s, 1,
 		    "unquoted keys cannot be empty, expected letters, numbers, `-`, `_`");
 	/* a character no key has, at a key's start or right after one */
-	if (P->p < P->end && (P->p == s || *P->p == '"' || *P->p == '\'' ||
+	if (P->p < P->end && (P->p == s || *P->p == '"' || *P->p == '\'' || *P->p == '\\' ||
 	    (unsigned char)*P->p >= 0x80))
 		return tp_fail(P, P->p, bad_run(P, P->p), E_BAREKEY);
 	if ((k->s = strndup(s, (size_t)(P->p - s))) == NULL)

@@ -6,6 +6,7 @@
 #include "config.h"
 
 #include <ctype.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "config/toml_int.h"
@@ -23,6 +24,7 @@ void
 tp_bare_value(struct tparser *P, const char *start)
 {
 	const char	*e = start, *q;
+	char		 why[sizeof(P->err->msg)];
 	size_t		 span = 0;
 
 	while (e < P->end && (isalnum((unsigned char)*e) || strchr("_.+:- \t", *e) != NULL))
@@ -64,9 +66,11 @@ tp_bare_value(struct tparser *P, const char *start)
 		return;
 	}
 	if (P->fail_at == start && (strcmp(P->err->msg, E_UNQUOTED) == 0 ||
-	    strcmp(P->err->msg, "integer number overflowed") == 0)) {
-		tp_fail(P, start, span, "%s", P->err->msg[0] == 's' ? E_UNQUOTED :
-		    "integer number overflowed");
+	    strcmp(P->err->msg, "integer number overflowed") == 0 ||
+	    strncmp(P->err->msg, "invalid boolean", 15) == 0)) {
+		/* the same words, the caret under the whole token */
+		snprintf(why, sizeof(why), "%s", P->err->msg);
+		tp_fail(P, start, span, "%s", why);
 		return;
 	}
 	P->failed = 1;
