@@ -391,6 +391,9 @@ def cases():
     yield "gendiff: the repository's root lends trust whatever the markers", {
         U: 'project_root_markers = ["ROOT/"]\n' + trusted("p"), "p/.git/HEAD": "x", "p/.codex/config.toml": "a = 1\n",
         "p/a/.codex/config.toml": "a = 2\n"}, None, {}, "@R/p/a", [read(cwd="@R/p/a", config=["a"])]
+    yield "gendiff: a marker with a slash names a file too", {
+        U: 'project_root_markers = ["ROOT/"]\n' + trusted("p"), "p/ROOT": "", "p/.codex/config.toml": "a = 1\n",
+        "p/a/.codex/config.toml": "a = 2\n"}, None, {}, "@R/p/a", [read(cwd="@R/p/a", config=["a"])]
     yield "gendiff: typed projects before typed requirements", {U: '[projects."@R/p"]\ntrust_level = 1\n'}, {
         "requirements.toml": "features = 122049\n"}, {}, "@R", [read(config=["a"])]
     yield "gendiff: managed sandbox_mode checked first", {U: ""}, {

@@ -221,15 +221,18 @@ has_marker(const char *dir, const struct toml_node *markers)
 {
 	char		path[PATH_MAX], head[PATH_MAX];
 	struct stat	st;
-	size_t		i;
+	size_t		i, n;
 	const char	*m;
 
 	for (i = 0; i < markers->n; i++) {
 		if (markers->kid[i]->kind != TOML_STRING)
 			continue;
 		m = markers->kid[i]->str;
-		if ((size_t)snprintf(path, sizeof(path), "%s/%s", strcmp(dir, "/") == 0 ? "" : dir,
-		    m) >= sizeof(path) || stat(path, &st) == -1)
+		/* the reference normalises the path: "ROOT/" names a file ROOT too */
+		for (n = strlen(m); n > 1 && m[n - 1] == '/'; n--)
+			;
+		if ((size_t)snprintf(path, sizeof(path), "%s/%.*s", strcmp(dir, "/") == 0 ? "" :
+		    dir, (int)n, m) >= sizeof(path) || stat(path, &st) == -1)
 			continue;
 		/* a .git directory marks a repository only with its HEAD */
 		if (strcmp(m, ".git") == 0 && S_ISDIR(st.st_mode) &&
