@@ -31,10 +31,17 @@ tp_bare_value(struct tparser *P, const char *start)
 		e++;
 	while (e > start && (e[-1] == ' ' || e[-1] == '\t'))
 		e--;
-	if (e == start)
-		return;
 	for (q = e; q < P->end && (*q == ' ' || *q == '\t'); q++)
 		;
+	/* a lone CR after the token: the reference's lexer stops there first */
+	if (q < P->end && *q == '\r' && tp_newline(P, q) == 0 && P->fail_at <= q) {
+		P->failed = 0;
+		tp_fail(P, q + 1, 1, "carriage return must be followed by newline, expected "
+		    "newline");
+		return;
+	}
+	if (e == start)
+		return;
 	for (; start + span < e; span++)
 		;
 	/* an error past the token is the one */
