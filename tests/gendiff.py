@@ -53,7 +53,7 @@ class Server:
         self.err = tempfile.TemporaryFile()
         self.p = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                   stderr=self.err, env=env, cwd=cwd, start_new_session=True)
-        self.buf, self.id = b"", 0
+        self.buf, self.id, self.tail = b"", 0, []
         self.ask("initialize", {"clientName": "gendiff"})
         self.send({"method": "initialized"})
 
@@ -98,6 +98,7 @@ class Server:
         self.err.seek(0)
         text = self.err.read().decode(errors="replace").splitlines()
         self.err.close()
+        self.tail = text[-5:]
         return [l for l in text if "Sanitizer" in l or "runtime error" in l]
 
 
@@ -218,10 +219,16 @@ class Run:
                 bad.append(len(shown) - 1)
                 if want is None or got is None:
                     break       # a server that stopped answering: start again
+        silent = [x for x in (pair[1], pair[2]) if any(
+            (w if x is pair[1] else g) is None for _, _, w, g in shown)]
+        status = [(x.p.poll(), "reference" if x is pair[1] else "execd") for x in silent]
         if solo:
             self.close(pair)
         elif bad:
             self.drop(nobody)
+        for (rc, who), x in zip(status, silent):
+            # a server that did not answer: how it ended, its last words
+            print("# %s gave no answer (exit status %s): %s" % (who, rc, " | ".join(x.tail)[:600]))
         remove_tree(root)
         if bad or self.verbose:
             for i in (bad or range(len(shown))):
