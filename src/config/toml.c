@@ -251,6 +251,23 @@ seal(struct toml_node *n)
 		seal(n->kid[i]);
 }
 
+/*
+ * An inline table's key at a line's end, at: the reference reads on past
+ * the line's end for its '=': at the text's end the table is unclosed,
+ * before anything else the assignment is missing.  Fails, always.
+ */
+static int
+inline_key_end(struct tparser *P, const char *at)
+{
+	const char	*q;
+
+	for (q = at; q < P->end && (*q == ' ' || *q == '\t' || *q == '\r' || *q == '\n'); q++)
+		;
+	if (q >= P->end || *q == '=')
+		return tp_fail(P, at, 1, "unclosed inline table, expected `}`");
+	return tp_fail(P, q, 1, "missing assignment between key-value pairs, expected `=`");
+}
+
 /* key = value into t. */
 static int
 keyval(struct tparser *P, struct toml_node *t)
@@ -264,12 +281,18 @@ keyval(struct tparser *P, struct toml_node *t)
 	P->in_key = 1;
 	rc = parse_key(P, &k);
 	P->in_key = 0;
-	if (rc == -1)
+	if (rc == -1) {
+		/* an inline table's quoted key cut by its line's end: as a bare one */
+		if (P->depth > 0 && P->fail_at != NULL && (P->fail_at >= P->end ||
+		    tp_newline(P, P->fail_at) > 0) && strncmp(P->err->msg, "key with", 8) == 0) {
+			P->failed = 0;
+			inline_key_end(P, P->fail_at);
+		}
 		goto done;
+	}
 	rc = -1;
 	if (P->depth > 0 && (P->p >= P->end || tp_newline(P, P->p) > 0)) {
-		/* an inline table's key at a line's end: the table is what is unclosed */
-		tp_fail(P, P->p, 1, "unclosed inline table, expected `}`");
+		inline_key_end(P, P->p);
 		goto done;
 	}
 	if (P->p >= P->end || *P->p != '=') {
