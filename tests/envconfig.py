@@ -409,7 +409,7 @@ def cases():
                              "k1 = }true\n", "m = -92233720368541775808\n[m]\n", "m = 99999999999999999999\nb = \n",
                              "m = 9223372036854775808\n", "profile = tru\n", "sandbox_\\mode34 = -inf\n",
                              "a = 1979-05-\r27T07:32:00\n", "a = { b = [1], c = \r-1 }\n",
-                             "a = { b = 1, pr\n[x]\n", 'a = { b = "s", "a.\n[x]\n', "x = { a = 1, b = '''\n", "a.s\u00e9n = 1\n"]):
+                             "a = { b = 1, pr\n[x]\n", 'a = { b = "s", "a.\n[x]\n', "'0'.,k1 = 1\n", "x = { a = 1, b = '''\n", "a.s\u00e9n = 1\n"]):
         yield "gendiff: TOML 2 project %d %r" % (i, bad), {U: trusted("p"), "p/.git": "x",
                                                            "p/.codex/config.toml": bad}, None, {}, "@R/p", [
             read(cwd="@R/p", config=["a"])]

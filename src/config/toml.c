@@ -170,8 +170,13 @@ parse_key(struct tparser *P, struct dotted *k)
 			return tp_fail(P, P->p, 1, "too many dotted key parts (at most %d)",
 			    MAX_KEY_PARTS);
 		skip_ws(P);
-		/* "a." and a line's end: the reference wants the value, not a key */
-		if (k->n > 0 && (P->p >= P->end || tp_newline(P, P->p) > 0))
+		/*
+		 * "a." and a line's end, or punctuation no key starts with: the
+		 * reference wants the value, not a key.
+		 */
+		if (k->n > 0 && (P->p >= P->end || tp_newline(P, P->p) > 0 ||
+		    (*P->p > 0x20 && *P->p < 0x7f && !is_bare((unsigned char)*P->p) &&
+		    strchr("\"'=.]}#\\", *P->p) == NULL)))
 			return tp_fail(P, P->p, 1, "key with no value, expected `=`");
 		if (simple_key(P, &k->part[k->n]) == -1)
 			return -1;
