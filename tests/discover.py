@@ -378,6 +378,82 @@ def cases():
         v2(sandbox=sb([ent("@R/home", "read"), ent("@R/secret", "deny")])),
         v2(sandbox=sb([ent("@R", "read"), ent("@R/secret", "deny")])), v2(),
         v1(("s", "@R/home/.codex/skills"))]
+    # issue 34: what an independent differential run found
+    for vs in [["1.0.0", "1.0.0-beta"], ["1.9", "1.10"], ["2", "10"], ["1.10.0", "1.9"], ["2.0.0", "10"],
+               ["1.0.0-beta", "1.0.0+b"], ["a b", "0"], ["1.0.0 ", "1.0.0"], ["x~"], ["a@b", "a:b"],
+               ["0", "1.10.0", "1.9.0"], ["1.0.0-beta.2", "1.0.0-beta.10"], ["1.0.0+1", "1.0.0+01"]]:
+        yield "plugin versions " + " ".join(map(repr, vs)), {
+            CACHE + "m/pl/" + v + "/.codex-plugin/plugin.json": '{"name": "pl"}' for v in vs}, None, {}, [v2()]
+    for name, ch in [("missing", "@R/nowhere"), ("relative", "rel/x"), ("a regular file", "@R/file"),
+                     ("dangling", "@R/dangling"), ("a symlink", "@R/chl")]:
+        yield "CODEX_HOME " + name, {"file": "x", "dangling->nowhere": "", "chl->home/.codex": "",
+                                     CH + "skills/a/SKILL.md": sk("a", "d")}, None, {"CODEX_HOME": ch}, [v2()]
+    PL = {"pl/.codex-plugin/plugin.json": '{"name": "pl", "version": "1"}', "pl/.mcp.json": '{"mcpServers": {}}',
+          "pl/.app.json": '{"apps": {}}', "pl/skills/a/SKILL.md": sk("s", "d"),
+          "cl/.claude-plugin/plugin.json": '{"name": "cl"}', "cu/.cursor-plugin/plugin.json": '{"name": "cu"}',
+          "bad/.codex-plugin/plugin.json": '{nope', "both/.codex-plugin/plugin.json": '{"name": "b1"}',
+          "both/.claude-plugin/plugin.json": '{"name": "b2"}'}
+    yield "discoverV1: plugin roots", PL, None, {}, [
+        v1(("pl", "@R/pl"), ("cl", "@R/cl"), ("cu", "@R/cu"), ("bad", "@R/bad"), ("both", "@R/both"))]
+    yield "discoverV1: an unreadable SKILL.md", {"sk/a/SKILL.md": sk("s", "d"), "sk/b/SKILL.md": sk("t", "d"),
+                                                  "chmod000": "sk/b/SKILL.md"}, None, {"@nobody": True}, [
+        v1(("sk", "@R/sk"))]
+    # issue 34: found by tests/gendiff.py (seed 34), kept
+    FM = ["[x]", "{a: b}", "[x, y]", "[]", "{}", "{a: b", "[x", "- x", "a: b", "&a x", "*a", "!x y", "x]",
+          "{a}", "[x]y", "| x", ">", "@x", "%x"]
+    fm = {}
+    for i, v in enumerate(FM):
+        fm[CH + "skills/n%02d/SKILL.md" % i] = "---\nname: %s\ndescription: d\n---\n" % v
+        fm[CH + "skills/d%02d/SKILL.md" % i] = "---\nname: d%02d\ndescription: %s\n---\n" % (i, v)
+        fm[CH + "skills/s%02d/SKILL.md" % i] = \
+            "---\nname: s%02d\ndescription: d\nmetadata:\n  short-description: %s\n---\n" % (i, v)
+    yield "gendiff: front matter values", fm, None, {}, [v2()]
+    yield "gendiff: plugin names and manifests", {
+        CACHE + "a b/pl/1.0.0/.codex-plugin/plugin.json": '{"name": "pl"}',
+        CACHE + "m/p@/1.0.0/.codex-plugin/plugin.json": '{"name": "pl"}',
+        CACHE + "m/pl/.hidden/.cursor-plugin/plugin.json": '{"name": "pl"}',
+        CACHE + "m/p2/1.0.0/.claude-plugin/plugin.json": '{"name": 5}',
+        CACHE + "m/p3/1.0.0/.claude-plugin/plugin.json": '{"name": ""}',
+        CACHE + "m/p4/2.0.0/.cursor-plugin/plugin.json": '{"name": "x"}',
+        CACHE + "m/p4/2.0.0/.mcp.json": "bad"}, None, {}, [v2()]
+    for n, (what, mode) in enumerate([("a manifest directory", "r/.claude-plugin/plugin.json"),
+                                      ("the root", "r"), ("the manifest", "r/.codex-plugin/plugin.json"),
+                                      ("a directory", "r/deep/x")]):
+        yield "gendiff: discoverV1, mode 000 on %s" % what, {
+            "r/.claude-plugin/plugin.json/": "", "r/.mcp.json": "{}", "r/.codex-plugin/plugin.json": '{"name": 5}',
+            "r/S0/SKILL.md": sk("a", "b"), "r/deep/x/SKILL.md": sk("c", "d"), "chmod000": mode}, None, {
+            "@nobody": True}, [v1(("r", "@R/r"))]
+    yield "gendiff: discoverV1, not UTF-8, a space", {
+        "r/z/SKILL.md": b"---\nname: x\ndescription: \xff\n---\n", "a b/s/SKILL.md": sk("s", "d")}, None, {}, [
+        v1(("r", "@R/r"), ("sp", "@R/a b"))]
+    yield "gendiff: discoverV1 walks breadth first", {
+        "r/s1/SKILL.md": sk("a", "b"), "r/deep/s0/x/SKILL.md": sk("c", "d"), "r/deep/s2/x/SKILL.md": sk("e", "f"),
+        "r/a/b/c/d/SKILL.md": sk("g", "h"), "chmod000": ["r/deep/s0/x", "r/s1", "r/a/b/c"]}, None, {
+        "@nobody": True}, [v1(("r", "@R/r"))]
+    yield "gendiff: discoverV1 warnings in order", {
+        "r/.cursor-plugin/plugin.json": "{nope", "r/.mcp.json": "{}", "r/skills/s0/SKILL.md": b"---\n\xff\n---\n",
+        "r/skills/.h1/SKILL.md": sk("a", "b"),
+        "chmod000": ["r/.cursor-plugin/plugin.json", "r/skills/.h1"]}, None, {"@nobody": True}, [v1(("r", "@R/r"))]
+    yield "gendiff: discoverV1 plugin files before skills", {
+        "r/.codex-plugin/plugin.json": "[]", "r/.mcp.json": "{}", "r/skills/.h1/SKILL.md": sk("a", "b"),
+        "r/skills/s2/SKILL.md": b"---\n\xff\n---\n", "chmod000": ["r/.mcp.json", "r/skills/.h1/SKILL.md"]}, None, {
+        "@nobody": True}, [v1(("r", "@R/r"))]
+    yield "gendiff: discoverV1 unreadable .mcp.json", {
+        "r/.codex-plugin/plugin.json": '{"name": "pl"}', "r/.mcp.json": "bad", "r/.app.json": "{}",
+        "r/skills/.h1/SKILL.md": sk("a", "b"), "chmod000": ["r/skills/.h1", "r/.mcp.json"]}, None, {
+        "@nobody": True}, [v1(("r", "@R/r"))]
+    yield "gendiff: discoverV2 unreadable plugin files", {
+        CACHE + "m/p2/2.0.0/.codex-plugin/plugin.json": "{}", CACHE + "m/p2/2.0.0/.mcp.json": "{}",
+        CACHE + "m/p2/2.0.0/.app.json": "bad", "chmod000": [CACHE + "m/p2/2.0.0/.mcp.json"]}, None, {
+        "@nobody": True}, [v2()]
+    yield "gendiff: one warning for a plugin", {
+        CACHE + "m/p2/2.0.0/.codex-plugin/plugin.json": "{}", CACHE + "m/p2/2.0.0/.mcp.json": "{}",
+        CACHE + "m/p2/2.0.0/skills/s1/SKILL.md": "---\nname: |\n  block\n---\nbody\n",
+        CACHE + "m/zz/10/": "", CACHE + "m/zz/1.0.0+b1/.codex-plugin/plugin.json": "{nope",
+        "chmod000": [CACHE + "m/p2/2.0.0/.mcp.json"]}, None, {"@nobody": True}, [v2()]
+    yield "gendiff: plugin versions in directory order", {
+        CACHE + "m/pl/1.0.0-01/": "", CACHE + "m/pl/1.0.0/": "",
+        CACHE + "m/pl/1.0.0-alpha.1/.claude-plugin/plugin.json": '{"name": "other"}'}, None, {}, [v2()]
     # /etc/codex
     yield "etc: system skills come last", SKILLS, {"skills/z/SKILL.md": sk("etc", "d")}, {}, [v2()]
     yield "etc: invalid system skill", {}, {"skills/z/SKILL.md": "x"}, {}, [v2()]

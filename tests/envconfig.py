@@ -208,6 +208,9 @@ BAD = [
     "a = [\n  1,\n  # c\n  2\n  3]\n", "a = 1\r\n", "a = 1\rb = 2\n", "a = 1e400\n",
     "a = 0o8\n", "a = 0b2\n", "a = 0xFFFFFFFFFFFFFFFFF\n", "a = 1.5x\n", "a = ['a' 'b']\n",
     "a = [1, 'a'\n'b']\n", "a = 07:3\n", "a = 07:32:0\n", "a = 1979-05-27T07:32:00+25:00\n",
+    # issue 34: the words and the caret's width
+    "a b = 1\n", "a.\n", "a\tb = 1\n", "[a]\nb c\n", "a 'b'\n", "ab=1\nab=2\n", '"ab"=1\n"ab"=2\n',
+    "[ t.uu ]\n[t.uu]\n", "a.bc=1\na . bc =2\n", "xx=1\n[[xx]]\n",
     "a = {b = 1}\na.c = 2\n", "a = 'x'\na.b = 1\n", "[[a]]\na.b = 1\n", "a = 1979-05-27\n[a.b]\n", "a = 1\n[a.b]\n", "a = [1]\n[a.b]\n", "a = \"\"\"x\"\"\"\"\"\"\n",
 ]
 
@@ -320,6 +323,97 @@ def cases():
         read(cwd="@R/p", config=["a"])]
     yield "CODEX_HOME unsearchable", {U: "a = 1\n", "chmod000": "home/.codex"}, None, nobody, "@R", [
         read(config=["a"])]
+    # issue 34: what an independent differential run found
+    LK = dict(L3, **{"p/.git": "x", "alink->p": ""})
+    yield "symlinked project: trust of where it leads", dict(LK, **{U: trusted("p")}), None, {}, \
+        "@R/alink/a/b", [read(cwd="@R/alink/a/b", config=["a"])]
+    yield "symlinked project: trust of the link", dict(LK, **{U: trusted("alink")}), None, {}, \
+        "@R/alink/a/b", [read(cwd="@R/alink/a/b", config=["a"])]
+    for d in ["p/a/b", "p/a"]:
+        yield "unsearchable %s below a readable project" % d, dict(L3, **{
+            U: trusted("p"), "p/.git": "x", "p/a/b/c/": "", "chmod000": d}), None, nobody, \
+            "@R/p/a/b/c", [read(cwd="@R/p/a/b/c", config=["a"])]
+    for name, ch in [("missing", "@R/nowhere"), ("relative", "rel/x"), ("a regular file", "@R/file"),
+                     ("dangling", "@R/dangling")]:
+        yield "CODEX_HOME " + name, {U: "a = 1\n", "file": "x", "dangling->nowhere": ""}, None, {
+            "CODEX_HOME": ch}, "@R", [read(config=["a"])]
+    yield "more than 10,000 keys in a table", {U: "[t]\n" + "".join(
+        "k%d = 'v%d'\n" % (i, i) for i in range(150000)) + "[u]\nk0 = 1\nk0 = 2\n"}, None, {}, "@R", [
+        read(config=["t.k149999", "u"])]
+    yield "more than 10,000 keys: project layer", {U: trusted("p"), "p/.git": "x", "p/.codex/config.toml":
+        "".join("k%d = %d\n" % (i, i) for i in range(20000)) + "model = 1\nk5 = 1\n"}, None, {}, "@R/p", [
+        read(cwd="@R/p", config=["k19999", "model", "k3"])]
+    # issue 34: found by tests/gendiff.py (seed 34), kept
+    for t in ['"Trusted"', '""', "1", "true", "[]", "{}", "1979-05-27"]:
+        yield "gendiff: trust_level %s" % t, {U: '[projects."@R/q"]\ntrust_level = %s\n' % t, "p/.git": "x"}, \
+            None, {}, "@R/p", [read(cwd="@R/p", config=["a"])]
+    for t in ["projects = 1\n", "projects = []\n", 'projects."@R/p" = 1\n', "[[projects]]\n"]:
+        yield "gendiff: projects %r" % t, {U: t}, None, {}, "@R", [read(config=["a"])]
+    yield "gendiff: untrusted project's unreadable config fails", {
+        U: "", "p/.git": "x", "p/.codex/config.toml": "a = 1\n", "chmod000": "p/.codex/config.toml"}, \
+        None, nobody, "@R/p", [read(cwd="@R/p", config=["a"])]
+    yield "gendiff: untrusted project's config.toml a directory", {
+        U: "", "p/.git": "x", "p/.codex/config.toml/": ""}, None, {}, "@R/p", [read(cwd="@R/p", config=["a"])]
+    yield "gendiff: user error before requirements error", {U: "a = 'x\x7f'\n"}, {
+        "requirements.toml": "a = {\n"}, {}, "@R", [read(config=["a"])]
+    yield "gendiff: managed approval_policy unknown", {U: ""}, {
+        "managed_config.toml": "approval_policy = 'x'\n", "requirements.toml": "a = {\n"}, {}, "@R", [
+        read(config=["a"], requirements=["allowed_approval_policies"])]
+    yield "gendiff: managed error before an unreadable project", {
+        U: "", "p/.git": "x", "p/.codex/config.toml": "", "chmod000": "p/.codex/config.toml"}, {
+        "managed_config.toml": "sandbox_mode = 'bogus'\n"}, nobody, "@R/p", [read(cwd="@R/p", config=["a"])]
+    yield "gendiff: system projects typed", {U: '[projects."@R/p"]\ntrust_level = ""\n'}, {
+        "config.toml": "projects.key = 0o17\n"}, {}, "@R", [read(config=["a"])]
+    for i, bad in enumerate(['a = """x\x7fy"""\n', "a = '''x\x01'''\n", "a = b = 1\n", "a = 0o]17\n",
+                             "a = 0o\n", "a = tru e\n", "a = x.y\n", "a = b]\n", "a = b c\n",
+                             "sand = box_mode32 = 1\n", 'a."b"""59 = 1\n', "appr[[x]]oval = 1\n",
+                             "a = 1979-05-27T00:32:00.999999-", "a = { b = 1\n[c]\n", '[["n\n',
+                             'a = "\\u00\n', "a] = 1\r\nb = 2\r\n", "  1.5,]\n",
+                             'a=1\na=2\nb = "\x7f"\n', "a=1\na=2\nb = \n", "model = {{}\n", '"x\n',
+                             "a = { b = 1 =x }\n", 'a = { "m" =x = 1 y = 2 }\n']):
+        yield "gendiff: TOML project %d %r" % (i, bad), {U: trusted("p"), "p/.git": "x",
+                                                         "p/.codex/config.toml": bad}, None, {}, "@R/p", [
+            read(cwd="@R/p", config=["a"])]
+        yield "gendiff: TOML user %d %r" % (i, bad), {U: bad}, None, {}, "@R", [read(config=["a"])]
+    yield "gendiff: projects entry an array of tables", {U: "a = 1\n"}, {
+        "config.toml": '[[projects.m]]\n"b" = 07:32:00\n[[projects.m]]\nkey = {}\n'}, {}, "@R", [read(config=["a"])]
+    yield "gendiff: projects entry an empty array", {U: "projects.b = []\n"}, None, {}, "@R", [read(config=["a"])]
+    yield "gendiff: projects entry a date-time", {U: "a = 1\n"}, {
+        "config.toml": "projects.projects = 1979-05-27T07:32:00\n"}, {}, "@R", [read(config=["a"])]
+    yield "gendiff: projects entry a control string", {U: 'projects.s = "ctl\\u0001"\n'}, None, {}, "@R", [
+        read(config=["a"])]
+    yield "gendiff: system projects replaced by the user's", {U: '[projects."@R/p"]\ntrust_level = "trusted"\n'}, {
+        "config.toml": 'projects = "a\\\\b"\n'}, {}, "@R", [read(config=["a"])]
+    yield "gendiff: requirements features typed", {U: ""}, {"requirements.toml": "features = 1e-7\n"}, {}, "@R", [
+        read(config=["a"], requirements=["features"])]
+    yield "gendiff: requirements features a date-time", {U: ""}, {
+        "requirements.toml": "features = 1979-05-27 07:32:00Z\n"}, {}, "@R", [read(config=["a"], requirements=["a"])]
+    yield "gendiff: the repository's root lends trust whatever the markers", {
+        U: 'project_root_markers = ["ROOT/"]\n' + trusted("p"), "p/.git/HEAD": "x", "p/.codex/config.toml": "a = 1\n",
+        "p/a/.codex/config.toml": "a = 2\n"}, None, {}, "@R/p/a", [read(cwd="@R/p/a", config=["a"])]
+    yield "gendiff: a marker with a slash names a file too", {
+        U: 'project_root_markers = ["ROOT/"]\n' + trusted("p"), "p/ROOT": "", "p/.codex/config.toml": "a = 1\n",
+        "p/a/.codex/config.toml": "a = 2\n"}, None, {}, "@R/p/a", [read(cwd="@R/p/a", config=["a"])]
+    yield "gendiff: typed projects before typed requirements", {U: '[projects."@R/p"]\ntrust_level = 1\n'}, {
+        "requirements.toml": "features = 122049\n"}, {}, "@R", [read(config=["a"])]
+    yield "gendiff: managed sandbox_mode checked first", {U: ""}, {
+        "managed_config.toml": "sandbox_mode = 'bogus'\napproval_policy = 'x'\n"}, {}, "@R", [
+        read(config=["a"], requirements=["a"])]
+    for i, bad in enumerate(["a = 1979-05\n", "a = 1979-05-2\n", "a = 1979-05x27\n", "a = 1979-\n",
+                             "a = [1979-05]\n", "a = 1979-05-27 07\n", "a = 07:3\n", "a = 1979-5-27\n",
+                             "a = 1979-05-27x\n", "a = [1979-05", "t = 979-05-27T00:32:00\n",
+                             "a = 00:3:00.5\n",
+                             "z-z =  = 1\n", "][[a.k1]]\n", "[#m]\n", "[}m.x]\n", "[t\t95]\n",
+                             "key = [1_0.5e1,_0, []]\n", "m = 0xdead_{beef\n", "0 = 1.79a b157e308\n",
+                             "k = { n = { s = true, appr\n", "a = { k = 1979-13-01{ b = 1 }, c = 1 }\n",
+                             "k1 = }true\n", "m = -92233720368541775808\n[m]\n", "m = 99999999999999999999\nb = \n",
+                             "m = 9223372036854775808\n", "profile = tru\n", "sandbox_\\mode34 = -inf\n",
+                             "a = 1979-05-\r27T07:32:00\n", "a = { b = [1], c = \r-1 }\n",
+                             "a = { b = 1, pr\n[x]\n", 'a = { b = "s", "a.\n[x]\n', "'0'.,k1 = 1\n", "x = { a = 1, b = '''\n", "a.s\u00e9n = 1\n"]):
+        yield "gendiff: TOML 2 project %d %r" % (i, bad), {U: trusted("p"), "p/.git": "x",
+                                                           "p/.codex/config.toml": bad}, None, {}, "@R/p", [
+            read(cwd="@R/p", config=["a"])]
+        yield "gendiff: TOML 2 user %d %r" % (i, bad), {U: bad}, None, {}, "@R", [read(config=["a"])]
     # /etc/codex
     yield "etc: requirements unreadable", {U: "a = 1\n"}, {"requirements.toml": "a = 1\n",
                                                          "chmod000": "requirements.toml"}, nobody, "@R", [

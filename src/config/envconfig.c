@@ -21,6 +21,7 @@
 #include "config/envconfig_int.h"
 #include "rpc/rpc_serde.h"
 #include "session/session.h"
+#include "util/codex_home.h"
 #include "util/uri.h"
 
 static void	m_read(struct rpc_req *, json_t *);
@@ -134,30 +135,6 @@ key_paths(json_t *o, const char *field, json_t **out, struct jx_err *e)
 				return serde_type_error(e, seg, "a string", 0);
 	}
 	return 0;
-}
-
-/* The Codex home directory, malloc'd, or NULL with err set. */
-static char *
-codex_home(char *err, size_t errlen)
-{
-	const char	*env = getenv("CODEX_HOME"), *home = getenv("HOME");
-	char		 path[PATH_MAX], *real;
-
-	if (env != NULL && env[0] != '\0') {
-		if ((real = realpath(env, NULL)) == NULL)
-			snprintf(err, errlen, errno == ENOENT ? "failed to find Codex home: "
-			    "CODEX_HOME points to \"%s\", but that path does not exist" :
-			    "failed to find Codex home: %s: %s", env, strerror(errno));
-		return real;
-	}
-	if (home == NULL || home[0] == '\0') {
-		snprintf(err, errlen, "failed to find Codex home: could not find home directory");
-		return NULL;
-	}
-	snprintf(path, sizeof(path), "%s/.codex", home);
-	if ((real = realpath(path, NULL)) == NULL && (real = strdup(path)) == NULL)
-		snprintf(err, errlen, "out of memory");
-	return real;
 }
 
 static json_t *
@@ -277,10 +254,10 @@ m_read(struct rpc_req *req, json_t *params)
 	if (read_params(req, params, &rp) == -1 || !rpc_admit(req) ||
 	    !paths_ok(req, rp.config_paths, rp.requirements_paths))
 		goto done;
-	if ((home = codex_home(err, sizeof(err))) == NULL ||
+	if ((home = codex_home_find(err, sizeof(err))) == NULL ||
 	    ec_load(rp.cwd, home, &config, &reqs, err, sizeof(err)) == -1) {
 		rpc_fail(req, RPC_INTERNAL_ERROR, "%s%s", home != NULL ?
-		    "failed to load executor-local config: " : "", err);
+		    "failed to load executor-local config: " : "failed to find Codex home: ", err);
 		goto done;
 	}
 	if ((res = result(home, rp.config_paths, rp.requirements_paths, &config, &reqs)) ==

@@ -30,4 +30,13 @@ int	ec_load(const char *cwd, const char *codex_home, struct ec_layers *config,
 	    struct ec_layers *requirements, char *err, size_t errlen);
 void	ec_layers_free(struct ec_layers *);
 
+/*
+ * The [projects] of the system's and the user's files (either NULL) merged
+ * and read typed, as the reference reads them (envconfig_typed.c); and
+ * requirements.toml's typed fields.  0, or -1 with err in serde's words.
+ */
+int	ec_projects_ok(const struct toml_node *system, const struct toml_node *user,
+	    char *err, size_t errlen);
+int	ec_requirements_ok(const struct toml_node *doc, char *err, size_t errlen);
+
 #endif

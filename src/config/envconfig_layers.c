@@ -34,6 +34,10 @@ static const char *const project_dropped[] = {
 	"openai_base_url", "chatgpt_base_url", "notify", NULL
 };
 
+static const char *const approval_policies[] = {
+	"untrusted", "on-failure", "on-request", "granular", "never", NULL
+};
+
 static const char *const sandbox_modes[] = {
 	"read-only", "workspace-write", "danger-full-access", NULL
 };
@@ -139,7 +143,10 @@ long_form(const struct toml_error *te, char *out, size_t len)
 	    te->line, te->col, pad, num, te->text, pad, caret, te->msg);
 }
 
-/* The document at path: 1 read, 0 absent, -1 with err in the layer's words. */
+/*
+ * The document at path: 1 read, 0 absent, -1 with err in the layer's words.
+ * doc NULL: only read it (an untrusted project's file must still be readable).
+ */
 static int
 load(const char *path, enum style st, struct toml_node **doc, char *err, size_t errlen)
 {
@@ -148,13 +155,18 @@ load(const char *path, enum style st, struct toml_node **doc, char *err, size_t 
 	size_t			 len = 0;
 	int			 rc;
 
-	*doc = NULL;
+	if (doc != NULL)
+		*doc = NULL;
 	if ((rc = read_file(path, st == ST_PROJECT, &buf, &len, why, sizeof(why))) <= 0) {
 		if (rc == -1)
 			snprintf(err, errlen, "Failed to read %s file %s: %s",
 			    st == ST_REQUIREMENTS ? "requirements" : st == ST_PROJECT ?
 			    "project config" : "config", path, why);
 		return rc;
+	}
+	if (doc == NULL) {
+		free(buf);
+		return 1;
 	}
 	*doc = toml_parse(buf, len, &te);
 	free(buf);
@@ -216,11 +228,23 @@ str_at(const struct toml_node *t, const char *key)
 
 /* projects."<dir>".trust_level of the user configuration, or NULL. */
 static const char *
-trust_of(const struct toml_node *user, const char *dir)
+trust_at(const struct toml_node *user, const char *dir)
 {
 	const struct toml_node	*projects = toml_table_get(user, "projects", 8);
 
 	return str_at(toml_table_get(projects, dir, strlen(dir)), "trust_level");
+}
+
+/* The trust of dir as named, else of where its symlinks lead, or NULL. */
+static const char *
+trust_of(const struct toml_node *user, const char *dir)
+{
+	const char	*trust;
+	char		 real[PATH_MAX];
+
+	if ((trust = trust_at(user, dir)) != NULL || realpath(dir, real) == NULL)
+		return trust;
+	return trust_at(user, real);
 }
 
 static int
@@ -228,15 +252,18 @@ has_marker(const char *dir, const struct toml_node *markers)
 {
 	char		path[PATH_MAX], head[PATH_MAX];
 	struct stat	st;
-	size_t		i;
+	size_t		i, n;
 	const char	*m;
 
 	for (i = 0; i < markers->n; i++) {
 		if (markers->kid[i]->kind != TOML_STRING)
 			continue;
 		m = markers->kid[i]->str;
-		if ((size_t)snprintf(path, sizeof(path), "%s/%s", strcmp(dir, "/") == 0 ? "" : dir,
-		    m) >= sizeof(path) || stat(path, &st) == -1 || sandbox_made(path))
+		/* the reference normalises the path: "ROOT/" names a file ROOT too */
+		for (n = strlen(m); n > 1 && m[n - 1] == '/'; n--)
+			;
+		if ((size_t)snprintf(path, sizeof(path), "%s/%.*s", strcmp(dir, "/") == 0 ? "" :
+		    dir, (int)n, m) >= sizeof(path) || stat(path, &st) == -1 || sandbox_made(path))
 			continue;
 		/* a .git directory marks a repository only with its HEAD */
 		if (strcmp(m, ".git") == 0 && S_ISDIR(st.st_mode) &&
@@ -277,7 +304,7 @@ project_root(const char *cwd, const struct toml_node *user)
 	}
 }
 
-static void
+static int
 drop_keys(struct toml_node *doc)
 {
 	size_t	i, j;
@@ -293,29 +320,40 @@ drop_keys(struct toml_node *doc)
 				    sizeof(*doc->key));
 				doc->n--;
 			}
+	return toml_table_reindex(doc);
 }
 
 /* One project directory's layer, when it is trusted and has one. */
 static int
-project_dir(const char *dir, const char *root, const struct toml_node *user,
-    struct ec_layers *config, char *err, size_t errlen)
+project_dir(const char *dir, const char *root, const char *git,
+    const struct toml_node *user, struct ec_layers *config, char *err, size_t errlen)
 {
 	char			 base[PATH_MAX], path[PATH_MAX + 16], src[PATH_MAX + 32];
 	const char		*trust = trust_of(user, dir);
 	struct toml_node	*doc;
+	struct stat		 st;
 	int			 rc;
 
 	if (trust == NULL)
 		trust = trust_of(user, root);
-	if (trust == NULL || strcmp(trust, "trusted") != 0)
-		return 0;
+	if (trust == NULL)
+		trust = trust_of(user, git);
 	if ((size_t)snprintf(base, sizeof(base), "%s/.codex", strcmp(dir, "/") == 0 ? "" : dir)
 	    >= sizeof(base))
 		return 0;
+	/* a .codex the reference cannot see is none: it looks before it reads */
+	if (stat(base, &st) == -1 || !S_ISDIR(st.st_mode))
+		return 0;
 	snprintf(path, sizeof(path), "%s/config.toml", base);
+	/* it reads the file whatever the trust; only a trusted one is parsed */
+	if (trust == NULL || strcmp(trust, "trusted") != 0)
+		return load(path, ST_PROJECT, NULL, err, errlen) == -1 ? -1 : 0;
 	if ((rc = load(path, ST_PROJECT, &doc, err, errlen)) <= 0)
 		return rc;
-	drop_keys(doc);
+	if (drop_keys(doc) == -1) {
+		toml_free(doc);
+		return -1;
+	}
 	snprintf(src, sizeof(src), "project (%s)", path);
 	return add_layer(config, src, base, doc, 0);
 }
@@ -324,17 +362,20 @@ static int
 projects(const char *cwd, const struct toml_node *user, struct ec_layers *config,
     char *err, size_t errlen)
 {
-	char	root[PATH_MAX], dir[PATH_MAX];
-	size_t	rlen = project_root(cwd, user), len;
+	char	root[PATH_MAX], git[PATH_MAX], dir[PATH_MAX];
+	size_t	rlen = project_root(cwd, user), glen = project_root(cwd, NULL), len;
 
 	if (strlen(cwd) >= sizeof(dir))
 		return 0;
 	memcpy(root, cwd, rlen);
 	root[rlen] = '\0';
+	/* the repository's root (by .git, whatever the markers) lends its trust too */
+	memcpy(git, cwd, glen);
+	git[glen] = '\0';
 	for (len = rlen; ; ) {
 		memcpy(dir, cwd, len);
 		dir[len] = '\0';
-		if (project_dir(dir, root, user, config, err, errlen) == -1)
+		if (project_dir(dir, root, git, user, config, err, errlen) == -1)
 			return -1;
 		if (cwd[len] == '\0')
 			return 0;
@@ -377,7 +418,7 @@ managed_requirements(const struct toml_node *managed, struct toml_node **out, ch
 	const char		*approval = str_at(managed, "approval_policy");
 	const char		*mode = str_at(managed, "sandbox_mode");
 	struct toml_node	*a;
-	size_t			 i;
+	size_t			 i, j;
 
 	for (i = 0; mode != NULL && sandbox_modes[i] != NULL; i++)
 		if (strcmp(mode, sandbox_modes[i]) == 0)
@@ -386,6 +427,15 @@ managed_requirements(const struct toml_node *managed, struct toml_node **out, ch
 		snprintf(err, errlen, "Failed to parse config requirements as TOML: unknown "
 		    "variant `%s`, expected one of `read-only`, `workspace-write`, "
 		    "`danger-full-access`\nin `sandbox_mode`\n", mode);
+		return -1;
+	}
+	for (j = 0; approval != NULL && approval_policies[j] != NULL; j++)
+		if (strcmp(approval, approval_policies[j]) == 0)
+			break;
+	if (approval != NULL && approval_policies[j] == NULL) {
+		snprintf(err, errlen, "Failed to parse config requirements as TOML: unknown "
+		    "variant `%s`, expected one of `untrusted`, `on-failure`, `on-request`, "
+		    "`granular`, `never`\nin `approval_policy`\n", approval);
 		return -1;
 	}
 	if ((*out = toml_table_new()) == NULL)
@@ -401,8 +451,7 @@ managed_requirements(const struct toml_node *managed, struct toml_node **out, ch
 }
 
 static int
-system_layers(struct ec_layers *config, struct ec_layers *reqs, struct toml_node **managed,
-    char *err, size_t errlen)
+system_layers(struct ec_layers *config, struct toml_node **managed, char *err, size_t errlen)
 {
 	struct toml_node	*doc;
 	int			 rc;
@@ -412,12 +461,6 @@ system_layers(struct ec_layers *config, struct ec_layers *reqs, struct toml_node
 	if (rc == 1 && add_layer(config, "system (" SYSTEM_DIR "/config.toml)", SYSTEM_DIR,
 	    doc, 1) == -1)
 		return -1;
-	if ((rc = load(SYSTEM_DIR "/requirements.toml", ST_REQUIREMENTS, &doc, err, errlen))
-	    == -1)
-		return -1;
-	if (rc == 1 && add_layer(reqs, SYSTEM_DIR "/requirements.toml", SYSTEM_DIR, doc, 1)
-	    == -1)
-		return -1;
 	return load(SYSTEM_DIR "/managed_config.toml", ST_CONFIG, managed, err, errlen) == -1 ?
 	    -1 : 0;
 }
@@ -426,12 +469,12 @@ int
 ec_load(const char *cwd, const char *codex_home, struct ec_layers *config,
     struct ec_layers *reqs, char *err, size_t errlen)
 {
-	struct toml_node	*user = NULL, *managed = NULL, *converted = NULL;
+	struct toml_node	*user = NULL, *managed = NULL, *converted = NULL, *doc;
 	char			 path[PATH_MAX + 16], src[PATH_MAX + 32];
 	int			 rc = -1;
 
 	snprintf(err, errlen, "out of memory");
-	if (system_layers(config, reqs, &managed, err, errlen) == -1)
+	if (system_layers(config, &managed, err, errlen) == -1)
 		goto done;
 	snprintf(path, sizeof(path), "%s/config.toml", codex_home);
 	if (load(path, ST_CONFIG, &user, err, errlen) == -1)
@@ -439,11 +482,30 @@ ec_load(const char *cwd, const char *codex_home, struct ec_layers *config,
 	snprintf(src, sizeof(src), "user (%s)", path);
 	if (user != NULL && add_layer(config, src, codex_home, toml_clone(user), 0) == -1)
 		goto done;
+	/*
+	 * The reference's order: the legacy file's requirements and
+	 * requirements.toml's text, then the projects of the system's and the
+	 * user's files merged and typed, requirements.toml's typed fields, then
+	 * the projects' files.
+	 */
+	if (managed != NULL && managed_requirements(managed, &converted, err, errlen) == -1)
+		goto done;
+	if ((rc = load(SYSTEM_DIR "/requirements.toml", ST_REQUIREMENTS, &doc, err, errlen))
+	    == -1 || (rc == 1 && add_layer(reqs, SYSTEM_DIR "/requirements.toml",
+	    SYSTEM_DIR, doc, 1) == -1)) {
+		rc = -1;
+		goto done;
+	}
+	rc = -1;
+	/* typed: the projects, then requirements.toml's fields */
+	if (ec_projects_ok(config->n > 0 && config->v[0].system ? config->v[0].doc : NULL, user,
+	    err, errlen) == -1 || (reqs->n > 0 && ec_requirements_ok(reqs->v[0].doc, err,
+	    errlen) == -1))
+		goto done;
 	if (projects(cwd, user, config, err, errlen) == -1)
 		goto done;
 	if (managed != NULL) {
-		if (managed_requirements(managed, &converted, err, errlen) == -1 ||
-		    add_layer(reqs, SYSTEM_DIR "/managed_config.toml", SYSTEM_DIR, converted, 0)
+		if (add_layer(reqs, SYSTEM_DIR "/managed_config.toml", SYSTEM_DIR, converted, 0)
 		    == -1)
 			goto done;
 		converted = NULL;

@@ -8,6 +8,7 @@
 #include "config.h"
 
 #include <stdio.h>
+#include <ctype.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -25,6 +26,7 @@ struct keypart {
 	char		*s;
 	size_t		 len;
 	const char	*at;		/* where it starts, for errors */
+	const char	*end;		/* and where it ends */
 };
 
 struct dotted {
@@ -44,9 +46,14 @@ duplicate(struct tparser *P, const struct keypart *k, const char *why)
 {
 	struct toml_node	*t;
 
+	const char		*q;
+
 	if (P->dup_at == NULL) {
 		P->dup_at = k->at;
 		P->dup_why = why;
+		/* the reference's caret runs under the whole key */
+		for (q = k->at; q < k->end; q++)
+			P->dup_span += ((unsigned char)*q & 0xC0) != 0x80;
 	}
 	if ((t = toml_table_new()) == NULL || toml_table_add(P->sink, "", 0, t) == -1) {
 		tp_oom(P);
@@ -114,6 +121,20 @@ is_bare(int c)
 	    (c >= '0' && c <= '9') || c == '_' || c == '-';
 }
 
+/*
+ * The caret's width under characters no key has, from p: the reference
+ * counts the bytes of a run of non-ASCII characters (one for anything else).
+ */
+static size_t
+bad_run(const struct tparser *P, const char *p)
+{
+	size_t	n = 0;
+
+	while (p + n < P->end && (unsigned char)p[n] >= 0x80)
+		n++;
+	return n > 0 ? n : 1;
+}
+
 static int
 simple_key(struct tparser *P, struct keypart *k)
 {
@@ -127,10 +148,13 @@ simple_key(struct tparser *P, struct keypart *k)
 	}
 	while (P->p < P->end && is_bare((unsigned char)*P->p))
 		P->p++;
-	if (P->p == s)
-		return tp_fail(P, s, 1, s >= P->end || strchr("=.] \t\r\n", *s) != NULL ?
-		    "unquoted keys cannot be empty, expected letters, numbers, `-`, `_`" :
-		    E_BAREKEY);
+	if (P->p == s && (s >= P->end || strchr("=.]} \t\r\n#", *s) != NULL))
+		return tp_fail(P, s, 1,
+		    "unquoted keys cannot be empty, expected letters, numbers, `-`, `_`");
+	/* a character no key has, at a key's start or right after one */
+	if (P->p < P->end && (P->p == s || *P->p == '"' || *P->p == '\'' || *P->p == '\\' ||
+	    (unsigned char)*P->p >= 0x80))
+		return tp_fail(P, P->p, bad_run(P, P->p), E_BAREKEY);
 	if ((k->s = strndup(s, (size_t)(P->p - s))) == NULL)
 		return tp_oom(P);
 	k->len = (size_t)(P->p - s);
@@ -146,9 +170,17 @@ parse_key(struct tparser *P, struct dotted *k)
 			return tp_fail(P, P->p, 1, "too many dotted key parts (at most %d)",
 			    MAX_KEY_PARTS);
 		skip_ws(P);
+		/*
+		 * "a." and a line's end, or punctuation no key starts with: the
+		 * reference wants the value, not a key.
+		 */
+		if (k->n > 0 && (P->p >= P->end || tp_newline(P, P->p) > 0 ||
+		    (*P->p > 0x20 && *P->p < 0x7f && !is_bare((unsigned char)*P->p) &&
+		    strchr("\"'=.]}#\\", *P->p) == NULL)))
+			return tp_fail(P, P->p, 1, "key with no value, expected `=`");
 		if (simple_key(P, &k->part[k->n]) == -1)
 			return -1;
-		k->n++;
+		k->part[k->n++].end = P->p;
 		skip_ws(P);
 		if (P->p >= P->end || *P->p != '.')
 			return 0;
@@ -161,11 +193,6 @@ static int
 add_kid(struct tparser *P, struct toml_node *t, const struct keypart *k,
     struct toml_node *kid)
 {
-	if (t->n >= TOML_MAX_KEYS) {
-		toml_free(kid);
-		return tp_fail(P, k->at, 1, "too many keys in one table (at most %d)",
-		    TOML_MAX_KEYS);
-	}
 	if (toml_table_add(t, k->s, k->len, kid) == -1)
 		return tp_oom(P);
 	return 0;
@@ -229,26 +256,67 @@ seal(struct toml_node *n)
 		seal(n->kid[i]);
 }
 
+/*
+ * An inline table's key at a line's end, at: the reference reads on past
+ * the line's end for its '=': at the text's end the table is unclosed,
+ * before anything else the assignment is missing.  Fails, always.
+ */
+static int
+inline_key_end(struct tparser *P, const char *at)
+{
+	const char	*q;
+
+	for (q = at; q < P->end && (*q == ' ' || *q == '\t' || *q == '\r' || *q == '\n'); q++)
+		;
+	if (q >= P->end || *q == '=')
+		return tp_fail(P, at, 1, "unclosed inline table, expected `}`");
+	return tp_fail(P, q, 1, "missing assignment between key-value pairs, expected `=`");
+}
+
 /* key = value into t. */
 static int
 keyval(struct tparser *P, struct toml_node *t)
 {
 	struct dotted		 k;
+	const char		*start;
 	struct toml_node	*v = NULL;
 	size_t			 i;
 	int			 rc = -1;
 
-	if (parse_key(P, &k) == -1)
+	P->in_key = 1;
+	rc = parse_key(P, &k);
+	P->in_key = 0;
+	if (rc == -1) {
+		/* an inline table's quoted key cut by its line's end: as a bare one */
+		if (P->depth > 0 && P->fail_at != NULL && (P->fail_at >= P->end ||
+		    tp_newline(P, P->fail_at) > 0) && strncmp(P->err->msg, "key with", 8) == 0) {
+			P->failed = 0;
+			inline_key_end(P, P->fail_at);
+		}
 		goto done;
+	}
+	rc = -1;
+	if (P->depth > 0 && (P->p >= P->end || tp_newline(P, P->p) > 0)) {
+		inline_key_end(P, P->p);
+		goto done;
+	}
 	if (P->p >= P->end || *P->p != '=') {
-		tp_fail(P, P->p, 1, P->p >= P->end || tp_newline(P, P->p) > 0 || *P->p == '#' ?
-		    "key with no value, expected `=`" : "expected `.`, `=`");
+		/* whatever follows, the reference says the key wants its value */
+		tp_fail(P, P->p, 1, "key with no value, expected `=`");
 		goto done;
 	}
 	P->p++;
 	skip_ws(P);
-	if (parse_value(P, &v) == -1)
+	if (P->p < P->end && *P->p == '=') {
+		tp_fail(P, P->p, 1, "extra `=`, expected nothing");
 		goto done;
+	}
+	start = P->p;
+	if (parse_value(P, &v) == -1) {
+		if (P->fail_at >= start)
+			tp_bare_value(P, start);
+		goto done;
+	}
 	for (i = 0; i + 1 < k.n; i++)
 		if ((t = descend(P, t, &k.part[i], 0)) == NULL)
 			goto done;
@@ -284,7 +352,7 @@ parse_array(struct tparser *P, struct toml_node **out)
 			return tp_fail(P, after, 1, "unclosed array, expected `]`");
 		start = P->p;
 		if (parse_value(P, &v) == -1)
-			return -1;
+			return tp_unclosed(P, "unclosed array, expected `]`");
 		if (toml_array_add(a, v) == -1)
 			return tp_oom(P);
 		after = P->p;
@@ -335,8 +403,11 @@ parse_inline(struct tparser *P, struct toml_node **out)
 			break;
 		if (P->p >= P->end)
 			return tp_fail(P, after, 1, "unclosed inline table, expected `}`");
+		if (*P->p != '"' && *P->p != '\'' && !is_bare((unsigned char)*P->p))
+			return tp_fail(P, P->p, 1,
+			    "missing key for inline table element, expected key");
 		if (keyval(P, t) == -1)
-			return -1;
+			return tp_unclosed(P, "unclosed inline table, expected `}`");
 		after = P->p;
 		if (skip_ws_nl(P) == -1)
 			return -1;
@@ -346,6 +417,13 @@ parse_inline(struct tparser *P, struct toml_node **out)
 		}
 		if (P->p < P->end && *P->p == '}')
 			break;
+		if (P->p < P->end && *P->p == '=')
+			return tp_fail(P, P->p, 1,
+			    "extra assignment between key-value pairs, expected `,`");
+		if (P->p < P->end && memchr(after, '\n', (size_t)(P->p - after)) != NULL)
+			/* past a line's end the reference looks for the next key */
+			return tp_fail(P, P->p, 1,
+			    "missing key for inline table element, expected `,`");
 		return tp_fail(P, after, 1, "unclosed inline table, expected `}`");
 	}
 	P->p++;
@@ -394,6 +472,8 @@ parse_value1(struct tparser *P, struct toml_node **out)
 	}
 	if (c == 't' || c == 'f')
 		return parse_bool(P, out);
+	if (c == '}')
+		return tp_fail(P, P->p, 1, "missing inline table opening, expected `{`");
 	if (c != '[' && c != '{')
 		return tp_scalar(P, out);
 	if (++P->depth > TOML_MAX_DEPTH)
@@ -425,10 +505,15 @@ header(struct tparser *P)
 	int			 aot = P->p + 1 < P->end && P->p[1] == '[', rc = -1;
 
 	P->p += aot ? 2 : 1;
-	if (parse_key(P, &k) == -1)
+	P->in_header = aot ? 2 : 1;
+	rc = parse_key(P, &k);
+	P->in_header = 0;
+	if (rc == -1)
 		goto done;
+	rc = -1;
 	if (P->p >= P->end || *P->p != ']') {
-		tp_fail(P, P->p, 1, aot ? "unclosed array table, expected `]]`" :
+		/* where the key ends: blanks inside the brackets are not the key's */
+		tp_fail(P, k.part[k.n - 1].end, 1, aot ? "unclosed array table, expected `]]`" :
 		    "unclosed table, expected `]`");
 		goto done;
 	}
@@ -455,11 +540,6 @@ header(struct tparser *P)
 		} else if (kid->kind != TOML_ARRAY || !(kid->flags & TOML_F_AOT)) {
 			P->cur = duplicate(P, &k.part[i], E_DUP);
 			rc = P->cur == NULL ? -1 : 0;
-			goto done;
-		}
-		if (kid->n >= TOML_MAX_KEYS) {
-			tp_fail(P, k.part[i].at, 1, "too many tables in one array (at most %d)",
-			    TOML_MAX_KEYS);
 			goto done;
 		}
 		if ((t = toml_table_new()) == NULL || toml_array_add(kid, t) == -1) {
@@ -517,6 +597,8 @@ line(struct tparser *P)
 	int	nl;
 
 	skip_ws(P);
+	if (P->p < P->end && *P->p == ']')
+		return tp_fail(P, P->p, 1, "missing table open, expected `[`");
 	if (P->p < P->end && *P->p == '[') {
 		if (header(P) == -1)
 			return -1;
@@ -561,8 +643,17 @@ toml_parse(const char *buf, size_t len, struct toml_error *err)
 	}
 	while (P.p < P.end && line(&P) == 0)
 		;
-	if (!P.failed && P.dup_at != NULL)
-		tp_fail(&P, P.dup_at, 1, "%s", P.dup_why);
+	/*
+	 * A duplicate key before where the text fails is the error the
+	 * reference gives, unless the text is cut short.
+	 */
+	if (P.dup_at != NULL && (!P.failed || (P.dup_at < P.fail_at && !tp_cut_short(&P)))) {
+		P.failed = 0;
+		tp_fail(&P, P.dup_at, P.dup_span, "%s", P.dup_why);
+	} else if (P.late_at != NULL && !P.failed) {
+		/* then a value too big for its type, if the text is sound */
+		tp_fail(&P, P.late_at, P.late_span, "%s", P.late_why);
+	}
 	toml_free(P.sink);
 	if (P.failed) {
 		toml_free(P.root);

@@ -6,8 +6,10 @@
  * reference re-serialises one (every table as a [section], floats as plain
  * decimals, each string in the plainest form that holds it).
  *
- * Memory is bounded: the reader refuses more than TOML_MAX_INPUT bytes,
- * TOML_MAX_DEPTH levels of nesting and TOML_MAX_KEYS keys in one table.
+ * Memory is bounded: the reader refuses more than TOML_MAX_INPUT bytes and
+ * TOML_MAX_DEPTH levels of nesting.  A table has as many keys as the input
+ * holds, as the reference's reader allows; a big one is hashed, so that
+ * reading stays linear.
  */
 #ifndef EXECD_TOML_H
 #define EXECD_TOML_H
@@ -16,7 +18,6 @@
 
 #define TOML_MAX_INPUT	(4U << 20)	/* bytes of one document */
 #define TOML_MAX_DEPTH	64		/* tables, arrays and inline tables in one another */
-#define TOML_MAX_KEYS	10000		/* keys of one table (lookups are linear) */
 
 enum toml_kind {
 	TOML_STRING, TOML_INT, TOML_FLOAT, TOML_BOOL, TOML_DATETIME,
@@ -44,6 +45,8 @@ struct toml_node {
 	struct toml_node **kid;		/* TOML_ARRAY, TOML_TABLE */
 	struct toml_key	  *key;		/* TOML_TABLE only */
 	size_t		   n, cap;
+	size_t		  *slot;	/* a big table's hash index: kid number + 1, 0 free */
+	size_t		   nslot;
 };
 
 /* Where and why a document was refused: 1-based line, column in characters. */
@@ -64,6 +67,8 @@ struct toml_node *toml_table_new(void);
 int		 toml_table_add(struct toml_node *t, const char *key, size_t len,
 		    struct toml_node *kid);
 struct toml_node *toml_table_get(const struct toml_node *t, const char *key, size_t len);
+/* Index t again after its keys were removed or moved; 0 or -1. */
+int		 toml_table_reindex(struct toml_node *t);
 /* Append kid to an array; takes kid.  0, or -1 (kid freed). */
 int		 toml_array_add(struct toml_node *a, struct toml_node *kid);
 /*
@@ -72,6 +77,8 @@ int		 toml_array_add(struct toml_node *a, struct toml_node *kid);
  */
 int		 toml_utf8_check(const char *s, size_t len, size_t *at, size_t *seqlen);
 
+/* A float as the writer prints it (serde's words use the same), malloc'd, or NULL. */
+char		*toml_float_text(double v);
 /* The document for root, malloc'd and NUL-terminated, or NULL. */
 char		*toml_emit(const struct toml_node *root, size_t *len);
 

@@ -374,3 +374,17 @@ toml_emit(const struct toml_node *root, size_t *len)
 	*len = o.len;
 	return o.s;
 }
+
+char *
+toml_float_text(double v)
+{
+	struct out	o = { NULL, 0, 0, 0 };
+
+	floating(&o, v);
+	put(&o, "", 1);		/* its NUL */
+	if (o.oom) {
+		free(o.s);
+		return NULL;
+	}
+	return o.s;
+}

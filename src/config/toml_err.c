@@ -24,6 +24,7 @@ tp_fail(struct tparser *P, const char *at, size_t span, const char *fmt, ...)
 	P->failed = 1;
 	if (at > P->end)
 		at = P->end;
+	P->fail_at = at;
 	/* at the end, after a last newline: the reference stays on the last line */
 	for (ls = q = P->buf; q < at; q++)
 		if (*q == '\n' && !(at == P->end && q + 1 == P->end)) {
@@ -38,8 +39,7 @@ tp_fail(struct tparser *P, const char *at, size_t span, const char *fmt, ...)
 	P->err->span = span > 0 ? span : 1;
 	for (n = 0; ls + n < P->end && ls[n] != '\n' && n + 1 < sizeof(P->err->text); n++)
 		;
-	if (n > 0 && ls[n - 1] == '\r' && (ls + n == P->end || ls[n] == '\n'))
-		n--;
+	/* a CR before the line's LF stays: the reference shows it */
 	memcpy(P->err->text, ls, n);
 	P->err->text[n] = '\0';
 	va_start(ap, fmt);

@@ -10,8 +10,15 @@ struct tparser {
 	struct toml_node	*root, *cur;	/* cur: where key/values go */
 	struct toml_node	*sink;		/* what duplicate keys define */
 	const char		*dup_at;	/* the first duplicate key */
+	size_t			 dup_span;	/* its characters, quotes included */
 	const char		*dup_why;
 	int			 depth;
+	int			 in_header;	/* 1 in a [table]'s key, 2 in a [[table]]'s */
+	int			 in_key;	/* in a key/value's key */
+	const char		*fail_at;	/* where the error is */
+	const char		*late_at;	/* the first value too big for its type */
+	char			 late_why[160];
+	size_t			 late_span;
 	int			 failed;
 };
 
@@ -23,5 +30,11 @@ int	tp_newline(const struct tparser *, const char *p);
 int	tp_string(struct tparser *, char **s, size_t *len);
 /* A number, date or time at P->p. */
 int	tp_scalar(struct tparser *, struct toml_node **out);
+/* The reference's words for a value that failed where it starts (toml_words.c). */
+void	tp_bare_value(struct tparser *, const char *start);
+/* A failed element of an array or inline table with nothing after it: msg at the end. */
+int	tp_unclosed(struct tparser *, const char *msg);
+/* The failure is a bracket the text, cut short, never closed. */
+int	tp_cut_short(const struct tparser *);
 
 #endif

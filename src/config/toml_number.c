@@ -67,8 +67,11 @@ time_part(const char *s, size_t len, char *out, size_t outlen, const char **why)
 	*why = len == 0 ? "hour" : "a two-digit hour (HH)";
 	if (len < 2 || (h = digits(s, 2)) < 0)
 		return 0;
+	*why = "`:` (HH:MM)";
+	if (len < 3 || s[2] != ':')
+		return 0;
 	*why = "a two-digit minute (MM)";
-	if (len < 5 || s[2] != ':' || (m = digits(s + 3, 2)) < 0)
+	if (len < 5 || (m = digits(s + 3, 2)) < 0)
 		return 0;
 	if (len > 5 && s[5] == ':') {
 		*why = "a two-digit second (SS)";
@@ -128,7 +131,8 @@ datetime(struct tparser *P, const char *s, size_t len, struct toml_node **out)
 		need_time = n < len;
 		if (n < len) {
 			if (s[n] != 'T' && s[n] != 't' && s[n] != ' ')
-				return tp_fail(P, s + n, 1, "invalid date-time");
+				return tp_fail(P, s, len,
+				    "invalid date-time, expected `T` between date and time");
 			text[10] = 'T';
 			text[11] = '\0';
 			n++;
@@ -139,13 +143,18 @@ datetime(struct tparser *P, const char *s, size_t len, struct toml_node **out)
 		size_t		 t = time_part(s + n, len - n, text, sizeof(text), &why);
 
 		if (t == 0)
-			return tp_fail(P, s, 1, "invalid time, expected %s", why);
+			return tp_fail(P, s, len, "invalid time, expected %s", why);
 		n += t;
 		if (n < len && (s[n] == 'Z' || s[n] == 'z') && s[0] != ':' && len > 10 &&
 		    s[4] == '-') {
 			snprintf(text + strlen(text), sizeof(text) - strlen(text), "Z");
 			n++;
 		} else if (n < len && (s[n] == '+' || s[n] == '-') && len > 10 && s[4] == '-') {
+			/* the reference's caret runs under the whole date-time */
+			if (len - n < 2 || !is_digit((unsigned char)s[n + 1]))
+				return tp_fail(P, s, len, "invalid offset, expected hour");
+			if (len - n < 4 || digits(s + n + 1, 2) < 0 || s[n + 3] != ':')
+				return tp_fail(P, s, len, "invalid offset, expected `:` (HH:MM)");
 			if (len - n != 6 || s[n + 3] != ':' || (oh = digits(s + n + 1, 2)) < 0 ||
 			    (om = digits(s + n + 4, 2)) < 0)
 				return tp_fail(P, s, 1, "invalid offset");
@@ -243,10 +252,23 @@ integer(struct tparser *P, const char *s, size_t len, struct toml_node **out)
 		return tp_fail(P, d, 1, "unexpected leading zero, expected nothing");
 	for (i = 0; i < blen && mag <= cap; i++)
 		mag = mag * (unsigned)base + (unsigned)hexval_digit(buf[i]);
-	if (neg ? mag > (unsigned __int128)INT64_MAX + 1 : mag > UINT64_MAX)
-		return tp_fail(P, s, 1, i128, neg ? "-" : "", decimal(mag, buf, sizeof(buf)));
-	if (!neg && mag > INT64_MAX)
-		return tp_fail(P, s, 1, "u64 value was too large");
+	/*
+	 * Too big for its type: the reference finds that when it builds the
+	 * tables, after the text's syntax and its duplicate keys, so it waits
+	 * (its caret under the whole number).
+	 */
+	if (P->late_at == NULL && (neg ? mag > (unsigned __int128)INT64_MAX + 1 :
+	    mag > INT64_MAX)) {
+		P->late_at = s;
+		P->late_span = len;
+		if (neg || mag > UINT64_MAX)
+			snprintf(P->late_why, sizeof(P->late_why), i128, neg ? "-" : "",
+			    decimal(mag, buf, sizeof(buf)));
+		else
+			snprintf(P->late_why, sizeof(P->late_why), "u64 value was too large");
+	}
+	if (neg ? mag > (unsigned __int128)INT64_MAX + 1 : mag > INT64_MAX)
+		mag = 0;
 	if ((*out = node(TOML_INT)) == NULL)
 		return tp_oom(P);
 	(*out)->i = neg ? (mag == (unsigned __int128)INT64_MAX + 1 ? INT64_MIN :
@@ -309,21 +331,41 @@ int
 tp_scalar(struct tparser *P, struct toml_node **out)
 {
 	const char	*s = P->p, *q = s, *t;
-	size_t		 len;
+	size_t		 len, k;
 	int		 c = (unsigned char)*s;
 
+	/* "_0": a number's underscore before any digit */
+	if (c == '_' && s + 1 < P->end && is_digit((unsigned char)s[1]))
+		return tp_fail(P, s, 1, "`_` may only go between digits, expected nothing");
 	if (!is_digit(c) && c != '+' && c != '-' && c != 'i' && c != 'n' && c != '.')
 		return tp_fail(P, s, 1, E_UNQUOTED);
 	while (q < P->end && token_char((unsigned char)*q))
 		q++;
 	/* "1979-05-27 07:32:00": a space may join a date and a time */
-	if (q - s == 10 && s[4] == '-' && q + 3 < P->end && *q == ' ' &&
-	    is_digit((unsigned char)q[1]) && is_digit((unsigned char)q[2]) && q[3] == ':')
+	if (q - s == 10 && s[4] == '-' && q + 2 < P->end && *q == ' ' &&
+	    is_digit((unsigned char)q[1]) && is_digit((unsigned char)q[2]))
 		for (q++; q < P->end && token_char((unsigned char)*q); q++)
 			;
 	len = (size_t)(q - s);
 	P->p = q;
 	t = s + (*s == '+' || *s == '-');
+	/* "979-05-27": a date whose year is not four digits */
+	for (k = 0; k < len && is_digit((unsigned char)s[k]); k++)
+		;
+	if (k > 0 && k != 4 && k + 3 < len && s[k] == '-' && digits(s + k + 1, 2) >= 0 &&
+	    s[k + 3] == '-')
+		return tp_fail(P, s, len, "invalid date, expected a four-digit year (YYYY)");
+	/* a date cut short: the reference names the part it missed, under the token */
+	if (len >= 5 && s[4] == '-' && digits(s, 4) >= 0) {
+		if (len == 5)
+			return tp_fail(P, s, len, "invalid date, expected month");
+		if (len < 7 || digits(s + 5, 2) < 0)
+			return tp_fail(P, s, len, "invalid date, expected a two-digit month (MM)");
+		if (len < 8 || s[7] != '-')
+			return tp_fail(P, s, len, "invalid date, expected `-` (MM-DD)");
+		if (len < 10 || digits(s + 8, 2) < 0)
+			return tp_fail(P, s, len, "invalid date, expected a two-digit day (DD)");
+	}
 	if ((len >= 10 && s[4] == '-' && is_digit(c)) || (len >= 3 && s[2] == ':'))
 		return datetime(P, s, len, out);
 	if (q - t == 3 && (memcmp(t, "inf", 3) == 0 || memcmp(t, "nan", 3) == 0))

@@ -91,7 +91,11 @@ escape(struct tparser *P, struct sbuf *b)
 		return tp_fail(P, at, 1, E_ESCAPE);
 	P->p++;
 	for (i = 0; i < n; i++) {
-		if (P->p >= P->end || (h = hex_digit((unsigned char)*P->p)) == -1)
+		/* cut by the line's end: the reference misses the string's end */
+		if (P->p >= P->end || tp_newline(P, P->p) > 0)
+			return tp_fail(P, P->p, 1, P->in_key ? "key with no value, expected `=`" :
+			    "invalid basic string, expected `\"`");
+		if ((h = hex_digit((unsigned char)*P->p)) == -1)
 			return tp_fail(P, P->p, 1, "too few unicode value digits, expected unicode "
 			    "hexadecimal value");
 		cp = cp * 16 + (unsigned long)h;
@@ -148,12 +152,22 @@ bad_char(struct tparser *P, char q, int ml)
 {
 	const char	*kind = q == '"' ? "basic" : "literal";
 
+	/* a header's key cut short: the reference misses the header's end */
+	if (P->in_header && (P->p >= P->end || (!ml && tp_newline(P, P->p) > 0)))
+		return tp_fail(P, P->p, 1, P->in_header == 2 ?
+		    "unclosed array table, expected `]]`" : "unclosed table, expected `]`");
+	if (P->in_key && (P->p >= P->end || (!ml && tp_newline(P, P->p) > 0)))
+		return tp_fail(P, P->p, 1, "key with no value, expected `=`");
 	if (P->p >= P->end || (!ml && tp_newline(P, P->p) > 0))
 		return tp_fail(P, P->p, 1, "invalid %s%s string, expected `%s`",
 		    ml ? "multi-line " : "", kind, q == '"' ? "\"" : "'");
-	return tp_fail(P, P->p, 1, "invalid %s%s string, expected non-%s-quote visible "
-	    "characters%s", ml ? "multi-line " : "", kind, q == '"' ? "double" : "single",
-	    q == '"' ? ", `\\`" : "");
+	/* the reference words the multi-line forms apart */
+	if (ml)
+		return tp_fail(P, P->p, 1, q == '"' ?
+		    "invalid multi-line basic string, expected `\\`, characters" :
+		    "invalid multi-line literal string, expected non-single-quote characters");
+	return tp_fail(P, P->p, 1, "invalid %s string, expected non-%s-quote visible "
+	    "characters%s", kind, q == '"' ? "double" : "single", q == '"' ? ", `\\`" : "");
 }
 
 int

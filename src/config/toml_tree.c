@@ -4,6 +4,7 @@
  */
 #include "config.h"
 
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -23,6 +24,7 @@ toml_free(struct toml_node *n)
 	}
 	free(n->kid);
 	free(n->key);
+	free(n->slot);
 	free(n->str);
 	free(n);
 }
@@ -35,6 +37,53 @@ toml_table_new(void)
 	if ((t = calloc(1, sizeof(*t))) != NULL)
 		t->kind = TOML_TABLE;
 	return t;
+}
+
+#define HASH_FROM	16	/* keys from which a table is hashed */
+
+/* FNV-1a */
+static size_t
+hash(const char *s, size_t len)
+{
+	size_t	h = 14695981039346656037ULL & SIZE_MAX;
+
+	while (len-- > 0)
+		h = (h ^ (unsigned char)*s++) * (1099511628211ULL & SIZE_MAX);
+	return h;
+}
+
+/* The slot of key in t's index: where it is or where it would go. */
+static size_t *
+slot_of(const struct toml_node *t, const char *key, size_t len)
+{
+	size_t	i = hash(key, len) & (t->nslot - 1), k;
+
+	for (;; i = (i + 1) & (t->nslot - 1)) {
+		if ((k = t->slot[i]) == 0 || (t->key[k - 1].len == len &&
+		    memcmp(t->key[k - 1].s, key, len) == 0))
+			return &t->slot[i];
+	}
+}
+
+int
+toml_table_reindex(struct toml_node *t)
+{
+	size_t	i, n;
+
+	free(t->slot);
+	t->slot = NULL;
+	t->nslot = 0;
+	if (t->n < HASH_FROM)
+		return 0;
+	for (n = 64; n < t->n * 2; n *= 2)
+		;
+	if ((t->slot = calloc(n, sizeof(*t->slot))) == NULL)
+		return -1;
+	t->nslot = n;
+	/* a later key of the same name wins, as the linear lookup has it */
+	for (i = 0; i < t->n; i++)
+		*slot_of(t, t->key[i].s, t->key[i].len) = i + 1;
+	return 0;
 }
 
 /* Room for one more kid (and key, for a table); 0 or -1. */
@@ -74,6 +123,10 @@ toml_table_add(struct toml_node *t, const char *key, size_t len, struct toml_nod
 	t->key[t->n].s = copy;
 	t->key[t->n].len = len;
 	t->kid[t->n++] = kid;
+	if (t->n >= HASH_FROM && t->n * 2 > t->nslot)
+		return toml_table_reindex(t);
+	if (t->slot != NULL)
+		*slot_of(t, copy, len) = t->n;
 	return 0;
 }
 
@@ -96,6 +149,8 @@ toml_table_get(const struct toml_node *t, const char *key, size_t len)
 
 	if (t == NULL || t->kind != TOML_TABLE)
 		return NULL;
+	if (t->slot != NULL)
+		return (i = *slot_of(t, key, len)) != 0 ? t->kid[i - 1] : NULL;
 	for (i = t->n; i-- > 0; )
 		if (t->key[i].len == len && memcmp(t->key[i].s, key, len) == 0)
 			return t->kid[i];
@@ -114,7 +169,8 @@ toml_clone(const struct toml_node *n)
 	*c = *n;
 	c->kid = NULL;
 	c->key = NULL;
-	c->n = c->cap = 0;
+	c->n = c->cap = c->nslot = 0;
+	c->slot = NULL;
 	c->str = NULL;
 	if (n->str != NULL) {
 		if ((c->str = malloc(n->len + 1)) == NULL) {

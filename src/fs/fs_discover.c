@@ -2,8 +2,9 @@
  * capabilityRoots/discoverV1, the legacy discovery the reference still
  * serves: every SKILL.md under each root (hidden directories and symlinks
  * followed, one entry per file however many paths reach it), in path
- * order, with the agents/openai.yaml beside it as its metadata.  Plugins
- * and namespace manifests are not looked for: always null and [].
+ * order, with the agents/openai.yaml beside it as its metadata.  A root
+ * with a plugin manifest is that plugin, its manifest its namespace
+ * manifest.
  */
 #include "config.h"
 
@@ -19,6 +20,7 @@
 #include <unistd.h>
 
 #include "log.h"
+#include "config/toml.h"
 #include "fs/fs_int.h"
 #include "sandbox/sandbox.h"
 #include "policy/fs_policy.h"
@@ -35,6 +37,7 @@ struct walk {
 	json_t			*seen;		/* their real paths, and "dev:ino" of directories */
 	const struct fs_policy	*pol;		/* what the request's sandbox lets us see */
 	json_t			*warnings;	/* of directories it denies */
+	json_t			*queue;		/* [path, depth] of directories to list */
 };
 
 /* "failed to <what> <uri>: <errno text>" into warnings. */
@@ -50,6 +53,13 @@ fs_discover_warn(json_t *warnings, const char *what, const char *path, int err)
 }
 
 static void	walk_dir(struct walk *w, const char *dir, int depth);
+
+static int
+by_path(const void *a, const void *b)
+{
+	return strcmp(json_string_value(*(json_t *const *)a),
+	    json_string_value(*(json_t *const *)b));
+}
 
 static void
 walk_entry(struct walk *w, const char *dir, const char *name, int depth)
@@ -68,9 +78,11 @@ walk_entry(struct walk *w, const char *dir, const char *name, int depth)
 	}
 	if (S_ISDIR(st.st_mode)) {
 		snprintf(key, sizeof(key), "%ju:%ju", (uintmax_t)st.st_dev, (uintmax_t)st.st_ino);
+		/* breadth first, as the reference: a level's warnings before the next's */
 		if (json_object_get(w->seen, key) == NULL &&
-		    json_object_set_new(w->seen, key, json_true()) == 0)
-			walk_dir(w, path, depth + 1);
+		    json_object_set_new(w->seen, key, json_true()) == 0 &&
+		    json_array_append_new(w->queue, json_pack("[s,i]", path, depth + 1)) == -1)
+			log_warnx("capabilityRoots/discoverV1: out of memory");
 		return;
 	}
 	/* as the reference: a SKILL.md that is a symlink is no skill (a directory link is followed) */
@@ -89,13 +101,15 @@ open_dir(const struct fs_policy *pol, const char *dir)
 {
 	char	real[PATH_MAX];
 	DIR	*d;
-	int	fd;
+	int	fd, err;
 
 	if (pol == NULL)
 		return opendir(dir);
-	if (fs_pin_open(pol, dir, FS_WANT_READ, O_RDONLY | O_DIRECTORY, &fd, real,
-	    sizeof(real)) != 0)
+	if ((err = fs_pin_open(pol, dir, FS_WANT_READ, O_RDONLY | O_DIRECTORY, &fd, real,
+	    sizeof(real))) != 0) {
+		errno = err;
 		return NULL;
+	}
 	if ((d = fdopendir(fd)) == NULL)
 		close(fd);
 	return d;
@@ -106,10 +120,13 @@ walk_dir(struct walk *w, const char *dir, int depth)
 {
 	DIR		*d;
 	struct dirent	*de;
-	json_t		*names = json_array(), *v;
-	size_t		 i;
+	json_t		*names = json_array(), *v, **sorted;
+	size_t		 i, n;
 
 	if (depth > DISCOVER_DEPTH || names == NULL || (d = open_dir(w->pol, dir)) == NULL) {
+		/* a directory it cannot list, the reference warns of */
+		if (names != NULL && depth <= DISCOVER_DEPTH && errno != ENOENT)
+			fs_discover_warn(w->warnings, "scan capability path", dir, errno);
 		json_decref(names);
 		return;
 	}
@@ -117,16 +134,19 @@ walk_dir(struct walk *w, const char *dir, int depth)
 		if (strcmp(de->d_name, ".") != 0 && strcmp(de->d_name, "..") != 0)
 			json_array_append_new(names, json_string_nocheck(de->d_name));
 	closedir(d);
+	/* in byte order, level by level: the reference's, its warnings come so */
+	n = json_array_size(names);
+	if ((sorted = calloc(n + 1, sizeof(*sorted))) == NULL) {
+		json_decref(names);
+		return;
+	}
 	json_array_foreach(names, i, v)
-		walk_entry(w, dir, json_string_value(v), depth);
+		sorted[i] = v;
+	qsort(sorted, n, sizeof(*sorted), by_path);
+	for (i = 0; i < n; i++)
+		walk_entry(w, dir, json_string_value(sorted[i]), depth);
+	free(sorted);
 	json_decref(names);
-}
-
-static int
-by_path(const void *a, const void *b)
-{
-	return strcmp(json_string_value(*(json_t *const *)a),
-	    json_string_value(*(json_t *const *)b));
 }
 
 /* Up to len bytes of fd, to its end; -1 on a read error. */
@@ -205,14 +225,55 @@ fs_discover_file_entry(const struct fs_policy *pol, const char *path)
 	return v != NULL ? v : json_null();
 }
 
+/* 1 if fd holds UTF-8; else 0, with the reference's warning for path. */
+static int
+utf8_file(int fd, const char *path, json_t *warnings)
+{
+	char	*buf, *uri, why[96];
+	size_t	 at, seq;
+	ssize_t	 n;
+	int	 ok = 1;
+
+	if ((buf = malloc(DISCOVER_FILE_MAX)) == NULL)
+		return 1;
+	if ((n = read_some(fd, buf, DISCOVER_FILE_MAX)) >= 0 &&
+	    toml_utf8_check(buf, (size_t)n, &at, &seq) == -1) {
+		ok = 0;
+		if (seq == 0)
+			snprintf(why, sizeof(why), "incomplete utf-8 byte sequence from index %zu",
+			    at);
+		else
+			snprintf(why, sizeof(why), "invalid utf-8 sequence of %zu bytes from index "
+			    "%zu", seq, at);
+		if (warnings != NULL && (uri = path_to_uri(path)) != NULL) {
+			json_array_append_new(warnings, json_sprintf("capability file %s is not "
+			    "UTF-8: %s", uri, why));
+			free(uri);
+		}
+	}
+	free(buf);
+	return ok;
+}
+
 static json_t *
 skill_entry(const struct fs_policy *pol, const char *path, json_t *warnings)
 {
 	char	meta[PATH_MAX];
 	size_t	dlen = strlen(path) - strlen("SKILL.md");
-	json_t	*md = json_null();
-	int	err;
+	json_t	*md;
+	int	err, fd;
 
+	/* a SKILL.md that cannot be read is no skill, and a warning */
+	if ((fd = fs_discover_open(pol, path)) == -1) {
+		fs_discover_warn(warnings, "read capability file", path, errno);
+		return NULL;
+	}
+	if (!utf8_file(fd, path, warnings)) {
+		close(fd);
+		return NULL;
+	}
+	close(fd);
+	md = json_null();
 	/* agents/openai.yaml, a link followed, as far as the sandbox shows it */
 	if (fs_pathf(meta, sizeof(meta), "%.*sagents/openai.yaml", (int)dlen, path) == 0 &&
 	    access(meta, F_OK) == 0) {
@@ -228,14 +289,19 @@ skill_entry(const struct fs_policy *pol, const char *path, json_t *warnings)
 json_t *
 fs_discover_files(const char *dir, const struct fs_policy *pol, json_t *warnings)
 {
-	struct walk	 w = { json_array(), json_object(), pol, warnings };
+	struct walk	 w = { json_array(), json_object(), pol, warnings, json_array() };
 	json_t		*out = json_array(), *v;
 	size_t		 i, n;
 	json_t		**sorted;
 
-	if (w.found != NULL && w.seen != NULL) {
+	if (w.found != NULL && w.seen != NULL && w.queue != NULL) {
 		json_object_set_new(w.seen, "", json_true());	/* no key is "" otherwise */
-		walk_dir(&w, dir, 0);
+		json_array_append_new(w.queue, json_pack("[s,i]", dir, 0));
+		for (i = 0; i < json_array_size(w.queue); i++) {
+			v = json_array_get(w.queue, i);
+			walk_dir(&w, json_string_value(json_array_get(v, 0)),
+			    (int)json_integer_value(json_array_get(v, 1)));
+		}
 	}
 	n = json_array_size(w.found);
 	if (out != NULL && (sorted = calloc(n + 1, sizeof(*sorted))) != NULL) {
@@ -248,7 +314,87 @@ fs_discover_files(const char *dir, const struct fs_policy *pol, json_t *warnings
 	}
 	json_decref(w.found);
 	json_decref(w.seen);
+	json_decref(w.queue);
 	return out;
+}
+
+/* root/name as {"path","contents"} if it is there, else null (and a warning if unreadable). */
+static json_t *
+optional_file(const struct fs_policy *pol, const char *root, const char *name,
+    json_t *warnings)
+{
+	char	path[PATH_MAX];
+	int	fd;
+
+	if (fs_pathf(path, sizeof(path), "%s/%s", root, name) != 0 ||
+	    access(path, F_OK) != 0 || fs_allowed(pol, path, 1, FS_WANT_READ) != 0)
+		return json_null();
+	if ((fd = fs_discover_open(pol, path)) == -1) {
+		fs_discover_warn(warnings, "read capability file", path, errno);
+		return json_null();
+	}
+	close(fd);
+	return fs_discover_file_entry(pol, path);
+}
+
+/*
+ * The manifest of the plugin a root is (the first there is), or null; it is
+ * the root's namespace manifest too.
+ */
+static json_t *
+root_manifest(const struct fs_policy *pol, const char *dir, json_t *namespaces,
+    json_t *namespaces_warnings)
+{
+	static const char *const manifests[] = { ".codex-plugin/plugin.json",
+	    ".claude-plugin/plugin.json", ".cursor-plugin/plugin.json" };
+	char		 path[PATH_MAX];
+	struct stat	 st;
+	json_t		*mf;
+	size_t		 i;
+	int		 fd;
+
+	for (i = 0; i < sizeof(manifests) / sizeof(manifests[0]); i++) {
+		if (fs_pathf(path, sizeof(path), "%s/%s", dir, manifests[i]) != 0)
+			continue;
+		if (stat(path, &st) != 0) {
+			/* one it cannot even look for, the reference warns of */
+			if (errno != ENOENT && errno != ENOTDIR)
+				fs_discover_warn(namespaces_warnings, "inspect capability file",
+				    path, errno);
+			continue;
+		}
+		if (!S_ISREG(st.st_mode))
+			continue;
+		if (fs_allowed(pol, path, 1, FS_WANT_READ) != 0)
+			continue;
+		/* one it cannot read: no plugin, and its warning for each use */
+		if ((fd = fs_discover_open(pol, path)) == -1) {
+			fs_discover_warn(namespaces_warnings, "read capability file", path, errno);
+			fs_discover_warn(namespaces_warnings, "read capability file", path, errno);
+			return json_null();
+		}
+		close(fd);
+		mf = fs_discover_file_entry(pol, path);
+		if (json_is_null(mf))
+			continue;
+		json_array_append(namespaces, mf);
+		return mf;
+	}
+	return json_null();
+}
+
+/* The plugin of manifest mf (taken): its .mcp.json and .app.json, in that order. */
+static json_t *
+root_plugin(const struct fs_policy *pol, const char *dir, json_t *mf, json_t *warnings)
+{
+	json_t	*mcp, *apps;
+
+	if (json_is_null(mf))
+		return mf;
+	/* one after the other: their warnings come in this order */
+	mcp = optional_file(pol, dir, ".mcp.json", warnings);
+	apps = optional_file(pol, dir, ".app.json", warnings);
+	return json_pack("{s:o,s:o,s:o}", "manifest", mf, "mcpConfig", mcp, "appsConfig", apps);
 }
 
 /* A root the sandbox denies: what the reference warns of finding nothing. */
@@ -269,9 +415,9 @@ denied_root(const char *dir, int denied, json_t *warnings)
 /* The skills under dir the policy lets us see, or an error text for the root. */
 static json_t *
 discover_root(const struct fs_policy *pol, const char *dir, const char *uri, char *err,
-    size_t errlen, json_t *warnings)
+    size_t errlen, json_t *warnings, json_t **plugin, json_t *namespaces)
 {
-	json_t		*skills = json_array(), *files = NULL, *v;
+	json_t		*skills = json_array(), *files = NULL, *v, *entry;
 	struct stat	 st;
 	char		 text[128];
 	size_t		 i;
@@ -287,11 +433,15 @@ discover_root(const struct fs_policy *pol, const char *dir, const char *uri, cha
 		snprintf(err, errlen, "capability root %s is not a directory", uri);
 	else
 		files = fs_discover_files(dir, pol, warnings);
+	/* the reference's order: the walk, the manifest, the plugin's files, the skills */
+	if (files != NULL)
+		*plugin = root_plugin(pol, dir, root_manifest(pol, dir, namespaces, warnings),
+		    warnings);
 	if (skills != NULL)
 		json_array_foreach(files, i, v)
-			if (fs_allowed(pol, json_string_value(v), 1, FS_WANT_READ) == 0)
-				json_array_append_new(skills, skill_entry(pol,
-				    json_string_value(v), warnings));
+			if (fs_allowed(pol, json_string_value(v), 1, FS_WANT_READ) == 0 &&
+			    (entry = skill_entry(pol, json_string_value(v), warnings)) != NULL)
+				json_array_append_new(skills, entry);
 	json_decref(files);
 	return skills;
 }
@@ -389,8 +539,8 @@ root_result(json_t *raw, struct jx_err *e)
 {
 	struct root_args	 a = { NULL, NULL, NULL };
 	const char		*id, *uri;
-	char			*dir, err[PATH_MAX + 256];
-	json_t			*skills, *root, *res, *warnings;
+	char			*dir, *shown, err[PATH_MAX + 256];
+	json_t			*skills, *root, *res, *warnings, *plugin = NULL, *namespaces;
 	struct fs_policy	*pol;
 	long			 n;
 	int			 code, rc;
@@ -412,12 +562,19 @@ root_result(json_t *raw, struct jx_err *e)
 		json_decref(root);
 		return res;
 	}
-	skills = discover_root(pol, dir, uri, err, sizeof(err), warnings);
+	/* the URI as the reference prints it back: parsed, so " " is "%20" */
+	if ((shown = path_to_uri(dir)) != NULL)
+		uri = shown;
+	namespaces = json_array();
+	skills = discover_root(pol, dir, uri, err, sizeof(err), warnings, &plugin, namespaces);
 	fs_sandbox_field.release(&pol);
 	free(dir);
-	res = json_pack("{s:s,s:s,s:n,s:o,s:[],s:o,s:s?}", "id", id, "path", uri, "plugin",
-	    "skills", skills != NULL ? skills : json_array(), "namespaceManifests", "warnings",
-	    warnings != NULL ? warnings : json_array(), "error", err[0] != '\0' ? err : NULL);
+	res = json_pack("{s:s,s:s,s:o,s:o,s:o,s:o,s:s?}", "id", id, "path", uri, "plugin",
+	    plugin != NULL ? plugin : json_null(), "skills", skills != NULL ? skills :
+	    json_array(), "namespaceManifests", namespaces != NULL ? namespaces : json_array(),
+	    "warnings", warnings != NULL ? warnings : json_array(), "error",
+	    err[0] != '\0' ? err : NULL);
+	free(shown);
 	json_decref(root);
 	return res;
 }

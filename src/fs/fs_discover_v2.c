@@ -31,6 +31,7 @@
 #include "policy/fs_policy.h"
 #include "rpc/rpc_scan.h"
 #include "rpc/rpc_serde.h"
+#include "util/codex_home.h"
 #include "util/uri.h"
 
 #define META_FILE_MAX	(1U << 20)	/* bytes of an openai.yaml the reference reads */
@@ -235,7 +236,10 @@ skill_root(struct discovery *d, const char *id, const char *dir)
 		warn_once(d);
 }
 
-/* Sorted names of the directories in dir (an empty array if none). */
+/*
+ * Names of the directories in dir (an empty array if none), in the
+ * directory's own order: the order the reference folds versions in.
+ */
 static json_t *
 subdirs(const char *dir)
 {
@@ -247,65 +251,31 @@ subdirs(const char *dir)
 	if (names == NULL || (dp = opendir(dir)) == NULL)
 		return names;
 	while ((de = readdir(dp)) != NULL)
-		if (de->d_name[0] != '.' && fs_pathf(path, sizeof(path), "%s/%s", dir,
+		if (strcmp(de->d_name, ".") != 0 && strcmp(de->d_name, "..") != 0 &&
+		    fs_pathf(path, sizeof(path), "%s/%s", dir,
 		    de->d_name) == 0 && is_dir(path))
 			json_array_append_new(names, json_string(de->d_name));
 	closedir(dp);
 	return names;
 }
 
-/* Version order: numeric components by value, others by text. */
-static int
-version_cmp(const char *a, const char *b)
-{
-	char	*ea, *eb;
-	long	 na, nb;
-
-	while (*a != '\0' && *b != '\0') {
-		if (isdigit((unsigned char)*a) && isdigit((unsigned char)*b)) {
-			na = strtol(a, &ea, 10);
-			nb = strtol(b, &eb, 10);
-			if (na != nb)
-				return na < nb ? -1 : 1;
-			a = ea;
-			b = eb;
-			continue;
-		}
-		if (*a != *b)
-			return (unsigned char)*a - (unsigned char)*b;
-		a++;
-		b++;
-	}
-	return (unsigned char)*a - (unsigned char)*b;
-}
-
-static const char *
-pick_version(json_t *versions)
-{
-	const char	*best = NULL, *v;
-	json_t		*e;
-	size_t		 i;
-
-	json_array_foreach(versions, i, e) {
-		v = json_string_value(e);
-		if (strcmp(v, "local") == 0)
-			return v;
-		if (best == NULL || version_cmp(v, best) > 0)
-			best = v;
-	}
-	return best;
-}
-
 /* {"path","contents"} of root/name if it is there, else null. */
 static json_t *
-optional_file(const struct fs_policy *pol, const char *root, const char *name)
+optional_file(struct discovery *d, const char *root, const char *name, int *bad)
 {
 	char	path[PATH_MAX];
+	int	fd;
 
 	if (fs_pathf(path, sizeof(path), "%s/%s", root, name) != 0 ||
-	    access(path, F_OK) != 0 || fs_allowed(pol, path, 1, FS_WANT_READ) != 0)
+	    access(path, F_OK) != 0 || fs_allowed(d->pol, path, 1, FS_WANT_READ) != 0)
 		return json_null();
-	return fs_discover_file_entry(pol, path);
+	/* there but unreadable: null, and the plugin's one warning */
+	if ((fd = fs_discover_open(d->pol, path)) == -1) {
+		*bad = 1;
+		return json_null();
+	}
+	close(fd);
+	return fs_discover_file_entry(d->pol, path);
 }
 
 static void
@@ -313,11 +283,21 @@ plugin(struct discovery *d, const char *market, const char *name, const char *ro
     const char *version)
 {
 	char		 manifest[PATH_MAX], skills[PATH_MAX], *uri, *id = NULL;
-	json_t		*mf, *parsed = NULL, *p, *list;
+	json_t		*mf, *parsed = NULL, *p, *list, *name_v, *mcp, *apps;
 	const char	*shown = strrchr(root, '/') + 1;	/* without a name: the version */
-	int		 err;
+	int		 err, bad = 0;
 
-	if (fs_pathf(manifest, sizeof(manifest), "%s/.codex-plugin/plugin.json", root) != 0)
+	static const char *const kinds[] = { ".codex-plugin", ".claude-plugin", ".cursor-plugin" };
+	size_t		 k;
+
+	/* the first of the manifests there is, as the reference looks for them */
+	for (k = 0; k < sizeof(kinds) / sizeof(kinds[0]); k++)
+		if (fs_pathf(manifest, sizeof(manifest), "%s/%s/plugin.json", root, kinds[k]) != 0 ||
+		    access(manifest, F_OK) == 0)
+			break;
+	if (k == sizeof(kinds) / sizeof(kinds[0]))
+		k = 0;
+	if (fs_pathf(manifest, sizeof(manifest), "%s/%s/plugin.json", root, kinds[k]) != 0)
 		return;
 	if ((err = readable(d->pol, root)) != 0) {
 		if (err != ENOENT)
@@ -340,18 +320,33 @@ plugin(struct discovery *d, const char *market, const char *name, const char *ro
 		warn_once(d);
 		goto out;
 	}
-	if (json_is_string(json_object_get(parsed, "name")))
-		shown = json_string_value(json_object_get(parsed, "name"));
+	/* a name that is not a string spoils the manifest; an empty one is none */
+	if ((name_v = json_object_get(parsed, "name")) != NULL && !json_is_null(name_v) &&
+	    !json_is_string(name_v)) {
+		warn_once(d);
+		goto out;
+	}
+	if (json_string_length(name_v) > 0)
+		shown = json_string_value(name_v);
 	list = json_array();
+	/* one warning for the plugin, whatever of it could not be read */
 	if (fs_pathf(skills, sizeof(skills), "%s/skills", root) == 0 && is_dir(skills) &&
 	    skills_below(d, skills, NULL, shown, list))
+		bad = 1;
+	mcp = optional_file(d, root, ".mcp.json", &bad);
+	apps = optional_file(d, root, ".app.json", &bad);
+	if (bad)
 		warn_once(d);
 	uri = path_to_uri(root);
-	if (asprintf(&id, "%s@%s", name, market) != -1 && (p = json_pack("{s:s,s:s,s:n,"
-	    "s:s,s:s?,s:{s:O,s:o,s:o},s:o}", "id", id, "displayName", shown,
-	    "remotePluginId", "version", version, "root", uri, "files", "manifest", mf,
-	    "mcpConfig", optional_file(d->pol, root, ".mcp.json"),
-	    "appsConfig", optional_file(d->pol, root, ".app.json"), "skills", list)) != NULL)
+	if (asprintf(&id, "%s@%s", name, market) == -1) {
+		id = NULL;
+		json_decref(mcp);
+		json_decref(apps);
+		json_decref(list);
+		log_warnx("capabilities/discoverV2: out of memory");
+	} else if ((p = json_pack("{s:s,s:s,s:n,s:s,s:s?,s:{s:O,s:o,s:o},s:o}", "id", id,
+	    "displayName", shown, "remotePluginId", "version", version, "root", uri, "files",
+	    "manifest", mf, "mcpConfig", mcp, "appsConfig", apps, "skills", list)) != NULL)
 		json_array_append_new(d->plugins, p);
 	else
 		log_warnx("capabilities/discoverV2: out of memory");
@@ -401,16 +396,18 @@ plugin_cache(struct discovery *d, const char *codex_home)
 	markets = subdirs(cache);
 	json_array_foreach(markets, i, m) {
 		/* a marketplace or plugin the sandbox hides has nothing, without a warning */
-		if (fs_pathf(dir, sizeof(dir), "%s/%s", cache, json_string_value(m)) != 0 ||
+		if (!fs_cache_name_ok(json_string_value(m)) ||
+		    fs_pathf(dir, sizeof(dir), "%s/%s", cache, json_string_value(m)) != 0 ||
 		    fs_allowed(d->pol, dir, 1, FS_WANT_READ) != 0)
 			continue;
 		names = subdirs(dir);
 		json_array_foreach(names, j, n) {
-			if (fs_pathf(root, sizeof(root), "%s/%s", dir, json_string_value(n)) != 0 ||
+			if (!fs_cache_name_ok(json_string_value(n)) ||
+			    fs_pathf(root, sizeof(root), "%s/%s", dir, json_string_value(n)) != 0 ||
 			    fs_allowed(d->pol, root, 1, FS_WANT_READ) != 0)
 				continue;
 			versions = subdirs(root);
-			if ((v = pick_version(versions)) != NULL &&
+			if ((v = fs_pick_version(versions)) != NULL &&
 			    fs_pathf(root, sizeof(root), "%s/%s/%s", dir, json_string_value(n), v) == 0)
 				plugin(d, json_string_value(m), json_string_value(n), root, v);
 			json_decref(versions);
@@ -421,20 +418,29 @@ plugin_cache(struct discovery *d, const char *codex_home)
 	sort_by_id(d->plugins);
 }
 
-/* $CODEX_HOME (symlinks resolved) or ~/.codex, and the home directory. */
-static void
-homes(char *codex_home, char *home, size_t len)
+/*
+ * $CODEX_HOME (symlinks resolved) or ~/.codex, and the home directory; -1
+ * with err set when CODEX_HOME names no directory, as the reference fails.
+ */
+static int
+homes(char *codex_home, char *home, size_t len, char *err, size_t errlen)
 {
 	const char	*env = getenv("CODEX_HOME"), *h = getenv("HOME");
 	struct passwd	*pw;
+	char		*real;
 
 	if ((h == NULL || h[0] == '\0') && (pw = getpwuid(getuid())) != NULL)
 		h = pw->pw_dir;
 	snprintf(home, len, "%s", h != NULL ? h : "");
-	if (env != NULL && env[0] != '\0')
-		snprintf(codex_home, len, "%s", env);
-	else if (fs_pathf(codex_home, len, "%s/.codex", home) != 0)
+	if (env != NULL && env[0] != '\0') {
+		if ((real = codex_home_find(err, errlen)) == NULL)
+			return -1;
+		if (fs_pathf(codex_home, len, "%s", real) != 0)
+			codex_home[0] = '\0';
+		free(real);
+	} else if (fs_pathf(codex_home, len, "%s/.codex", home) != 0)
 		codex_home[0] = '\0';	/* too long to name: no skills there */
+	return 0;
 }
 
 /* As the fs methods' sandbox, named as the discovery request's type. */
@@ -476,6 +482,7 @@ void
 fs_m_discover_v2(struct rpc_req *req, json_t *params)
 {
 	char			*cwd = NULL, ch[PATH_MAX], home[PATH_MAX], dir[PATH_MAX + 16];
+	char			 err[PATH_MAX + 128];
 	struct fs_policy	*pol = NULL;
 	struct fp_deferred	 fd = { 0 };
 	struct fp_field		 f[] = {
@@ -499,9 +506,12 @@ fs_m_discover_v2(struct rpc_req *req, json_t *params)
 	if (!rpc_admit(req) || fs_deferred(req, &fd, pol))
 		goto out;
 	d.pol = pol;
+	if (homes(ch, home, sizeof(ch), err, sizeof(err)) == -1) {
+		rpc_fail(req, RPC_INTERNAL_ERROR, "%s", err);
+		goto out;
+	}
 	/* a link out of a protected place into a writable root leads to nothing */
 	fs_discover_check_written(1);
-	homes(ch, home, sizeof(ch));
 	snprintf(dir, sizeof(dir), "%s/skills", ch);
 	skill_root(&d, "codex-home-skills", dir);
 	snprintf(dir, sizeof(dir), "%s/.agents/skills", home);

@@ -120,6 +120,10 @@ void	fs_m_copy(struct rpc_req *, json_t *);
 void	fs_m_walk(struct rpc_req *, json_t *);		/* fs_walk.c */
 void	fs_m_discover_v1(struct rpc_req *, json_t *);	/* fs_discover.c */
 void	fs_m_discover_v2(struct rpc_req *, json_t *);	/* fs_discover_v2.c */
+/* The cached version of a plugin to list, of the names in versions, or NULL (fs_version.c). */
+const char *fs_pick_version(json_t *versions);
+/* A marketplace, plugin or version name the reference takes from the cache. */
+int	fs_cache_name_ok(const char *name);
 /*
  * The SKILL.md files below dir (symlinks followed, each file once), sorted
  * by path; directories pol denies are skipped, with a warning if not ENOENT.

@@ -97,6 +97,15 @@ scalar(const char *s, size_t n)
 		free(out);
 		return o;
 	}
+	/* an anchor or a tag before a plain value is not part of it */
+	while (n > 0 && (s[0] == '&' || s[0] == '!')) {
+		for (i = 0; i < n && s[i] != ' ' && s[i] != '\t'; i++)
+			;
+		while (i < n && (s[i] == ' ' || s[i] == '\t'))
+			i++;
+		s += i;
+		n -= i;
+	}
 	for (i = 0; i < n; i++)
 		if (s[i] == '#' && (i == 0 || s[i - 1] == ' ' || s[i - 1] == '\t')) {
 			n = i;
@@ -171,7 +180,46 @@ utf8_chars(const char *s)
 
 struct front {
 	char	*name, *desc, *shortdesc;
+	int	 bad;		/* a value the reference's YAML reading refuses */
 };
+
+/*
+ * A plain value the reference cannot take as a string: a whole flow
+ * sequence, a flow map without a "key: value" in it (one with one it reads
+ * as text), a block sequence, a directive or alias, a block scalar header
+ * with more after it.
+ */
+static int
+plain_bad(const char *v, size_t n)
+{
+	size_t	i;
+
+	while (n > 0 && (*v == ' ' || *v == '\t'))
+		v++, n--;
+	for (i = 0; i < n; i++)
+		if (v[i] == '#' && i > 0 && (v[i - 1] == ' ' || v[i - 1] == '\t')) {
+			n = i;
+			break;
+		}
+	while (n > 0 && isspace((unsigned char)v[n - 1]))
+		n--;
+	if (n == 0)
+		return 0;
+	if (v[0] == '[')
+		return v[n - 1] == ']';
+	if (v[0] == '{')
+		return v[n - 1] == '}' && memmem(v, n, ": ", 2) == NULL;
+	if (v[0] == '-')
+		return n == 1 || v[1] == ' ' || v[1] == '\t';
+	if (v[0] == '%' || v[0] == '*')
+		return 1;
+	if (v[0] == '|' || v[0] == '>') {
+		for (i = 1; i < n && (v[i] == '-' || v[i] == '+' || isdigit((unsigned char)v[i])); i++)
+			;
+		return i < n;
+	}
+	return 0;
+}
 
 static void
 parse_metadata(struct lines *l, struct front *f)
@@ -184,6 +232,7 @@ parse_metadata(struct lines *l, struct front *f)
 		if ((i = indent(s, n)) == 0 && n > 0)
 			break;
 		if ((off = key_is(s + i, n - i, "short-description")) != 0) {
+			f->bad |= plain_bad(s + i + off, n - i - off);
 			free(f->shortdesc);
 			f->shortdesc = value(l, s + i + off, n - i - off, i);
 		}
@@ -216,6 +265,7 @@ parse_front(const char *text, size_t len, struct front *f)
 			continue;
 		}
 		if (slot != NULL) {
+			f->bad |= plain_bad(s + off, n - off);
 			free(*slot);
 			*slot = value(&l, s + off, n - off, 0);
 		}
@@ -226,11 +276,11 @@ parse_front(const char *text, size_t len, struct front *f)
 json_t *
 fs_skill_parse(const char *text, size_t len, const char *dirname)
 {
-	struct front	 f = { NULL, NULL, NULL };
+	struct front	 f = { NULL, NULL, NULL, 0 };
 	json_t		*out = NULL;
 	const char	*name;
 
-	if (memchr(text, '\0', len) == NULL && parse_front(text, len, &f) == 0 &&
+	if (memchr(text, '\0', len) == NULL && parse_front(text, len, &f) == 0 && !f.bad &&
 	    f.desc != NULL && f.desc[0] != '\0') {
 		name = f.name != NULL && f.name[0] != '\0' ? f.name : dirname;
 		if (utf8_chars(name) <= SKILL_NAME_MAX)

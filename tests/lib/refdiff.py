@@ -131,7 +131,6 @@ def remove_tree(path):
 def write_tree(root, files):
     for rel, content in files.items():
         if rel == "chmod000":
-            os.chmod(os.path.join(root, content), 0)
             continue
         if "->" in rel:
             rel, target = rel.split("->")
@@ -146,6 +145,10 @@ def write_tree(root, files):
         os.makedirs(os.path.dirname(p), exist_ok=True)
         with open(p, "wb") as f:
             f.write(content if isinstance(content, bytes) else content.replace("@R", root).encode())
+    # modes last, so that what they close was written first; one path or a list
+    modes = files.get("chmod000", [])
+    for rel in [modes] if isinstance(modes, str) else modes:
+        os.chmod(os.path.join(root, rel), 0)
 
 
 def run_cases(cases, prefix, extra=()):
