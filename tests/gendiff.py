@@ -152,8 +152,16 @@ class Run:
     def servers(self, env, cwd, nobody):
         pre = (["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"]
                if nobody and os.geteuid() == 0 else [])
+        # a state directory of its own: the shared one records other tests'
+        # sandboxes' writable roots, whose later layers execd leaves out
+        sd = os.path.join(self.scratch, "state-nobody" if nobody else "state-root")
+        if not os.path.isdir(sd):
+            os.mkdir(sd, 0o700)
+            if pre:
+                os.chown(sd, 65534, 65534)
         return (Server(pre + [self.ref, "exec-server", "--listen", "stdio"], env, cwd),
-                Server(pre + [self.execd, "--stdio", "--kill-grace-ms", "0"], env, cwd))
+                Server(pre + [self.execd, "--stdio", "--kill-grace-ms", "0", "--state-dir", sd],
+                       env, cwd))
 
     def close(self, pair):
         pair[1].close()
