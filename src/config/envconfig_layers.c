@@ -63,30 +63,41 @@ static int
 read_file(const char *path, int project, char **buf, size_t *len, char *err, size_t errlen)
 {
 	struct stat	st;
-	char		text[128];
+	char		text[128], self[64];
 	ssize_t		r = 0;
 	size_t		got = 0, at, seq;
-	int		fd, e;
+	int		fd, pfd, e;
 
 	*buf = NULL;
-	if ((fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC)) == -1) {
+	/*
+	 * Looked at before it is opened for reading: a layer may be a link a
+	 * sandboxed command planted, and opening some devices acts (a watchdog
+	 * arms, a tape rewinds).  Only a regular file is read, through the
+	 * descriptor that was looked at.
+	 */
+	if ((pfd = open(path, O_PATH | O_CLOEXEC)) == -1) {
 		if ((e = errno) == ENOENT || e == ENOTDIR)
 			return 0;
-		if (project && (fd = open(path, O_PATH | O_CLOEXEC)) != -1 &&
-		    planted(project, fd, path))
-			return 0;
-		if (fd != -1)
-			close(fd);
 		snprintf(err, errlen, "%s", errno_text(e, text, sizeof(text)));
 		return -1;
 	}
-	if (fstat(fd, &st) == -1 || !S_ISREG(st.st_mode)) {
-		if (planted(project, fd, path))
+	if (fstat(pfd, &st) == -1 || !S_ISREG(st.st_mode)) {
+		if (planted(project, pfd, path))
 			return 0;
 		snprintf(err, errlen, "path `%s` is not a file", path);
-		close(fd);
+		close(pfd);
 		return -1;
 	}
+	snprintf(self, sizeof(self), "/proc/self/fd/%d", pfd);
+	if ((fd = open(self, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC)) == -1) {
+		e = errno;
+		if (planted(project, pfd, path))
+			return 0;
+		close(pfd);
+		snprintf(err, errlen, "%s", errno_text(e, text, sizeof(text)));
+		return -1;
+	}
+	close(pfd);
 	if ((*buf = malloc(TOML_MAX_INPUT + 1)) == NULL) {
 		snprintf(err, errlen, "out of memory");
 		close(fd);
