@@ -84,12 +84,50 @@ sniff_jsonl(struct conn *c)
 		conn_close(c);
 }
 
+/*
+ * An HTTP request line starts with a method; hyper takes one in any case.
+ * A JSON value never starts with an upper-case letter, but a line of bad
+ * JSON may start with a lower-case word ("not json", "nul"): such a word is
+ * a method only when a request target follows it ("get / HTTP/1.1", "get
+ * http://..."), else the line is JSON-RPC's to refuse.  1: HTTP, 0: not,
+ * -1: the bytes so far cannot tell.
+ */
+static int
+looks_http(const uint8_t *p, size_t len)
+{
+	static const char	abs[] = "http";
+	size_t			i, j;
+
+	if (!isalpha(p[0]))
+		return 0;
+	if (isupper(p[0]))
+		return 1;
+	for (i = 0; i < len && i < 32 && isalpha(p[i]); i++)
+		;
+	if (i == len)
+		return i < 32 ? -1 : 0;
+	if (p[i] != ' ')
+		return 0;
+	if (++i == len)
+		return -1;
+	if (p[i] == '/' || p[i] == '*')
+		return 1;
+	for (j = 0; j < sizeof(abs) - 1; j++, i++) {
+		if (i == len)
+			return -1;
+		if (tolower(p[i]) != abs[j])
+			return 0;
+	}
+	return 1;
+}
+
 static void
 sniff_read(struct conn *c)
 {
 	const uint8_t	*p;
 	ssize_t		 n;
 	size_t		 i;
+	int		 http = 0;
 
 	if (buf_reserve(&c->pre, 4096) == -1) {
 		sniff_abort(c, "out of memory");
@@ -115,8 +153,9 @@ sniff_read(struct conn *c)
 			sniff_abort(c, "only white space: closing");
 		return;
 	}
-	/* an HTTP request line starts with a method, in any case (JSON never with a letter) */
-	if (i == 0 && isalpha(p[0])) {
+	if (i == 0 && (http = looks_http(p, buf_avail(&c->pre))) == -1)
+		return;		/* a lower-case word: more of the line decides */
+	if (i == 0 && http) {
 		http_mode = 1;
 		sniff_http(c);
 	} else
