@@ -81,14 +81,19 @@ read_file(const char *path, int project, char **buf, size_t *len, char *err, siz
 		snprintf(err, errlen, "%s", errno_text(e, text, sizeof(text)));
 		return -1;
 	}
+	snprintf(self, sizeof(self), "/proc/self/fd/%d", pfd);
 	if (fstat(pfd, &st) == -1 || !S_ISREG(st.st_mode)) {
 		if (planted(project, pfd, path))
 			return 0;
-		snprintf(err, errlen, "path `%s` is not a file", path);
+		/* what opening it to read would have said first (a mode 000 directory) */
+		if (faccessat(AT_FDCWD, self, R_OK, AT_EACCESS) == -1) {
+			e = errno;
+			snprintf(err, errlen, "%s", errno_text(e, text, sizeof(text)));
+		} else
+			snprintf(err, errlen, "path `%s` is not a file", path);
 		close(pfd);
 		return -1;
 	}
-	snprintf(self, sizeof(self), "/proc/self/fd/%d", pfd);
 	if ((fd = open(self, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC)) == -1) {
 		e = errno;
 		if (planted(project, pfd, path))
