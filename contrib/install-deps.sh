@@ -55,6 +55,21 @@ if [ ! -x $inetd_dir/usr/sbin/inetd ]; then
 	fi
 	rm -rf "$dl"
 fi
+# Debian's bubblewrap, for tests/sandbox-transparent-ref.py: the reference's
+# transparent TCP needs a distro bwrap at /usr/bin/bwrap, which that test
+# overlays in a private mount namespace; unpacked here, never installed,
+# so nothing on the host (the reference's other sandboxes included) sees it.
+bwrap_dir=/opt/execd-test/bubblewrap
+if [ ! -x $bwrap_dir/usr/bin/bwrap ]; then
+	dl=$(mktemp -d)
+	chmod 755 "$dl"
+	if (cd "$dl" && apt-get download -q bubblewrap >/dev/null 2>&1); then
+		mkdir -p $bwrap_dir && dpkg-deb -x "$dl"/bubblewrap_*.deb $bwrap_dir
+	else
+		echo "install-deps: bubblewrap not fetched; transparent TCP is not compared with the reference" >&2
+	fi
+	rm -rf "$dl"
+fi
 # The reference exec-server the differential tests and benchmarks compare with.
 with_reference= with_openclaw=
 for arg; do

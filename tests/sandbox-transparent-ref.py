@@ -5,7 +5,8 @@ proxy) and the same plain program, on both; the program's view compared.
 
 The reference's mode needs a distro bubblewrap at /usr/bin/bwrap: give one
 with EXECD_TEST_BWRAP=/path/to/bwrap (Debian 12's: `apt-get download
-bubblewrap` and `dpkg-deb -x`), and the test, as root, overlays it on
+bubblewrap` and `dpkg-deb -x`; contrib/install-deps.sh unpacks it in
+/opt/execd-test/bubblewrap, the default), and the test, as root, overlays it on
 /usr/bin in a private mount namespace of its own, so the host is not
 changed.  Skips without the reference, without such a bwrap, without root,
 and in the sanitizer pass (slow).
@@ -37,7 +38,8 @@ INNER = "--in-private-mount-namespace"
 
 def outer():
     t = Tap()
-    bwrap = os.environ.get("EXECD_TEST_BWRAP")
+    # install-deps unpacks Debian's bubblewrap there, never installed on PATH
+    bwrap = os.environ.get("EXECD_TEST_BWRAP") or "/opt/execd-test/bubblewrap/usr/bin/bwrap"
     why = ("sanitizer pass (slow)" if os.environ.get("EXECD_SANITIZERS") else
            "no reference codex" if not find_ref() else
            "EXECD_TEST_BWRAP names no bubblewrap" if not bwrap or not os.access(bwrap, os.X_OK)
