@@ -102,6 +102,29 @@ bufs(struct buf *b, const char *s)
 	return buf_append(b, s, strlen(s));
 }
 
+/*
+ * The next of PATH's candidates for exe (*pp walks PATH, NULL at its end):
+ * each entry taken from cwd, an empty one meaning cwd; an entry too long to
+ * join is passed over.  1 with prog, 0 when none is left.
+ */
+static int
+path_next(const char **pp, const char *cwd, const char *exe, char *prog, size_t len)
+{
+	const char	*p, *end;
+	char		 dir[PATH_MAX];
+	size_t		 n;
+
+	while ((p = *pp) != NULL) {
+		end = strchr(p, ':');
+		n = end ? (size_t)(end - p) : strlen(p);
+		*pp = end ? end + 1 : NULL;
+		if (path_join(dir, sizeof(dir), cwd, p, n) == 0 &&
+		    path_join(prog, len, dir, exe, strlen(exe)) == 0)
+			return 1;
+	}
+	return 0;
+}
+
 /* ./x, ../x, . and ..: names taken from cwd only */
 static int
 pty_dot_relative(const char *exe)
@@ -127,11 +150,9 @@ pty_resolve_arg0(const struct spawn_req *rq, char *prog, size_t len, char *msg,
     size_t msglen)
 {
 	const char	*exe = rq->argv[0], *cwd = rq->cwd != NULL ? rq->cwd : ".";
-	const char	*path, *p, *end;
-	char		 dir[PATH_MAX];
+	const char	*path, *p;
 	struct buf	 b = { 0 };
 	struct stat	 st;
-	size_t		 n;
 
 	if (pty_dot_relative(exe)) {
 		if (path_join(prog, len, cwd, exe, strlen(exe)) == 0)
@@ -143,16 +164,9 @@ pty_resolve_arg0(const struct spawn_req *rq, char *prog, size_t len, char *msg,
 		bufs(&b, "Unable to resolve the PATH");
 		return pty_fail(&b, msg, msglen);
 	}
-	for (p = path; ; p = end + 1) {
-		end = strchr(p, ':');
-		n = end ? (size_t)(end - p) : strlen(p);
-		if (path_join(dir, sizeof(dir), cwd, p, n) == 0 &&
-		    path_join(prog, len, dir, exe, strlen(exe)) == 0 &&
-		    stat(prog, &st) == 0 && S_ISREG(st.st_mode) && access(prog, X_OK) == 0)
+	for (p = path; path_next(&p, cwd, exe, prog, len); )
+		if (stat(prog, &st) == 0 && S_ISREG(st.st_mode) && access(prog, X_OK) == 0)
 			return 0;
-		if (end == NULL)
-			break;
-	}
 	bufs(&b, "Unable to find executable ");
 	bufs(&b, exe);
 	bufs(&b, " in PTY PATH");
@@ -163,11 +177,9 @@ static int
 pty_resolve(const struct spawn_req *rq, char *prog, size_t len, char *msg, size_t msglen)
 {
 	const char	*exe = rq->argv[0], *cwd = rq->cwd != NULL ? rq->cwd : ".";
-	const char	*path, *p, *end, *why;
-	char		 dir[PATH_MAX];
+	const char	*path, *p, *why;
 	struct buf	 b = { 0 };
 	struct stat	 st;
-	size_t		 n;
 
 	if (rq->arg0 != NULL)
 		return pty_resolve_arg0(rq, prog, len, msg, msglen);
@@ -197,26 +209,19 @@ pty_resolve(const struct spawn_req *rq, char *prog, size_t len, char *msg, size_
 		bufs(&b, "Unable to resolve the PATH");
 		return pty_fail(&b, msg, msglen);
 	}
-	for (p = path; ; p = end + 1) {
-		end = strchr(p, ':');
-		n = end ? (size_t)(end - p) : strlen(p);
-		if (path_join(dir, sizeof(dir), cwd, p, n) == 0 &&
-		    path_join(prog, len, dir, exe, strlen(exe)) == 0) {
-			why = NULL;
-			if (stat(prog, &st) == 0 && S_ISDIR(st.st_mode))
-				why = " exists but is a directory.\n";
-			else if (access(prog, X_OK) == 0) {
-				buf_free(&b);
-				return 0;
-			} else if (access(prog, F_OK) == 0)
-				why = " exists but is not executable.\n";
-			if (why != NULL) {
-				bufs(&b, prog);
-				bufs(&b, why);
-			}
+	for (p = path; path_next(&p, cwd, exe, prog, len); ) {
+		why = NULL;
+		if (stat(prog, &st) == 0 && S_ISDIR(st.st_mode))
+			why = " exists but is a directory.\n";
+		else if (access(prog, X_OK) == 0) {
+			buf_free(&b);
+			return 0;
+		} else if (access(prog, F_OK) == 0)
+			why = " exists but is not executable.\n";
+		if (why != NULL) {
+			bufs(&b, prog);
+			bufs(&b, why);
 		}
-		if (end == NULL)
-			break;
 	}
 	bufs(&b, "No viable candidates found in PATH ");
 	jx_debug_str(&b, path, strlen(path));
