@@ -1,6 +1,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <unistd.h>
 
@@ -42,4 +43,22 @@ fd_read_full(int fd, void *p, size_t n)
 		n -= (size_t)r;
 	}
 	return 0;
+}
+
+ssize_t
+path_read_small(const char *path, char *buf, size_t size)
+{
+	ssize_t	n;
+	int	fd;
+
+	if (size == 0 || (fd = open(path, O_RDONLY | O_CLOEXEC)) == -1)
+		return -1;
+	do
+		n = read(fd, buf, size - 1);
+	while (n == -1 && errno == EINTR);
+	close(fd);
+	if (n <= 0)
+		return -1;
+	buf[n] = '\0';
+	return n;
 }

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "evloop.h"
+#include "fdio.h"
 #include "log.h"
 #include "proc/proc_snapshot.h"
 #include "proc/proc_spawn.h"
@@ -92,18 +93,11 @@ static pid_t
 group_of(pid_t pid)
 {
 	char		 path[64], buf[512], *p;
-	ssize_t		 n;
 	long		 pgrp;
-	int		 fd;
 
 	snprintf(path, sizeof(path), "/proc/%ld/stat", (long)pid);
-	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) == -1)
+	if (path_read_small(path, buf, sizeof(buf)) == -1)
 		return -1;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return -1;
-	buf[n] = '\0';
 	/* "pid (comm) state ppid pgrp ...": comm may hold anything but the last ')' */
 	if ((p = strrchr(buf, ')')) == NULL || sscanf(p + 1, " %*c %*d %ld", &pgrp) != 1)
 		return -1;

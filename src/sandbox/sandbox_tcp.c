@@ -58,6 +58,7 @@
 #include <unistd.h>
 
 #include "evloop.h"
+#include "fdio.h"
 #include "log.h"
 #include "sandbox/sandbox_int.h"
 #include "sandbox/sandbox_tp.h"
@@ -481,21 +482,15 @@ static int
 caller_pidfd(pid_t tid)
 {
 	char	path[64], buf[512], *p;
-	int	fd, pidfd;
-	ssize_t	n;
+	int	pidfd;
 
 	if ((pidfd = (int)syscall(SYS_pidfd_open, tid, 0x80 /* PIDFD_THREAD */)) != -1 ||
 	    errno != EINVAL || (pidfd = (int)syscall(SYS_pidfd_open, tid, 0)) != -1 ||
 	    errno != EINVAL)
 		return pidfd;
 	snprintf(path, sizeof(path), "/proc/%ld/status", (long)tid);
-	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) == -1)
+	if (path_read_small(path, buf, sizeof(buf)) == -1)
 		return -1;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return -1;
-	buf[n] = '\0';
 	if ((p = strstr(buf, "\nTgid:")) == NULL)
 		return -1;
 	return (int)syscall(SYS_pidfd_open, (pid_t)strtol(p + 6, NULL, 10), 0);
