@@ -11,8 +11,8 @@ sh contrib/install-deps.sh --with-reference --with-openclaw || exit 1
 [ ! -f config.status ] || make distclean >/dev/null || exit 1
 
 pass=0 fail=0 skip=0 xfail=0 rc=0
-xfails=$(mktemp)
-trap 'rm -f "$xfails"' EXIT
+xfails=$(mktemp) failures=$(mktemp)
+trap 'rm -f "$xfails" "$failures"' EXIT
 run_suite() {	# $1: build dir, rest: configure flags
 	dir=$1; shift
 	mkdir -p "$dir" && cd "$dir" || return 1
@@ -26,7 +26,12 @@ run_suite() {	# $1: build dir, rest: configure flags
 		# the expected failures by name: a known failure must stay visible
 		find tests -name '*.log' -exec grep -h '^XFAIL:' {} + 2>/dev/null |
 		    sed "s|^|  $(basename "$dir"): |" >>"$xfails"
-		[ "$r" -eq 0 ] || cat test-suite.log | tail -n 200
+		# each failure with its diagnostics, printed again at the very end
+		[ "$r" -eq 0 ] || find tests -name '*.log' -exec awk -v pass="$(basename "$dir")" '
+		    /^(not ok|Bail out!)/ && !/# (TODO|SKIP)/ { n = 8; print pass ": " FILENAME ": " $0; next }
+		    /^ERROR:/ { print pass ": " $0 }
+		    n > 0 && /^#/ { n--; print "    " substr($0, 1, 600); next }
+		    { n = 0 }' {} + >>"$failures" 2>/dev/null
 	fi
 	cd "$top"
 	return $r
@@ -36,6 +41,10 @@ run_suite "$top/_build/sanitized" --enable-sanitizers || rc=1
 if [ "$xfail" -gt 0 ]; then
 	echo "$xfail expected failures (XFAIL, counted apart from passed and failed):"
 	cat "$xfails"
+fi
+if [ -s "$failures" ]; then
+	echo "what failed, with its diagnostics:"
+	cat "$failures"
 fi
 echo "all classes: $pass passed, $fail failed (FAIL+ERROR+XPASS), $skip skipped, $xfail expected failures"
 echo "$pass passed, $fail failed, $skip skipped"
