@@ -121,6 +121,13 @@ fs_deferred(struct rpc_req *req, const struct fp_deferred *d, const struct fs_po
 		rpc_fail(req, d->code, "%s", d->msg);
 		return 1;
 	}
+	/*
+	 * What it may write, the configuration readers refuse (execd(8)
+	 * SECURITY): recorded here, before any method that took a sandbox
+	 * acts, whichever way it reached its checks.
+	 */
+	if (pol != NULL)
+		sandbox_record_policy(pol);
 	return 0;
 }
 
@@ -138,9 +145,6 @@ fs_begin(struct rpc_req *req, json_t *params, const char *sname, const struct fp
 		return -1;
 	if (pol != NULL && fs_deferred(req, d, *pol))
 		return -1;
-	/* what it may write, the configuration readers refuse (execd(8) SECURITY) */
-	if (pol != NULL && *pol != NULL)
-		sandbox_record_policy(*pol);
 	return 0;
 }
 
