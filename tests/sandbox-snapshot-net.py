@@ -43,7 +43,33 @@ try:
 except OSError as e:
     a = "dns:%s" % e
 print(a + "|" + (dial(sys.argv[1]) if sys.argv[1] else "-") + "|" + dial("denied.test"))'
-export SNAPRES="$(python3 -c "$SNAP_PY" "$SNAP_HOST" "$SNAP_PORT" 2>&1)"
+SNAP_SOCKS='import os, socket, sys
+u = os.environ["ALL_PROXY"].split("//", 1)[1]
+cred, hp = u.split("@")
+user, pw = cred.split(":", 1)
+ph, pp = hp.rstrip("/").rsplit(":", 1)
+try:
+    s = socket.create_connection((ph, int(pp)), timeout=10)
+    s.settimeout(10)
+    s.sendall(b"\x05\x01\x02")
+    s.recv(2)
+    s.sendall(bytes([1, len(user)]) + user.encode() + bytes([len(pw)]) + pw.encode())
+    s.recv(2)
+    a = socket.inet_aton(sys.argv[1])
+    s.sendall(b"\x05\x01\x00\x01" + a + int(sys.argv[2]).to_bytes(2, "big"))
+    r = s.recv(10)
+    if r[1] != 0:
+        print("rep:%d" % r[1])
+    else:
+        s.sendall(b"hi")
+        print(s.recv(10).decode())
+except OSError as e:
+    print("errno:%s" % e.errno)'
+if [ "$SNAP_MODE" = socks ]; then
+	export SNAPRES="$(python3 -c "$SNAP_SOCKS" "$SNAP_HOST" "$SNAP_PORT" 2>&1)"
+else
+	export SNAPRES="$(python3 -c "$SNAP_PY" "$SNAP_HOST" "$SNAP_PORT" 2>&1)"
+fi
 '''
 
 
@@ -98,6 +124,20 @@ else:
     else:
         t.skip("the capture reaches an allowed address", "no non-loopback address here")
     t.eq(res[2:3], ["errno:111"], "the capture's connect to a denied name is refused")
+    # a managed network without transparent TCP: the capture's own SOCKS5 client
+    if HOST:
+        np["proxy"]["transparentTcp"] = False
+        r = c.start("socks", ["/bin/bash", "-lc", "echo RES=$SNAPRES"], sandbox=SB,
+                    networkProxy=np, shellSnapshot={"scopeId": "net-socks", "shell": {
+                        "name": "bash", "path": "/bin/bash"}},
+                    env={"PATH": "/usr/bin:/bin", "HOME": home, "SNAP_HOST": HOST,
+                         "SNAP_PORT": str(port), "SNAP_MODE": "socks"})
+        out, _, _ = c.collect("socks", timeout=60) if "result" in r else ({}, None, None)
+        t.eq(out.get("stdout", b"").decode(errors="replace").strip(), "RES=hi",
+             "a managed network without transparent TCP: the capture reaches an allowed "
+             "address through its ALL_PROXY (its registration and proxy routes live)")
+    else:
+        t.skip("the capture's own SOCKS5 client", "no non-loopback address here")
 t.eq(c.close(), 0, "execd exits cleanly")
 shutil.rmtree(home, ignore_errors=True)
 t.done()
