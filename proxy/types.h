@@ -79,6 +79,12 @@ struct policy {
 	int		  enabled;	/* 0: every request refused (proxy_disabled) */
 	int		  socks5;	/* SOCKS5 TCP permitted */
 	int		  socks5_udp;	/* SOCKS5 UDP ASSOCIATE permitted */
+	/*
+	 * A process's own (execd's --tcp-upstream-proxy): its SOCKS5 TCP
+	 * flows go to this HTTP CONNECT proxy only; allowed 0: to none.
+	 */
+	struct upstream	 *tcp_upstream;
+	int		  tcp_upstream_allowed;
 };
 
 /* What a check concluded. */
@@ -278,6 +284,11 @@ struct conn {
 	 * reads this flag and names no protocol.
 	 */
 	int			 forwarded;
+	/*
+	 * Raw TCP from a SOCKS5 CONNECT (set by proto/): a process's own
+	 * TCP upstream (policy tcp_upstream) takes it.
+	 */
+	int			 raw_tcp;
 	int			 cfd, ufd;
 	struct ev_io		 cio, uio;
 	struct ev_timer		 timer;
@@ -313,6 +324,8 @@ struct conn {
 	size_t			 naddrs, addr_i;
 	char			 addr[64];	/* the address dialled */
 	int			 via_upstream;
+	const struct upstream	*up;		/* the upstream proxy of this dial, or NULL */
+	int			 tcp_route;	/* up is the process's tcp_upstream */
 	struct sockaddr_storage	 upaddrs[PROXY_ADDRS_MAX];	/* upstream proxy */
 	size_t			 nup, up_i;
 	struct verdict		 verdict;

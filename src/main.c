@@ -277,7 +277,7 @@ main(int argc, char *argv[])
 	enum log_dest	 dest = LOG_DEST_STDERR;
 	const char	*listen_url = NULL, *token_file = NULL;
 	char		*cut;
-	char		 url[512];
+	char		 url[512], opt_err[512];
 	int		 ch, allow_remote = 0, dest_given = 0, level = LOG_NOTICE;
 	int		 allow_setuid = 0;
 	int		 fds[16], nfds, fd;
@@ -340,14 +340,11 @@ main(int argc, char *argv[])
 		case 263:
 			sandbox_set_transparent_all(1);
 			break;
-		/*
-		 * The flows go to execd-proxy, whose own upstream (its conf) is
-		 * where they go next; a second, per-execd upstream is not built:
-		 * a deployment that asks for one is told so at once.
-		 */
+		/* checked here, used by every registration (netproxy_upstream.c) */
 		case 264:
-			fatalx("--tcp-upstream-proxy: not supported by this execd; set the "
-			    "upstream in execd-proxy's configuration");
+			if (netproxy_set_tcp_upstream(optarg, opt_err, sizeof(opt_err)) == -1)
+				fatalx("%s", opt_err);
+			break;
 		case 'V':
 			printf("execd %s\n", PACKAGE_VERSION);
 			return 0;

@@ -240,14 +240,23 @@ curl_to() {	# curl_to URL [CURL-ARGS...]: a curl argv printing the HTTP status
 np=$(printf '{"proxy": {"enabled": true, "enableSocks5": true, "enableSocks5Udp": false,
  "allowUpstreamProxy": false, "dangerouslyAllowAllUnixSockets": false, "mode": "full",
  "domains": {"%s": "allow"}, "unixSockets": null, "allowLocalBinding": false}}' "$gw")
+# transparent TCP (a managed sandbox): curl told to use no proxy, a plain connect
+tnp=$(printf '%s' "$np" | sed 's/"mode": "full",/"mode": "full", "transparentTcp": true,/')
+sb='{"permissions": {"type": "managed", "network": "restricted", "file_system":
+ {"type": "restricted", "entries": [{"path": {"type": "special", "value": {"kind": "root"}},
+ "access": "read"}]}}, "windowsSandboxLevel": "disabled", "cwd": "file:///workspace"}'
 runs="[[\"allowed\", {\"argv\": $(curl_to "$origin/pod"), \"enforceManagedNetwork\": true,
   \"networkProxy\": $np}],
  [\"denied\", {\"argv\": $(curl_to http://denied.invalid/), \"enforceManagedNetwork\": true,
   \"networkProxy\": $np}],
  [\"direct\", {\"argv\": $(curl_to "$origin/direct" --noproxy '*'), \"enforceManagedNetwork\": true,
-  \"networkProxy\": $np}]]"
+  \"networkProxy\": $np}],
+ [\"tp-allowed\", {\"argv\": $(curl_to "$origin/transparent" --noproxy '*'),
+  \"sandbox\": $sb, \"networkProxy\": $tnp}],
+ [\"tp-denied\", {\"argv\": $(curl_to http://denied.invalid/transparent --noproxy '*'),
+  \"sandbox\": $sb, \"networkProxy\": $tnp}]]"
 timeout -k 5 90 "$PYTHON3" "$tmp/pod_client.py" "$url/" "$token" "$runs" >"$tmp/session.json" 2>"$tmp/session.err"
-ok $? "a session with three managed-network processes" "$tmp/session.err"
+ok $? "a session with five managed-network processes (two with transparent TCP)" "$tmp/session.err"
 
 # field NAME EXPR: a Python expression over the session's JSON object `s`
 field() {
@@ -264,6 +273,28 @@ ok $? "a host outside the allowlist: 403 from the sidecar" "$tmp/session.json"
 ok $? "around the proxy the process reaches nothing (its own network namespace)" "$tmp/session.json"
 [ "$(field 's["allowed"]["start"]["result"]["sandboxType"]')" = linuxSeccomp ]
 ok $? "the process ran sandboxed: user namespaces work in the container" "$tmp/session.json"
+
+# transparent TCP in the Pod: no host privilege, seccomp user notification
+# and pidfd_getfd inside the container's own seccomp profile
+tp=$(field 's["info"]["result"]["capabilities"].get("networkProxyTransparentTcp")')
+if [ "$tp" = True ]; then
+	[ "$(field 's["tp-allowed"]["stdout"]')" = 200 ] && grep -q ' /transparent$' "$tmp/origin.hits"
+	ok $? "transparent TCP in the Pod: a plain connect to an allowed address reaches the host through the sidecar" "$tmp/session.json"
+	[ "$(field 's["tp-denied"].get("exitCode")')" != 0 ] &&
+		[ "$(grep -c ' /transparent$' "$tmp/origin.hits")" = 1 ]
+	ok $? "transparent TCP in the Pod: a name outside the allowlist is refused" "$tmp/session.json"
+	pm logs execd-execd-proxy >"$tmp/audit.tp" 2>&1
+	grep '"event":"decision"' "$tmp/audit.tp" | grep '"process_id":"tp-allowed"' |
+		grep '"protocol":"socks5"' | grep -q '"decision":"allow"' &&
+		grep '"event":"decision"' "$tmp/audit.tp" | grep '"process_id":"tp-denied"' |
+		grep '"host":"denied.invalid"' | grep -q '"decision":"deny"'
+	ok $? "transparent TCP in the Pod: the sidecar audits each flow as SOCKS5, by name, with the process's tag" "$tmp/audit.tp"
+else
+	why="the Pod's execd says networkProxyTransparentTcp is ${tp:-unknown} (no seccomp user notification or pidfd_getfd in its container)"
+	skip "transparent TCP in the Pod: an allowed address" "$why"
+	skip "transparent TCP in the Pod: a denied name" "$why"
+	skip "transparent TCP in the Pod: the sidecar's audit" "$why"
+fi
 
 # --- the audit trail in the sidecar's log, one JSON object per line
 pm logs execd-execd-proxy >"$tmp/audit" 2>&1

@@ -19,7 +19,10 @@ documented differences, checked as such: a refused flow is ECONNREFUSED at
 connect here and ECONNRESET on the first read there (its TUN stack accepts
 first); UDP elsewhere is ENETUNREACH here and silently dropped there;
 execd-proxy's decision names the SOCKS method (CONNECT), the reference's
-does not."""
+does not.  Then both with --tcp-upstream-proxy to a fake HTTP CONNECT proxy
+of the test's, allowUpstreamProxy true and false: what the program reaches
+and the CONNECT requests the upstream gets (header names folded) are the
+same."""
 import json
 import os
 import shutil
@@ -114,6 +117,86 @@ def run(c, host, port):
     return r.get("result", r.get("error")), out, ds
 
 
+class Upstream:
+    """A fake HTTP CONNECT proxy: records request heads, answers 200, echoes "UP:"."""
+
+    def __init__(self):
+        self.heads = []
+        self.ls = socket.socket()
+        self.ls.bind(("127.0.0.1", 0))
+        self.ls.listen(32)
+        self.port = self.ls.getsockname()[1]
+        threading.Thread(target=self.serve, daemon=True).start()
+
+    def serve(self):
+        while True:
+            try:
+                c, _ = self.ls.accept()
+            except OSError:
+                return
+            threading.Thread(target=self.one, args=(c,), daemon=True).start()
+
+    def one(self, c):
+        c.settimeout(20)
+        data = b""
+        try:
+            while b"\r\n\r\n" not in data and len(data) < 8192:
+                d = c.recv(4096)
+                if not d:
+                    break
+                data += d
+            self.heads.append(data.decode(errors="replace").lower())
+            if data.startswith(b"CONNECT "):
+                c.sendall(b"HTTP/1.1 200 Connection established\r\n\r\n")
+                while True:
+                    d = c.recv(4096)
+                    if not d:
+                        break
+                    c.sendall(b"UP:" + d)
+        except OSError:
+            pass
+        c.close()
+
+
+UPROBE = r'''
+import json, socket, sys
+host, port = sys.argv[1], int(sys.argv[2])
+res = {}
+for k, h in (("name", "up.test"), ("denied", "denied.test"), ("public", "8.8.8.8"),
+             ("private", host)):
+    try:
+        s = socket.create_connection((h, port), timeout=10)
+        s.settimeout(10); s.sendall(b"hi"); got = s.recv(10)
+        res[k] = "echo:" + got.decode() if got else "eof"
+    except OSError as e:
+        res[k] = "err"
+print(json.dumps(res))
+'''
+
+
+def run_upstream(argv_env, host, port, allow_upstream):
+    """--tcp-upstream-proxy to a fake upstream: what the program sees, what the upstream got."""
+    up = Upstream()
+    argv, env = argv_env
+    c = Execd(argv=argv + ["--tcp-upstream-proxy", "127.0.0.1:%d" % up.port], env=env)
+    np = network_proxy({"up.test": "allow", "denied.test": "deny", "8.8.8.8": "allow",
+                        host: "allow"}, allow_local=True)
+    np["proxy"]["transparentTcp"] = True
+    np["proxy"]["allowUpstreamProxy"] = allow_upstream
+    r = c.start("up", [sys.executable, "-c", UPROBE, host, str(port)], sandbox=SB,
+                networkProxy=np, env={"PATH": "/usr/bin:/bin"})
+    out = {}
+    if "result" in r:
+        o, _, _ = c.collect("up", timeout=90)
+        try:
+            out = json.loads(o.get("stdout", b"{}").decode() or "{}")
+        except ValueError:
+            out = {"junk": o}
+    c.close()
+    heads = sorted(h.split("\r\n\r\n")[0] for h in up.heads)
+    return out, heads
+
+
 def inner():
     deadline(200)
     t = Tap()
@@ -135,6 +218,12 @@ def inner():
     ours = run(Execd(), host, port)
     ref = run(Execd(argv=[find_ref(), "exec-server", "--listen", "stdio"],
                     env=dict(os.environ, CODEX_HOME=home)), host, port)
+    # --tcp-upstream-proxy on both, allowUpstreamProxy true and false
+    ups = {}
+    for allow in (True, False):
+        ups[allow] = (run_upstream(([EXECD, "--stdio"], None), host, port, allow),
+                      run_upstream(([find_ref(), "exec-server", "--listen", "stdio"],
+                                    dict(os.environ, CODEX_HOME=home)), host, port, allow))
     shutil.rmtree(home, ignore_errors=True)
     (ra, ro, rd), (ea, eo, ed) = ref, ours
     t.eq(ea, ra, "the start's answer is the reference's")
@@ -152,6 +241,15 @@ def inner():
     t.eq(flows(ed), flows(rd), "each flow's network/policyDecision: host, decision, protocol")
     t.eq([sorted(set(d) - {"method"}) for d in ed[:1]], [sorted(d) for d in rd[:1]],
          "network/policyDecision's fields, but execd-proxy's method (CONNECT)")
+    (eo, eh), (ro, rh) = ups[True]
+    t.eq(eo, ro, "--tcp-upstream-proxy: the program sees what it sees there (the upstream's "
+         "echo by name and public address, the rest not reached)")
+    t.eq(eh, rh, "--tcp-upstream-proxy: the upstream is asked the same CONNECTs (by name, "
+         "the public address; never the denied name or the private address)")
+    t.ok(any(h.startswith("connect up.test:%d http/1.1" % port) for h in eh), "... namely", eh)
+    (eo, eh), (ro, rh) = ups[False]
+    t.eq((eo, eh), (ro, rh), "--tcp-upstream-proxy with allowUpstreamProxy false: the same "
+         "(no raw TCP at all)")
     t.done()
 
 

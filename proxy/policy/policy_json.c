@@ -77,8 +77,46 @@ bad:
 }
 
 /*
+ * "tcp_upstream": "HOST:PORT", HOST a name or an address (IPv6 in
+ * brackets) as host_parse() reads a target's, port 1-65535.
+ */
+static int
+json_tcp_upstream(struct policy *pol, json_t *o, char *err, size_t errlen)
+{
+	struct sockaddr_storage	 ss;
+	json_t			*v;
+	const char		*s, *colon;
+	char			 port[8];
+	uint16_t		 p;
+
+	if ((v = json_object_get(o, "tcp_upstream")) == NULL || json_is_null(v))
+		return 0;
+	if (!json_is_string(v) || (s = json_string_value(v)) == NULL ||
+	    strlen(s) != json_string_length(v) || (colon = strrchr(s, ':')) == NULL || strlen(colon + 1) >= sizeof(port))
+		goto bad;
+	snprintf(port, sizeof(port), "%s", colon + 1);
+	if (parse_port(port, &p) == -1)
+		goto bad;
+	if ((pol->tcp_upstream = calloc(1, sizeof(*pol->tcp_upstream))) == NULL) {
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	/* a bare IPv6 address (its colons) is refused: brackets or nothing */
+	if ((s[0] != '[' && memchr(s, ':', (size_t)(colon - s)) != NULL) ||
+	    host_parse(s, (size_t)(colon - s), pol->tcp_upstream->host,
+	    sizeof(pol->tcp_upstream->host), &ss) == -1)
+		goto bad;
+	pol->tcp_upstream->port = p;
+	return 0;
+bad:
+	snprintf(err, errlen, "policy.tcp_upstream must be \"HOST:PORT\"");
+	return -1;
+}
+
+/*
  * {"allow":[...], "deny":[...], "ports":[...], "allow_local":bool,
- *  "mode":"full"|"limited", "enabled":bool, "socks5":bool, "socks5_udp":bool}
+ *  "mode":"full"|"limited", "enabled":bool, "socks5":bool, "socks5_udp":bool,
+ *  "tcp_upstream":"HOST:PORT", "tcp_upstream_allowed":bool}
  */
 struct policy *
 policy_from_json(json_t *o, char *err, size_t errlen)
@@ -88,7 +126,7 @@ policy_from_json(json_t *o, char *err, size_t errlen)
 	const char	*key;
 	json_t		*v;
 	static const char *known[] = { "allow", "deny", "ports", "allow_local", "mode",
-	    "enabled", "socks5", "socks5_udp", NULL };
+	    "enabled", "socks5", "socks5_udp", "tcp_upstream", "tcp_upstream_allowed", NULL };
 	size_t		 i;
 
 	if (!json_is_object(o)) {
@@ -117,7 +155,9 @@ policy_from_json(json_t *o, char *err, size_t errlen)
 	    json_flag(o, "allow_local", &pol->allow_local, err, errlen) == -1 ||
 	    json_flag(o, "enabled", &pol->enabled, err, errlen) == -1 ||
 	    json_flag(o, "socks5", &pol->socks5, err, errlen) == -1 ||
-	    json_flag(o, "socks5_udp", &pol->socks5_udp, err, errlen) == -1)
+	    json_flag(o, "socks5_udp", &pol->socks5_udp, err, errlen) == -1 ||
+	    json_tcp_upstream(pol, o, err, errlen) == -1 ||
+	    json_flag(o, "tcp_upstream_allowed", &pol->tcp_upstream_allowed, err, errlen) == -1)
 		goto fail;
 	if ((mode = json_object_get(o, "mode")) != NULL && !json_is_null(mode)) {
 		if (json_is_string(mode) && strcmp(json_string_value(mode), "full") == 0)

@@ -28,6 +28,7 @@ policy_clear(struct policy *pol)
 	free(pol->allow);
 	free(pol->deny);
 	free(pol->ports);
+	free(pol->tcp_upstream);
 	memset(pol, 0, sizeof(*pol));
 }
 

@@ -315,6 +315,7 @@ request(struct conn *c)
 		c->inspect = 1;
 		c->req_shape |= REQ_INSPECTED;
 	}
+	c->raw_tcp = 1;
 	dial_start(c);
 	return -1;	/* no more greeting input */
 }

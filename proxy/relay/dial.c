@@ -21,6 +21,7 @@
 #include "log.h"
 #include "sockx.h"
 #include "relay/relay.h"
+#include "relay/dial_int.h"
 #include "policy/policy.h"
 
 #define DNS_GRACE_MS	500	/* our own cap above c-ares's retries */
@@ -206,7 +207,11 @@ dial_allowed(struct conn *c)
 	c->allowed = 1;
 	audit_decision(c, &v);
 	c->addr_i = 0;
-	if (c->conf->upstream != NULL) {
+	if (c->tcp_route && dial_up_refuses(c)) {
+		finish(c, DIAL_UPSTREAM);
+		return;
+	}
+	if (c->up != NULL) {
 		c->via_upstream = 1;
 		up_resolve(c);
 		return;
@@ -224,7 +229,7 @@ resolved(void *arg, int status, const struct sockaddr_storage *addrs, size_t n,
 	c->rq = NULL;
 	if (c->dial_phase == DP_UP_RESOLVE) {
 		if (status != 0) {
-			log_warnx("upstream proxy %s: %s", c->conf->upstream->host,
+			log_warnx("upstream proxy %s: %s", c->up->host,
 			    resolve_strerror(status));
 			finish(c, resolve_is_timeout(status) ? DIAL_TIMEOUT : DIAL_UPSTREAM);
 			return;
@@ -302,6 +307,7 @@ dial_start(struct conn *c)
 	/* every dial is decided afresh */
 	c->override = 0;
 	c->asked_ask = 0;
+	dial_pick_upstream(c);
 	conn_want(c);
 	if (host_checks(c) == -1)
 		return;
@@ -331,7 +337,7 @@ dial_start(struct conn *c)
 		return;
 	}
 	/* an upstream proxy resolves for itself unless we must vet the answer */
-	if (c->conf->upstream != NULL && !needs_addr_check(c)) {
+	if (c->up != NULL && !needs_addr_check(c)) {
 		c->naddrs = 0;
 		dial_allowed(c);
 		return;
@@ -435,14 +441,14 @@ up_resolve(struct conn *c)
 	struct sockaddr_storage	lit;
 	char			text[PROXY_HOST_MAX + 1];
 
-	if (host_parse(c->conf->upstream->host, strlen(c->conf->upstream->host), text,
+	if (host_parse(c->up->host, strlen(c->up->host), text,
 	    sizeof(text), &lit) == HOST_ADDR) {
 		c->upaddrs[0] = lit;
 		c->nup = 1;
 		up_connect(c);
 		return;
 	}
-	resolve(c, c->conf->upstream->host, DP_UP_RESOLVE);
+	resolve(c, c->up->host, DP_UP_RESOLVE);
 }
 
 static void
@@ -452,63 +458,13 @@ up_connect(struct conn *c)
 
 	/* the upstream proxy is trusted configuration: no local check on it */
 	for (i = c->up_i; i < c->nup; i++) {
-		sockaddr_set_port(&c->upaddrs[i], c->conf->upstream->port);
+		sockaddr_set_port(&c->upaddrs[i], c->up->port);
 		c->up_i = i + 1;
 		if (start_connect(c, &c->upaddrs[i]) == 0)
 			return;
-		log_warn("upstream proxy %s", c->conf->upstream->host);
+		log_warn("upstream proxy %s", c->up->host);
 	}
 	finish(c, DIAL_UPSTREAM);
-}
-
-static int
-up_send_connect(struct conn *c)
-{
-	char		 req[PROXY_HOST_MAX + 512];
-	int		 n;
-	const char	*lb = strchr(c->host, ':') ? "[" : "", *rb = *lb ? "]" : "";
-
-	n = snprintf(req, sizeof(req), "CONNECT %s%s%s:%u HTTP/1.1\r\nHost: %s%s%s:%u\r\n"
-	    "%s%s%s\r\n", lb, c->host, rb, c->port, lb, c->host, rb, c->port,
-	    c->conf->upstream->auth ? "Proxy-Authorization: Basic " : "",
-	    c->conf->upstream->auth ? c->conf->upstream->auth : "",
-	    c->conf->upstream->auth ? "\r\n" : "");
-	if (n < 0 || (size_t)n >= sizeof(req) || write(c->ufd, req, (size_t)n) != n)
-		return -1;
-	return 0;
-}
-
-/* The upstream's answer to our CONNECT; 1 when more is needed. */
-static int
-up_read_reply(struct conn *c)
-{
-	struct buf	*b = &c->u2c.acc;
-	ssize_t		 n;
-	uint8_t		*end;
-	int		 status;
-
-	if (buf_reserve(b, 4096) == -1)
-		return -1;
-	n = read(c->ufd, b->data + b->len, b->cap - b->len);
-	if (n == -1 && (errno == EAGAIN || errno == EINTR))
-		return 1;
-	if (n <= 0)
-		return -1;
-	b->len += (size_t)n;
-	end = memmem(buf_head(b), buf_avail(b), "\r\n\r\n", 4);
-	if (end == NULL)
-		return buf_avail(b) > PROXY_HEAD_MAX ? -1 : 1;
-	if (buf_avail(b) < 12 || sscanf((char *)buf_head(b), "HTTP/1.%*c %3d", &status) != 1 ||
-	    status != 200) {
-		log_info("%s: upstream proxy refused CONNECT %s:%u", c->client, c->host, c->port);
-		return -1;
-	}
-	/* bytes after the head already belong to the tunnel */
-	buf_consume(b, (size_t)(end + 4 - buf_head(b)));
-	if (buf_avail(b) > 0 && buf_append(&c->u2c.pend, buf_head(b), buf_avail(b)) == -1)
-		return -1;
-	buf_reset(b);
-	return 0;
 }
 
 static void
@@ -516,7 +472,7 @@ connected(struct conn *c)
 {
 	/* plain HTTP through an upstream proxy needs no handshake */
 	if (c->via_upstream && !c->forwarded) {
-		if (up_send_connect(c) == -1) {
+		if (dial_up_send(c) == -1) {
 			finish(c, DIAL_UPSTREAM);
 			return;
 		}
@@ -535,7 +491,7 @@ dial_io(struct conn *c, int fd, uint32_t events)
 	socklen_t	len = sizeof(err);
 
 	if (c->dial_phase == DP_UP_HANDSHAKE) {
-		if ((r = up_read_reply(c)) == 1)
+		if ((r = dial_up_reply(c)) == 1)
 			return;
 		finish(c, r == 0 ? DIAL_OK : DIAL_UPSTREAM);
 		return;
@@ -551,7 +507,7 @@ dial_io(struct conn *c, int fd, uint32_t events)
 		return;
 	}
 	log_info("%s: connect %s (%s): %s", c->client, c->host,
-	    c->via_upstream ? c->conf->upstream->host : c->addr, strerror(err));
+	    c->via_upstream ? c->up->host : c->addr, strerror(err));
 	drop_upstream_fd(c);
 	c->fail = errno_fail(err);
 	if (c->via_upstream)

@@ -26,6 +26,12 @@ int	netproxy_init(const char *control_path);
  */
 int	netproxy_init_embedded(pid_t (*launch)(int fd));
 int	netproxy_enabled(void);		/* a sidecar or our own */
+/*
+ * --tcp-upstream-proxy HOST:PORT: every registration sends its allowed
+ * SOCKS5 TCP flows to this HTTP CONNECT proxy.  -1 with err if hp is not
+ * HOST:PORT.
+ */
+int	netproxy_set_tcp_upstream(const char *hp, char *err, size_t errlen);
 int	netproxy_embedded(void);
 void	netproxy_shutdown(void);
 

@@ -278,9 +278,19 @@ proxy_policy(json_t *proxy, int launch, int *late, json_t **out, char *err, size
 		    "an enabled proxy");
 		return NETPROXY_EINVAL;
 	}
-	/* unix sockets are macOS-only in the reference; upstream chaining is ours to set */
+	/*
+	 * unix sockets are macOS-only in the reference.  With
+	 * --tcp-upstream-proxy its SOCKS5 TCP flows must take that upstream,
+	 * which allowUpstreamProxy false forbids: the proxy then dials none.
+	 */
 	pol = json_pack("{s:b, s:b, s:b, s:s, s:b}", "enabled", 1, "socks5", v[1],
 	    "socks5_udp", v[2], "mode", mode, "allow_local", local);
+	if (pol != NULL && np_tcp_upstream() != NULL &&
+	    (json_object_set_new(pol, "tcp_upstream", json_string(np_tcp_upstream())) == -1 ||
+	    json_object_set_new(pol, "tcp_upstream_allowed", json_boolean(v[3])) == -1)) {
+		json_decref(pol);
+		pol = NULL;
+	}
 	if (pol == NULL) {
 		snprintf(err, errlen, "out of memory");
 		return -1;

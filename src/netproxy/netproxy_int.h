@@ -51,6 +51,10 @@ json_t		*np_recv_reply(long long id, uint64_t deadline);
 /* A line that is not a reply is the proxy's own: hand it on.  1 if it was. */
 int		 np_dispatch_event(json_t *);
 
+/* netproxy_upstream.c: --tcp-upstream-proxy, canonical "host:port", or NULL */
+#define NP_UPSTREAM_MAX		272
+const char	*np_tcp_upstream(void);
+
 /*
  * netproxy_cred.c: networkProxy.proxy's credentialMasking and
  * credentialProviders, checked as the reference decodes them.

@@ -354,17 +354,18 @@ start_register(struct start *st, struct netproxy_reg **reg)
 
 /*
  * Capture first, then start: the capture runs where the command would,
- * sandbox and all, its output read as bytes (never through a terminal).
+ * sandbox and network and all, its output read as bytes (never through a
+ * terminal).
  * Else it could not start: the command runs plain, with a sandbox of its own.
  */
 static enum start_next
-start_capture(struct start *st, struct spawn_req *rq)
+start_capture(struct start *st, struct spawn_req *rq, struct netproxy_reg *reg)
 {
 	rq->arg0 = NULL;
 	rq->tty = 0;
 	rq->pipe_stdin = 0;
 	st->use = SNAP_PLAIN;
-	if (proc_snapshot_capture(st->snap_key, rq, st->sbx) == -1 ||
+	if (proc_snapshot_capture(st->snap_key, rq, st->sbx, reg) == -1 ||
 	    proc_snapshot_wait(st->snap_key, start_resume, st) == -1)
 		return START_AGAIN;
 	return START_WAITS;
@@ -442,7 +443,9 @@ start_launch(struct start *st)
 	rq.spawned = sandbox_spawned;
 	rq.spawned_arg = st->sbx;
 	if (st->use == SNAP_CAPTURE) {
-		next = start_capture(st, &rq);
+		/* the capture's network is this registration's; the command registers anew */
+		next = start_capture(st, &rq, reg);
+		reg = NULL;
 		goto done;
 	}
 	if (st->use == SNAP_RESTORE && snapshot_uses_fd(sp->snap.name) &&

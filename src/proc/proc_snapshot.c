@@ -13,6 +13,7 @@
 #include "evloop.h"
 #include "fdio.h"
 #include "log.h"
+#include "netproxy/netproxy.h"
 #include "proc/proc_snapshot.h"
 #include "proc/proc_spawn.h"
 #include "sandbox/sandbox.h"
@@ -37,6 +38,7 @@ struct capture {
 	int			 exited;	/* reaped: failed unless it exited 0 */
 	struct ev_timer		 limit, reap;
 	struct sbx_guard	*guards;
+	struct netproxy_reg	*reg;		/* its network's registration, or NULL */
 	struct cap_waiter	*waiters;
 	struct capture		*next;
 };
@@ -137,6 +139,9 @@ capture_over(struct capture *c)
 	kill_group(c);
 	sandbox_guards_release(c->guards);
 	c->guards = NULL;
+	/* what the profile left is killed: its network goes (the routes end with the shell) */
+	netproxy_unregister(c->reg);
+	c->reg = NULL;
 	capture_unlink(c);
 	if (snapshot_done(c->key, c->failed ? NULL : c->out, c->len, ev_now()) == -1)
 		log_warnx("shell snapshot: capture by pid %ld failed%s", (long)c->pid,
@@ -224,7 +229,8 @@ watch(struct capture *c, struct ev_io *io, int fd, int *open)
 }
 
 int
-proc_snapshot_capture(const char *key, const struct spawn_req *rq, struct sandbox_plan *sbx)
+proc_snapshot_capture(const char *key, const struct spawn_req *rq, struct sandbox_plan *sbx,
+    struct netproxy_reg *reg)
 {
 	struct capture		*c;
 	struct spawn_res	 res;
@@ -247,6 +253,15 @@ proc_snapshot_capture(const char *key, const struct spawn_req *rq, struct sandbo
 	c->pid = res.pid;
 	/* only now: the spawn made the placeholders these guards hold */
 	c->guards = sandbox_take_guards(sbx);
+	/*
+	 * The network the command would have, as 0.171.0's capture has it:
+	 * its proxy routes, and with transparent TCP the DNS answerer and
+	 * the connect supervisor (all end with the shell), and the
+	 * registration they go through (until the capture is over).
+	 */
+	sandbox_started(sbx, res.pid);
+	c->reg = reg;
+	reg = NULL;
 	ev_timer_init(&c->limit, capture_timeout, c);
 	ev_timer_init(&c->reap, capture_free, c);
 	c->next = captures;
@@ -260,6 +275,7 @@ proc_snapshot_capture(const char *key, const struct spawn_req *rq, struct sandbo
 	ev_timer_start(&c->limit, SNAPSHOT_CAPTURE_MS);
 	return 0;
 fail:
+	netproxy_unregister(reg);
 	snapshot_done(key, NULL, 0, ev_now());
 	return -1;
 }

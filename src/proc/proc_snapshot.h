@@ -14,6 +14,7 @@
 #include "jsonx.h"
 #include "spawn/spawn.h"
 
+struct netproxy_reg;
 struct sandbox_plan;
 struct snapshot;
 struct sbx_guard;
@@ -29,11 +30,12 @@ typedef void	proc_snapshot_resume(void *arg, int ended);
 /*
  * Run rq (the capture command, in sandbox sbx or none) for the snapshot
  * of key, which must be capturing.  Once it runs, it holds sbx's guards
- * (its placeholders) until it is over.  0, or -1 when it could not start
- * (the entry is then failed).
+ * (its placeholders) and its managed network (reg, taken; may be NULL)
+ * until it is over.  0, or -1 when it could not start (the entry is then
+ * failed, reg unregistered).
  */
 int	proc_snapshot_capture(const char *key, const struct spawn_req *rq,
-	    struct sandbox_plan *sbx);
+	    struct sandbox_plan *sbx, struct netproxy_reg *reg);
 /* Have resume(arg) called when the capture of key is over; -1: none runs. */
 int	proc_snapshot_wait(const char *key, proc_snapshot_resume *resume, void *arg);
 /*

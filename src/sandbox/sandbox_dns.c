@@ -42,6 +42,7 @@
 #include "sandbox/sandbox_int.h"
 
 #define DNS_NAMES	4096	/* made-up addresses per process */
+_Static_assert(DNS_NAMES <= 65536, "order[] holds indexes of names[] in 16 bits");
 #define DNS_MSG		1024	/* longest query taken (they are small) */
 #define DNS_TCP_CONNS	8	/* TCP DNS connections per process */
 #define DNS_TCP_IDLE_MS	10000
@@ -61,6 +62,12 @@ struct dns_tcp {
 
 struct sbx_dns {
 	char		*names[DNS_NAMES];	/* index i: address number i + 1 */
+	/*
+	 * names[] indexes sorted by name: a lookup is a binary search (12
+	 * compares at 4096), never a walk of the table, whatever names the
+	 * program makes up (no hash to flood either).
+	 */
+	uint16_t	 order[DNS_NAMES];
 	size_t		 nnames;
 	struct ev_io	 udp, tcp;
 	struct dns_tcp	 conns[DNS_TCP_CONNS];
@@ -199,15 +206,38 @@ sbx_dns_name(const struct sbx_dns *d, const struct sockaddr *sa)
 	return n == 0 || n > d->nnames ? NULL : d->names[n - 1];
 }
 
+/* Where name is in d->order, or would go: *found says which. */
+static size_t
+name_slot(const struct sbx_dns *d, const char *name, int *found)
+{
+	size_t	lo = 0, hi = d->nnames, mid;
+	int	c;
+
+	*found = 0;
+	while (lo < hi) {
+		mid = lo + (hi - lo) / 2;
+		if ((c = strcmp(name, d->names[d->order[mid]])) == 0) {
+			*found = 1;
+			return mid;
+		}
+		if (c < 0)
+			hi = mid;
+		else
+			lo = mid + 1;
+	}
+	return lo;
+}
+
 /* The number of name (canonical, lower case), given one if new; 0 when the table is full. */
 static size_t
 name_number(struct sbx_dns *d, const char *name)
 {
-	size_t	i;
+	size_t	slot;
+	int	found;
 
-	for (i = 0; i < d->nnames; i++)
-		if (strcmp(d->names[i], name) == 0)
-			return i + 1;
+	slot = name_slot(d, name, &found);
+	if (found)
+		return (size_t)d->order[slot] + 1;
 	if (d->nnames == DNS_NAMES) {
 		log_warnx("sandbox: process %ld resolved %d names; no address for %s",
 		    (long)d->pid, DNS_NAMES, name);
@@ -217,6 +247,8 @@ name_number(struct sbx_dns *d, const char *name)
 		log_warn("sandbox: DNS answerer");
 		return 0;
 	}
+	memmove(d->order + slot + 1, d->order + slot, (d->nnames - slot) * sizeof(d->order[0]));
+	d->order[slot] = (uint16_t)d->nnames;
 	return ++d->nnames;
 }
 
