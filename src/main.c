@@ -342,8 +342,16 @@ main(int argc, char *argv[])
 			break;
 		/* checked here, used by every registration (netproxy_upstream.c) */
 		case 264:
-			if (netproxy_set_tcp_upstream(optarg, opt_err, sizeof(opt_err)) == -1)
-				fatalx("%s", opt_err);
+			/* a usage error, as the reference's: exit 2 */
+			if (optarg[0] == '-' && optarg[1] != '\0') {
+				log_warnx("a value is required for '--tcp-upstream-proxy "
+				    "<HOST:PORT>' but none was supplied");
+				exit(2);
+			}
+			if (netproxy_set_tcp_upstream(optarg, opt_err, sizeof(opt_err)) == -1) {
+				log_warnx("%s", opt_err);
+				exit(2);
+			}
 			break;
 		case 'V':
 			printf("execd %s\n", PACKAGE_VERSION);

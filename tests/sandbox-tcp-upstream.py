@@ -193,7 +193,7 @@ for bad, why in (("foo", "no port"), ("127.0.0.1:0", "port 0"), (":80", "no host
                  ("user@h:1", "credentials")):
     p = subprocess.run([EXECD, "--stdio", "--tcp-upstream-proxy", bad], stdin=subprocess.DEVNULL,
                        capture_output=True, timeout=20)
-    t.ok(p.returncode == 1 and b"is not HOST:PORT" in p.stderr,
+    t.ok(p.returncode == 2 and b"invalid value" in p.stderr,
          "--tcp-upstream-proxy %r (%s) is refused at start" % (bad, why),
          (p.returncode, p.stderr[-300:]))
 
