@@ -7,6 +7,14 @@ output leaves the pipe as it was.  Grown pipes count against the user's
 fs.pipe-user-pages-soft, so an instance grows them by at most an eighth of
 it (4 MiB at most) at a time, and gets the room back as each pipe closes.
 The children report their own pipe's size (F_GETPIPE_SZ) after writing.
+
+A child that writes 8 KiB at a time while execd waits on another CPU wakes
+it at each write: once such a burst has passed 256 KiB through a grown
+pipe, a read that empties the pipe holds that stream for a millisecond, so
+the next read takes what came meanwhile.  Counted with execd's read system
+calls (/proc/PID/io syscr): at most one a millisecond of the trickle, plus
+one per 64 KiB and a few others, where an unpaced execd makes one a write.
+Everything still arrives, in order.
 """
 import os
 import shutil
@@ -39,6 +47,26 @@ def sysctl(name):
         with open("/proc/sys/fs/" + name) as f:
             return int(f.read())
     except (OSError, ValueError):
+        return None
+
+
+TRICKLE = r"""
+import os, sys, time
+os.write(1, b"a" * (256 << 10))     # fills the pipe: it grows
+t = time.monotonic()
+for i in range(int(sys.argv[1])):
+    os.write(1, b"%07d" % i + b"b" * 8185)
+    time.sleep(0.0002)
+os.write(2, b"%d" % int((time.monotonic() - t) * 1000))
+"""
+WRITES = 1024
+
+
+def syscr(pid):
+    try:
+        with open("/proc/%d/io" % pid) as f:
+            return int(next(x for x in f if x.startswith("syscr:")).split()[1])
+    except (OSError, StopIteration, ValueError):
         return None
 
 
@@ -83,6 +111,21 @@ try:
     t.eq(big, bulk, "stdout's pipe grew to %d once a read took a whole pipe" % bulk)
     t.eq(run(c, "err", 2, 256 << 10), bulk, "so did stderr's")
     c.collect("err")
+    # a trickle of 8 KiB writes after the pipe grew
+    r0 = syscr(c.pid)
+    if r0 is None:
+        t.skip("pacing", "/proc/PID/io unreadable")
+    else:
+        c.start("trickle", [sys.executable, "-c", TRICKLE, str(WRITES)])
+        out, code, _ = c.collect("trickle", timeout=120)
+        reads = syscr(c.pid) - r0
+        want = b"a" * (256 << 10) + b"".join(b"%07d" % i + b"b" * 8185 for i in range(WRITES))
+        t.ok(out.get("stdout") == want and code == 0,
+             "a trickle of %d writes of 8 KiB all arrive, in order" % WRITES)
+        ms = int(out.get("stderr", b"0"))
+        bound = ms + len(want) // 65536 + 50
+        t.ok(reads <= bound, "execd read them in %d reads in %d ms (at most %d; %d writes)" %
+             (reads, ms, bound, WRITES))
     # holders keep their grown pipes open: the budget runs out
     per = bulk - DEFAULT
     n = 0

@@ -129,6 +129,7 @@ proc_close_stream(struct proc *p, struct ev_io *io, int *open_flag)
 	*open_flag = 0;
 	proc_pipe_release(p->pipe_grown[io == &p->err_io]);
 	p->pipe_grown[io == &p->err_io] = 0;
+	proc_pipe_unpace(p, io);
 }
 
 /* Forget a process entirely: it is gone and no longer readable. */
@@ -284,6 +285,7 @@ proc_read_chunk(struct proc *p, struct ev_io *io)
 		ev->output(p, seq, s, data + off, k);
 	}
 	ev->changed(p);
+	proc_pipe_pace(p, io, (size_t)n, n < (ssize_t)sizeof(data));
 	if (n < (ssize_t)sizeof(data))
 		return 1;
 	/* the read took a whole default pipe: the child is ahead of us */

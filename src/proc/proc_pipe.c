@@ -23,8 +23,10 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include "evloop.h"
 #include "fdio.h"
 #include "proc/proc_pipe.h"
+#include "proc/proc_table.h"
 
 #define PIPE_BULK		(1024 * 1024)
 #define PIPE_BUDGET_MAX		(4 * PIPE_BULK)
@@ -92,4 +94,66 @@ void
 proc_pipe_release(size_t bytes)
 {
 	pp.budget += bytes;
+}
+
+/*
+ * Pacing a stream that outruns nobody.  A child writing megabytes in 8 KiB
+ * writes while the instance is idle on another CPU wakes it at each write:
+ * each 8 KiB then costs a wakeup, an epoll_wait, a read and a send, three
+ * times the CPU per MiB of a backlogged stream (seen over WebSocket, where a
+ * send runs loopback TCP for the receiver too).  So once a stream has given
+ * PACE_HOT bytes without a PACE_GAP_MS pause, and its pipe has grown, a
+ * read that empties the pipe stops reading it for PACE_MS: the child fills
+ * its 1 MiB pipe meanwhile and the next wakeup takes it in a few reads.  The
+ * first PACE_HOT bytes of every burst, so every small output, go as they
+ * come; a hot stream's next bytes wait at most PACE_MS.
+ */
+#define PACE_HOT	(256 * 1024)
+#define PACE_GAP_MS	10
+#define PACE_MS		1
+
+static void
+pace_resume(struct ev_timer *t, void *arg)
+{
+	struct proc	*p = arg;
+
+	if (!p->paused) {
+		if ((p->paced & 1) && p->out_open)
+			ev_io_set(&p->out_io, EPOLLIN);
+		if ((p->paced & 2) && p->err_open)
+			ev_io_set(&p->err_io, EPOLLIN);
+	}
+	p->paced = 0;
+}
+
+void
+proc_pipe_pace(struct proc *p, struct ev_io *io, size_t bytes, int short_read)
+{
+	int		i = io == &p->err_io;
+	uint64_t	now = ev_now();
+
+	if (now - p->burst_last[i] >= PACE_GAP_MS)
+		p->burst[i] = 0;
+	p->burst[i] += bytes;
+	p->burst_last[i] = now;
+	if (!short_read || p->burst[i] < PACE_HOT || p->pipe_grown[i] == 0 || p->paused)
+		return;
+	if (ev_io_set(io, 0) == -1)
+		return;
+	p->paced |= 1u << i;
+	if (!ev_timer_armed(&p->pace_timer)) {
+		ev_timer_init(&p->pace_timer, pace_resume, p);
+		ev_timer_start(&p->pace_timer, PACE_MS);
+	}
+}
+
+void
+proc_pipe_unpace(struct proc *p, struct ev_io *io)
+{
+	if (io != NULL)
+		p->paced &= ~(1u << (io == &p->err_io));
+	if (io == NULL || p->paced == 0) {
+		p->paced = 0;
+		ev_timer_stop(&p->pace_timer);
+	}
 }

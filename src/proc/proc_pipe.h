@@ -12,4 +12,11 @@
 size_t	proc_pipe_grow(int fd);
 void	proc_pipe_release(size_t bytes);
 
+struct proc;
+struct ev_io;
+/* bytes were read from p's stream io in this wakeup; short: the pipe is empty */
+void	proc_pipe_pace(struct proc *p, struct ev_io *io, size_t bytes, int short_read);
+/* p's stream io closes, or p goes: nothing to resume */
+void	proc_pipe_unpace(struct proc *p, struct ev_io *io);
+
 #endif
