@@ -16,6 +16,7 @@
 #include "util/children.h"
 #include "proc/proc.h"
 #include "proc/proc_table.h"
+#include "proc/proc_pipe.h"
 #include "spawn/spawner.h"
 #include "netproxy/netproxy.h"
 #include "proc/proc_snapshot.h"
@@ -126,6 +127,9 @@ proc_close_stream(struct proc *p, struct ev_io *io, int *open_flag)
 	ev_io_del(io);
 	close(io->fd);
 	*open_flag = 0;
+	proc_pipe_release(p->pipe_grown[io == &p->err_io]);
+	p->pipe_grown[io == &p->err_io] = 0;
+	proc_pipe_unpace(p, io);
 }
 
 /* Forget a process entirely: it is gone and no longer readable. */
@@ -281,7 +285,15 @@ proc_read_chunk(struct proc *p, struct ev_io *io)
 		ev->output(p, seq, s, data + off, k);
 	}
 	ev->changed(p);
-	return n == (ssize_t)sizeof(data) ? 2 : 1;
+	proc_pipe_pace(p, io, (size_t)n, n < (ssize_t)sizeof(data));
+	if (n < (ssize_t)sizeof(data))
+		return 1;
+	/* the read took a whole default pipe: the child is ahead of us */
+	if (!(p->pipe_asked & (1u << (io == &p->err_io)))) {
+		p->pipe_asked |= 1u << (io == &p->err_io);
+		p->pipe_grown[io == &p->err_io] = proc_pipe_grow(io->fd);
+	}
+	return 2;
 }
 
 static void

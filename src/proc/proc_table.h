@@ -46,6 +46,12 @@ struct proc {
 	struct ev_io		 out_io, err_io, in_io;
 	int			 out_open, err_open, in_open;
 	int			 paused;	/* output reading stopped for back-pressure */
+	unsigned		 pipe_asked;	/* bit per stream (out, err): asked to grow */
+	size_t			 pipe_grown[2];	/* bytes out's and err's pipes grew by */
+	size_t			 burst[2];	/* bytes read since the stream was last quiet */
+	uint64_t		 burst_last[2];	/* ev_now() of its last read */
+	unsigned		 paced;		/* bit per stream: reading held (proc_pipe.c) */
+	struct ev_timer		 pace_timer;
 	struct buf		 inbuf;		/* stdin not yet written */
 	uint64_t		 next_seq;
 	struct out_ring		 ring;
