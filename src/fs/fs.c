@@ -107,6 +107,7 @@ int
 fs_deferred(struct rpc_req *req, const struct fp_deferred *d, const struct fs_policy *pol)
 {
 	const char	*err;
+	char		 why[PATH_MAX * 2 + 96];
 
 	if (d->code != 0 && d->rank < 100) {
 		rpc_fail(req, d->code, "%s", d->msg);	/* the sandbox's own */
@@ -119,6 +120,12 @@ fs_deferred(struct rpc_req *req, const struct fp_deferred *d, const struct fs_po
 	}
 	if (d->code != 0) {
 		rpc_fail(req, d->code, "%s", d->msg);
+		return 1;
+	}
+	/* as a command's sandbox is refused (sandbox_mount.c) */
+	if (pol != NULL && sandbox_place_link(pol, why, sizeof(why))) {
+		rpc_fail(req, RPC_INTERNAL_ERROR, "fs sandbox helper failed with status exit "
+		    "status: 1: error building bubblewrap command: Fatal error: %s", why);
 		return 1;
 	}
 	/*

@@ -6,11 +6,11 @@
 
 #include "policy/fs_policy.h"
 
-#define OWN_MAX	10	/* execd's own paths: state directory, keys, sockets, log */
+#define OWN_MAX	16	/* execd's own paths (state directory, keys, sockets, log), config places */
 
 struct own_path {
 	char	*path;
-	int	 readonly;	/* seen, never written; else out of sight */
+	int	 readonly;	/* seen, never written; else out of sight; FS_OWN_PLACE */
 };
 
 struct fs_policy {

@@ -74,6 +74,12 @@ void	 sandbox_record_init(const char *state_dir);
 void	 sandbox_record_policy(const struct fs_policy *pol);
 void	 sandbox_config_places(void);
 /*
+ * Does a configuration place's name lead through a symlink pol lets be
+ * written?  1 with msg (the reason, in the reference's words): such a
+ * sandbox is refused, command or fs request.
+ */
+int	 sandbox_place_link(const struct fs_policy *pol, char *msg, size_t msglen);
+/*
  * Could a sandboxed command have written the configuration file fd, opened
  * as path?  1 when it lies inside a writable root some sandboxed command
  * was given (below the root's protected names) and it or its directory

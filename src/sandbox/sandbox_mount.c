@@ -347,15 +347,14 @@ is_write_root(const struct fs_rule **g, size_t n, const char *path)
 	return 0;
 }
 
+/* The command does not run: why, in the reference's words (clients see the same failure). */
 static int
-set_fatal(struct sandbox_plan *plan, const char *path)
+set_fatal(struct sandbox_plan *plan, const char *why)
 {
 	if (plan->fatal != NULL)
 		return 0;
-	/* the reference's words, so that clients see the same failure */
-	if (asprintf(&plan->fatal, "error building bubblewrap command: Fatal error: cannot "
-	    "enforce sandbox read-only path %s because it crosses writable symlink %s\n",
-	    path, path) == -1) {
+	if (asprintf(&plan->fatal, "error building bubblewrap command: Fatal error: %s\n",
+	    why) == -1) {
 		plan->fatal = NULL;
 		return -1;
 	}
@@ -372,10 +371,14 @@ static int
 protect_one(struct sandbox_plan *plan, const char *path, char *why, size_t whylen)
 {
 	struct stat	 st;
+	char		 msg[PATH_MAX * 2 + 96];
 	int		 found, held;
 
-	if ((found = lstat(path, &st) == 0) && S_ISLNK(st.st_mode))
-		return set_fatal(plan, path) == -1 ? -2 : 0;
+	if ((found = lstat(path, &st) == 0) && S_ISLNK(st.st_mode)) {
+		(void)snprintf(msg, sizeof(msg), "cannot enforce sandbox read-only path %s because "
+		    "it crosses writable symlink %s", path, path);
+		return set_fatal(plan, msg) == -1 ? -2 : 0;
+	}
 	if (!found && errno != ENOENT)
 		return 0;
 	/* a placeholder held (joined, or made once the child runs) */
@@ -504,6 +507,9 @@ sbx_mount_plan(struct sandbox_plan *plan, const struct fs_policy *pol, int platf
 	 * their placeholders.
 	 */
 	if (push(plan, SBX_MNT_DEV, "/dev") == -1)
+		goto oom;
+	/* a configuration place named through a link the command could swap */
+	if (sandbox_place_link(pol, why, whylen) && set_fatal(plan, why) == -1)
 		goto oom;
 	if (plan_protected(plan, g, n, base, why, whylen) == -1) {
 		free(g);

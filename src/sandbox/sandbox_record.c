@@ -412,32 +412,49 @@ sandbox_made(const char *path)
 
 /* ---- the executor's own configuration places ---- */
 
+/*
+ * The place as named, made absolute as the readers resolve it (a relative
+ * CODEX_HOME or HOME from execd's working directory, which it never
+ * leaves); sandboxed fs requests keep it read-only too.
+ */
 static void
-place_set(int i, const char *path)
+place_set(int i, const char *path, const char *tail)
 {
-	if (snprintf(places[i], PATH_MAX, "%s", path) >= PATH_MAX)
-		places[i][0] = '\0';	/* too long to protect: none */
+	char	cwd[PATH_MAX];
+	int	n;
+
+	if (path[0] == '/')
+		n = snprintf(places[i], PATH_MAX, "%s%s", path, tail);
+	else if (getcwd(cwd, sizeof(cwd)) != NULL)
+		n = snprintf(places[i], PATH_MAX, "%s/%s%s", strcmp(cwd, "/") == 0 ? "" : cwd,
+		    path, tail);
+	else
+		n = PATH_MAX;
+	if (n < 0 || n >= PATH_MAX) {
+		log_warnx("sandbox: cannot keep the configuration place %s%s from sandboxed "
+		    "commands: its absolute name is too long", path, tail);
+		places[i][0] = '\0';
+		return;
+	}
+	fs_policy_own_path(places[i], FS_OWN_PLACE);
 }
 
 void
 sandbox_config_places(void)
 {
 	const char	*env = getenv("CODEX_HOME"), *home = getenv("HOME");
-	char		 path[PATH_MAX];
 	struct passwd	*pw;
 
 	/* as environmentConfig/read and discoverV2 find them */
 	if ((home == NULL || home[0] == '\0') && (pw = getpwuid(getuid())) != NULL)
 		home = pw->pw_dir;
 	if (env != NULL && env[0] != '\0')
-		place_set(0, env);
-	else if (home != NULL && home[0] == '/' &&
-	    snprintf(path, sizeof(path), "%s/.codex", home) < (int)sizeof(path))
-		place_set(0, path);
-	if (home != NULL && home[0] == '/' &&
-	    snprintf(path, sizeof(path), "%s/.agents", home) < (int)sizeof(path))
-		place_set(1, path);
-	place_set(2, "/etc/codex");
+		place_set(0, env, "");
+	else if (home != NULL && home[0] != '\0')
+		place_set(0, home, "/.codex");
+	if (home != NULL && home[0] != '\0')
+		place_set(1, home, "/.agents");
+	place_set(2, "/etc/codex", "");
 }
 
 int
@@ -461,4 +478,44 @@ sbx_config_place(size_t i, char *out)
 	len = strlen(out);
 	return snprintf(out + len, PATH_MAX - len, "%s", strcmp(out, "/") == 0 ?
 	    strrchr(places[i], '/') + 1 : strrchr(places[i], '/')) < (int)(PATH_MAX - len);
+}
+
+struct link_find {
+	const struct fs_policy	*pol;
+	char			*link;
+};
+
+static int
+writable_link(void *arg, const char *cur, const struct stat *st)
+{
+	struct link_find	*f = arg;
+
+	if (st == NULL || !S_ISLNK(st->st_mode) ||
+	    fs_policy_check(f->pol, cur, FS_WANT_WRITE) != 0)
+		return 0;
+	snprintf(f->link, PATH_MAX, "%s", cur);
+	return 1;
+}
+
+/*
+ * The readers follow a place's name anew at each request: a symlink on
+ * the way that pol lets be written would let a sandboxed request (or the
+ * command) point the name at a directory of its own, the read-only bind
+ * of the old target notwithstanding.  Such a sandbox is refused, in the
+ * reference's words for its protected paths.
+ */
+int
+sandbox_place_link(const struct fs_policy *pol, char *msg, size_t msglen)
+{
+	char			link[PATH_MAX];
+	struct link_find	f = { pol, link };
+	size_t			i;
+
+	for (i = 0; i < PLACES; i++)
+		if (places[i][0] == '/' && fs_path_walk(places[i], writable_link, &f) == 1) {
+			snprintf(msg, msglen, "cannot enforce sandbox read-only path %s because "
+			    "it crosses writable symlink %s", places[i], link);
+			return 1;
+		}
+	return 0;
 }
