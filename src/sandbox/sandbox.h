@@ -90,8 +90,9 @@ int	 sandbox_wrote(int fd, const char *path);
 /*
  * Did a sandboxed command probably make path (not followed: a link is
  * judged as one)?  1 when it lies inside such a writable root (below its
- * protected names) and was created since (birth time; 0 where the file
- * system keeps none), or leads out of one by a link.  A project root
+ * protected names) and came there since (a file's ctime, linked or
+ * renamed; a directory's birth time, 0 where the file system keeps
+ * none), or leads out of one by a link.  A project root
  * marker so made marks nothing: it would cut off the layers above it.
  */
 int	 sandbox_made(const char *path);

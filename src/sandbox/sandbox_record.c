@@ -18,8 +18,8 @@
  * command could write there stays read; what changed since is the
  * command's as far as execd can tell.
  *
- * The same record keeps a project root marker a command made (birth time
- * since) from marking anything: sandbox_made.
+ * The same record keeps a project root marker a command made (a file's
+ * ctime, a directory's birth time since) from marking anything: sandbox_made.
  *
  * The record is a file in the state directory (which no sandboxed command
  * sees), one "dev ino since path" line per root, appended at a sandbox's
@@ -386,15 +386,26 @@ sandbox_made(const char *path)
 {
 	struct statx	 stx;
 	char		 dir[PATH_MAX], real[PATH_MAX], *slash;
-	int64_t		 since;
+	int64_t		 since, born;
 	size_t		 len;
 
 	refresh();
-	if (rec.n == 0 || (slash = strrchr(path, '/')) == NULL)
+	if (rec.n == 0 || (slash = strrchr(path, '/')) == NULL ||
+	    statx(AT_FDCWD, path, AT_SYMLINK_NOFOLLOW, STATX_TYPE | STATX_CTIME | STATX_BTIME,
+	    &stx) == -1 || !(stx.stx_mask & STATX_TYPE))
 		return 0;
-	/* birth time, which no one can set: gone, or not kept here, is not told */
-	if (statx(AT_FDCWD, path, AT_SYMLINK_NOFOLLOW, STATX_BTIME, &stx) == -1 ||
-	    !(stx.stx_mask & STATX_BTIME))
+	/*
+	 * When its name came there: a file's ctime (a hard link or a rename
+	 * of an old file of the host's changes it, as any write; its birth
+	 * time stays old); a directory's birth time, which no one can set
+	 * (ctime changes at every commit in a real .git).  Not kept here:
+	 * not told.
+	 */
+	if (!S_ISDIR(stx.stx_mode) && (stx.stx_mask & STATX_CTIME))
+		born = (int64_t)stx.stx_ctime.tv_sec;
+	else if (stx.stx_mask & STATX_BTIME)
+		born = (int64_t)stx.stx_btime.tv_sec;
+	else
 		return 0;
 	/* where it really is: its directory resolved, its own name (a link) kept */
 	if (snprintf(dir, sizeof(dir), "%.*s", (int)(slash - path), path) >= (int)sizeof(dir) ||
@@ -405,7 +416,7 @@ sandbox_made(const char *path)
 	    slash) >= (int)(sizeof(real) - len))
 		return 1;
 	if ((since = inside(real, 1)) != INT64_MAX)
-		return since == INT64_MIN || (int64_t)stx.stx_btime.tv_sec >= since - SINCE_SLACK;
+		return since == INT64_MIN || born >= since - SINCE_SLACK;
 	/* asked for inside a root, but really elsewhere: a link there leads out */
 	return strcmp(real, path) != 0 && inside(path, 0) != INT64_MAX;
 }
