@@ -133,8 +133,11 @@ fs_deferred(struct rpc_req *req, const struct fp_deferred *d, const struct fs_po
 	 * SECURITY): recorded here, before any method that took a sandbox
 	 * acts, whichever way it reached its checks.
 	 */
-	if (pol != NULL)
-		sandbox_record_policy(pol);
+	if (pol != NULL && sandbox_record_policy(pol) == -1) {
+		rpc_fail(req, RPC_INTERNAL_ERROR, "fs sandbox helper failed with status exit "
+		    "status: 1: cannot record the sandbox's writable roots (execd(8) SECURITY)");
+		return 1;
+	}
 	return 0;
 }
 

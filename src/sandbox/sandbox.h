@@ -69,9 +69,10 @@ void	 sandbox_keep_readonly(const char *path, int is_dir);
 void	 sandbox_record_init(const char *state_dir);
 /*
  * A sandboxed fs request: its writable roots are recorded as a command's
- * (apply_patch writes through fs/writeFile as the model asks).
+ * (apply_patch writes through fs/writeFile as the model asks).  -1 when
+ * one could not be recorded (logged): the request must not act.
  */
-void	 sandbox_record_policy(const struct fs_policy *pol);
+int	 sandbox_record_policy(const struct fs_policy *pol);
 void	 sandbox_config_places(void);
 /*
  * Does a configuration place's name lead through a symlink pol lets be

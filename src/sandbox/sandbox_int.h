@@ -188,7 +188,8 @@ int	 sbx_guard_protected(struct sandbox_plan *plan, const char *path, char *why,
 int	 sbx_guard_wait(const struct sandbox_plan *plan);
 
 /* sandbox_record.c: a writable root given to a sandboxed command (see sandbox_wrote) */
-void	 sbx_record_root(const char *path, uint64_t dev, uint64_t ino);
+/* -1 when it could not be recorded on disk: the sandbox must not run */
+int	 sbx_record_root(const char *path, uint64_t dev, uint64_t ino);
 /*
  * The executor's configuration places (the Codex home, ~/.agents,
  * /etc/codex), each protected as a protected name is wherever it lies

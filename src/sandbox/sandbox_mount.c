@@ -442,7 +442,11 @@ plan_protected(struct sandbox_plan *plan, const struct fs_rule **g, size_t ng, i
 		    g[i - 1]->path) == 0) || lstat(g[i]->path, &st) == -1)
 			continue;
 		/* what it could write: the configuration readers refuse layers there */
-		sbx_record_root(g[i]->path, st.st_dev, st.st_ino);
+		if (sbx_record_root(g[i]->path, st.st_dev, st.st_ino) == -1) {
+			snprintf(why, whylen, "cannot record the writable root %s "
+			    "(STATE-DIR/sandbox-roots)", g[i]->path);
+			return -1;
+		}
 		if (!S_ISDIR(st.st_mode))
 			continue;
 		for (j = 0; fs_protected_names[j] != NULL; j++) {

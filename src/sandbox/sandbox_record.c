@@ -178,29 +178,42 @@ refresh(void)
 	fclose(f);
 }
 
-static void
+/*
+ * A root kept in memory only would be forgotten at a restart, and what a
+ * command planted there read again: no line on disk, no sandbox (-1).
+ */
+static int
 append(const char *path, uint64_t dev, uint64_t ino, int64_t since)
 {
 	char	line[RECORD_LINE];
-	int	fd, len;
+	int	fd, len, rv = 0;
 
-	if (rec.file[0] == '\0')
-		return;
+	if (rec.file[0] == '\0') {
+		log_warnx("sandbox: no state directory to record the writable root %s in", path);
+		return -1;
+	}
 	len = snprintf(line, sizeof(line), "%" PRIu64 " %" PRIu64 " %" PRId64 " %s\n", dev, ino,
 	    since, strchr(path, '\n') == NULL ? path : "-");
 	if (len < 0 || (size_t)len >= sizeof(line))
-		return;
+		len = snprintf(line, sizeof(line), "%" PRIu64 " %" PRIu64 " %" PRId64 " -\n", dev,
+		    ino, since);	/* known by identity only */
 	if ((fd = open(rec.file, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW,
 	    0600)) == -1) {
-		log_warn("sandbox: %s", rec.file);
-		return;
+		log_warn("sandbox: cannot record the writable root %s: %s", path, rec.file);
+		return -1;
 	}
-	if (write(fd, line, (size_t)len) != len)
-		log_warn("sandbox: %s", rec.file);
-	close(fd);
+	if (write(fd, line, (size_t)len) != len) {
+		log_warn("sandbox: cannot record the writable root %s: %s", path, rec.file);
+		rv = -1;
+	}
+	if (close(fd) == -1 && rv == 0) {
+		log_warn("sandbox: cannot record the writable root %s: %s", path, rec.file);
+		rv = -1;
+	}
+	return rv;
 }
 
-void
+int
 sbx_record_root(const char *path, uint64_t dev, uint64_t ino)
 {
 	struct root_rec	*r;
@@ -215,32 +228,35 @@ sbx_record_root(const char *path, uint64_t dev, uint64_t ino)
 	if (r != NULL) {
 		/* the clock went back since: what is written now would look older */
 		if (now < r->since) {
+			if (append(path, dev, ino, now) == -1)
+				return -1;
 			r->since = now;
-			append(path, dev, ino, now);
 		}
-		return;
+		return 0;
 	}
 	if (rec.n >= RECORD_MAX && !rec.full) {
 		/* no room to be precise: everything is a place a command wrote */
-		rec.full = 1;
 		log_warnx("sandbox: more than %d writable roots recorded: every project "
 		    "configuration layer below / is refused from now on", RECORD_MAX);
-		if (stat("/", &st) == 0) {
-			(void)remember("/", st.st_dev, st.st_ino, 0);
-			append("/", st.st_dev, st.st_ino, 0);
-		}
-		return;
+		if (stat("/", &st) == -1 || append("/", st.st_dev, st.st_ino, 0) == -1 ||
+		    remember("/", st.st_dev, st.st_ino, 0) == -1)
+			return -1;
+		rec.full = 1;
+		return 0;
 	}
 	if (rec.full)
-		return;
+		return 0;
+	/* on disk first: memory alone would hold it only until a restart */
+	if (append(path, dev, ino, now) == -1)
+		return -1;
 	if (remember(path, dev, ino, now) == -1) {
 		log_warnx("sandbox: out of memory recording the writable root %s", path);
-		return;
+		return -1;
 	}
-	append(path, dev, ino, now);
+	return 0;
 }
 
-void
+int
 sandbox_record_policy(const struct fs_policy *pol)
 {
 	const struct fs_rule	*r;
@@ -254,9 +270,10 @@ sandbox_record_policy(const struct fs_policy *pol)
 		/* known by name, and the clock has not gone back: nothing to look at */
 		if ((k = known(r->path, 0, 0)) != NULL && k->since <= (int64_t)time(NULL))
 			continue;
-		if (lstat(r->path, &st) == 0)
-			sbx_record_root(r->path, st.st_dev, st.st_ino);
+		if (lstat(r->path, &st) == 0 && sbx_record_root(r->path, st.st_dev, st.st_ino) == -1)
+			return -1;
 	}
+	return 0;
 }
 
 void
