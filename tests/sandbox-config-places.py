@@ -198,4 +198,41 @@ r = c.call("fs/writeFile", {"path": "file://" + W + "/rel/.codex/config.toml",
 t.ok("error" in r, "relative: and from a sandboxed fs/writeFile", r)
 c.close()
 shutil.rmtree(s, ignore_errors=True)
+
+# 4. the user layer a link to a file in a writable root (dotfiles kept in a repository)
+s, W = fresh()
+H = s + "/home"
+write(W + "/dotfiles/codex.toml", user_layer(W))
+os.makedirs(H + "/.codex")
+os.symlink(W + "/dotfiles/codex.toml", H + "/.codex/config.toml")
+c = start(s, {"HOME": H, "CODEX_HOME": H + "/.codex"})
+t.ok('"host"' in layers(c, W + "/app"), "dotfiles: control: the user layer is read")
+out = run(c, "a", 'printf "%s" "$2" > "$1/dotfiles/codex.toml" && echo wrote; '
+          'echo x > "$1/dotfiles/other" && echo other', sandbox([W], W + "/app"), W + "/app",
+          (W, evil_layer(W)))
+got = layers(c, W + "/app")
+t.ok("wrote" not in out and '"host"' in got and "evil" not in got,
+     "dotfiles: a command cannot write the file the user layer links to", (out, got))
+t.ok("other" in out, "dotfiles: control: it writes the rest of that directory", out)
+r = c.call("fs/writeFile", {"path": "file://" + W + "/dotfiles/codex.toml",
+                            "dataBase64": b64(evil_layer(W)), "sandbox": sandbox([W], W + "/app")})
+t.ok("error" in r and "evil" not in layers(c, W + "/app"),
+     "dotfiles: nor a sandboxed fs/writeFile", r)
+c.close()
+# a link that leads nowhere yet: the sandbox would make the user layer
+H2 = s + "/home2"
+os.makedirs(H2 + "/.codex")
+os.symlink(W + "/dotfiles/later.toml", H2 + "/.codex/config.toml")
+c = start(s, {"HOME": H2, "CODEX_HOME": H2 + "/.codex"})
+out = run(c, "a", 'printf "%s" "$2" > "$1/dotfiles/later.toml" && echo wrote', sandbox([W], W + "/app"),
+          W + "/app", (W, evil_layer(W)))
+got = layers(c, W + "/app")
+t.ok("wrote" not in out and "evil" not in got,
+     "dotfiles: nor make the missing file a dangling user-layer link leads to", (out, got))
+r = c.call("fs/writeFile", {"path": "file://" + W + "/dotfiles/later.toml",
+                            "dataBase64": b64(evil_layer(W)), "sandbox": sandbox([W], W + "/app")})
+t.ok("error" in r and "evil" not in layers(c, W + "/app"),
+     "dotfiles: nor a sandboxed fs/writeFile there", r)
+c.close()
+shutil.rmtree(s, ignore_errors=True)
 t.done()

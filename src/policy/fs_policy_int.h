@@ -6,7 +6,7 @@
 
 #include "policy/fs_policy.h"
 
-#define OWN_MAX	16	/* execd's own paths (state directory, keys, sockets, log), config places */
+#define OWN_MAX	24	/* execd's own paths (state directory, keys, sockets, log), config places */
 
 struct own_path {
 	char	*path;

@@ -288,7 +288,15 @@ sandbox_record_init(const char *state_dir)
 	refresh();
 }
 
-#define PLACES	3
+/*
+ * The directories, then the layer files in them, which the readers
+ * follow wherever a symlink leads (dotfiles kept in a repository): the
+ * Codex home's config.toml, /etc/codex's config.toml, managed_config.toml
+ * and requirements.toml.  A file is protected where it really is, only
+ * when it exists (its directory, protected itself, keeps it from being made).
+ */
+#define PLACE_DIRS	3
+#define PLACES		7
 
 static char	places[PLACES][PATH_MAX];
 
@@ -483,6 +491,11 @@ sandbox_config_places(void)
 	if (home != NULL && home[0] != '\0')
 		place_set(1, home, "/.agents");
 	place_set(2, "/etc/codex", "");
+	if (places[0][0] == '/')
+		place_set(3, places[0], "/config.toml");
+	place_set(4, "/etc/codex/config.toml", "");
+	place_set(5, "/etc/codex/managed_config.toml", "");
+	place_set(6, "/etc/codex/requirements.toml", "");
 }
 
 int
@@ -498,6 +511,8 @@ sbx_config_place(size_t i, char *out)
 	/* as it is now, symlinks resolved: made or moved since start-up, too */
 	if (fs_realpath(places[i], out) != NULL)
 		return 1;
+	if (i >= PLACE_DIRS)
+		return 0;	/* a missing file: no placeholder */
 	snprintf(dir, sizeof(dir), "%s", places[i]);
 	slash = strrchr(dir, '/');
 	*slash = '\0';
@@ -511,15 +526,23 @@ sbx_config_place(size_t i, char *out)
 struct link_find {
 	const struct fs_policy	*pol;
 	char			*link;
+	int			 linked;	/* a link was met on the way */
 };
 
+/*
+ * A link the sandbox may write, or a missing place a link on the way
+ * leads to where the sandbox may make it (no placeholder goes there).
+ */
 static int
 writable_link(void *arg, const char *cur, const struct stat *st)
 {
 	struct link_find	*f = arg;
 
-	if (st == NULL || !S_ISLNK(st->st_mode) ||
-	    fs_policy_check(f->pol, cur, FS_WANT_WRITE) != 0)
+	if (st == NULL ? !f->linked : !S_ISLNK(st->st_mode))
+		return 0;
+	if (st != NULL)
+		f->linked = 1;
+	if (fs_policy_check(f->pol, cur, FS_WANT_WRITE) != 0)
 		return 0;
 	snprintf(f->link, PATH_MAX, "%s", cur);
 	return 1;
@@ -536,10 +559,10 @@ int
 sandbox_place_link(const struct fs_policy *pol, char *msg, size_t msglen)
 {
 	char			link[PATH_MAX];
-	struct link_find	f = { pol, link };
+	struct link_find	f = { pol, link, 0 };
 	size_t			i;
 
-	for (i = 0; i < PLACES; i++)
+	for (i = 0; i < PLACES; i++, f.linked = 0)
 		if (places[i][0] == '/' && fs_path_walk(places[i], writable_link, &f) == 1) {
 			snprintf(msg, msglen, "cannot enforce sandbox read-only path %s because "
 			    "it crosses writable symlink %s", places[i], link);
