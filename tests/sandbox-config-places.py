@@ -234,5 +234,20 @@ r = c.call("fs/writeFile", {"path": "file://" + W + "/dotfiles/later.toml",
 t.ok("error" in r and "evil" not in layers(c, W + "/app"),
      "dotfiles: nor a sandboxed fs/writeFile there", r)
 c.close()
+# a hard link: the same file under a name in the writable root
+H3 = s + "/home3"
+write(H3 + "/.codex/config.toml", user_layer(W))
+os.link(H3 + "/.codex/config.toml", W + "/dotfiles/hard.toml")
+c = start(s, {"HOME": H3, "CODEX_HOME": H3 + "/.codex"})
+out = run(c, "a", 'printf "%s" "$2" > "$1/dotfiles/hard.toml" && echo wrote', sandbox([W], W + "/app"),
+          W + "/app", (W, evil_layer(W)))
+got = layers(c, W + "/app")
+t.ok("wrote" not in out and '"host"' in got and "evil" not in got,
+     "dotfiles: nor write a hard link of the user layer in the root", (out, got))
+r = c.call("fs/writeFile", {"path": "file://" + W + "/dotfiles/hard.toml",
+                            "dataBase64": b64(evil_layer(W)), "sandbox": sandbox([W], W + "/app")})
+t.ok("error" in r and "evil" not in layers(c, W + "/app"),
+     "dotfiles: nor a sandboxed fs/writeFile of it", r)
+c.close()
 shutil.rmtree(s, ignore_errors=True)
 t.done()

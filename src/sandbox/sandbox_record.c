@@ -555,18 +555,49 @@ writable_link(void *arg, const char *cur, const struct stat *st)
  * of the old target notwithstanding.  Such a sandbox is refused, in the
  * reference's words for its protected paths.
  */
+/* Does pol let something be written on the file system dev? */
+static int
+writes_on(const struct fs_policy *pol, dev_t dev)
+{
+	const struct fs_rule	*r;
+	struct stat		 st;
+	size_t			 i;
+
+	for (i = 0; (r = fs_policy_rule(pol, i)) != NULL; i++)
+		if (r->access == FS_ACCESS_WRITE && !r->is_glob && !r->implicit &&
+		    stat(r->path, &st) == 0 && st.st_dev == dev)
+			return 1;
+	return 0;
+}
+
 int
 sandbox_place_link(const struct fs_policy *pol, char *msg, size_t msglen)
 {
 	char			link[PATH_MAX];
 	struct link_find	f = { pol, link, 0 };
+	struct stat		st;
 	size_t			i;
 
-	for (i = 0; i < PLACES; i++, f.linked = 0)
-		if (places[i][0] == '/' && fs_path_walk(places[i], writable_link, &f) == 1) {
+	for (i = 0; i < PLACES; i++, f.linked = 0) {
+		if (places[i][0] != '/')
+			continue;
+		if (fs_path_walk(places[i], writable_link, &f) == 1) {
 			snprintf(msg, msglen, "cannot enforce sandbox read-only path %s because "
 			    "it crosses writable symlink %s", places[i], link);
 			return 1;
 		}
+		/*
+		 * A layer file with another name (a hard link, as some dotfile
+		 * managers make) may have it in a writable root, where no bind
+		 * of this name reaches: not told where, so refused.
+		 */
+		if (i >= PLACE_DIRS && stat(places[i], &st) == 0 && S_ISREG(st.st_mode) &&
+		    st.st_nlink > 1 && writes_on(pol, st.st_dev)) {
+			snprintf(msg, msglen, "cannot enforce sandbox read-only path %s because "
+			    "it has %ju hard links on a writable file system", places[i],
+			    (uintmax_t)st.st_nlink);
+			return 1;
+		}
+	}
 	return 0;
 }
