@@ -59,6 +59,8 @@ mkdir -p "$W/app/mid/sub/.git" && echo 'ref: refs/heads/x' > "$W/app/mid/sub/.gi
 # ... or an old file of the host's linked or renamed into place (its birth time is old)
 mkdir -p "$W/app/mid/sub/hl" "$W/app/mid/sub/mv" && ln "$W/app/README" "$W/app/mid/sub/hl/.git" &&
   mv "$W/app/NOTES" "$W/app/mid/sub/mv/.git" && echo "old markers moved"
+# a hard link in the root of a layer outside it
+printf '%s' "$EVIL" > "$W/app/other.toml" && echo "hard-linked layer written"
 # a layer execd cannot read, or parse, would fail every later thread start
 mkdir -p "$W/app/dos/dir/.codex/config.toml" "$W/app/dos/fifo/.codex" "$W/app/dos/mode/.codex" \
   "$W/app/dos/toml/.codex" "$W/app/dos/utf8/.codex"
@@ -138,7 +140,12 @@ def scenario(label, prefix, uid):
     for d in (W + "/app/.git", W + "/app/src", H + "/.codex", H + "/.agents", state):
         os.makedirs(d)
     write(W + "/app/.git/HEAD", "ref: refs/heads/main\n")
-    write(H + "/.codex/config.toml", '[projects."%s/app"]\ntrust_level = "trusted"\n' % W)
+    write(H + "/.codex/config.toml", '[projects."%s/app"]\ntrust_level = "trusted"\n'
+          '[projects."%s/other"]\ntrust_level = "trusted"\n' % (W, s))
+    # a trusted project outside every writable root, its layer hard-linked into one
+    write(s + "/other/.git/HEAD", "ref: refs/heads/main\n")
+    write(s + "/other/.codex/config.toml", 'model = "other"\n')
+    os.link(s + "/other/.codex/config.toml", W + "/app/other.toml")
     for d, _, files in os.walk(s) if os.geteuid() == 0 else ():
         os.chown(d, uid, uid)
         for f in files:
@@ -169,7 +176,7 @@ def scenario(label, prefix, uid):
     # by the files' own ctime, not a sleep that is "enough": execd leaves
     # out what changed less than 2 s before the root was first given
     host = [W + "/app/keep/.codex/config.toml", W + "/app/mid/.codex/config.toml",
-            W + "/app/README", W + "/app/NOTES"]
+            W + "/app/README", W + "/app/NOTES", s + "/other/.codex/config.toml"]
     newest = max(max(os.stat(f).st_ctime, os.stat(os.path.dirname(f)).st_ctime) for f in host)
     while time.time() < newest + 3.5:
         time.sleep(0.2)
@@ -222,6 +229,10 @@ def scenario(label, prefix, uid):
             t.ok("old markers moved" in out and "narrow" in got,
                  "%s: nor does an old file the command %s into place as a marker"
                  % (label, "linked" if d == "hl" else "renamed"), (out, got))
+        got = layers(c, s + "/other")
+        t.ok("hard-linked layer written" in out and "danger-full-access" not in got,
+             "%s: a layer outside the roots written through its hard link in one is left out"
+             % label, (out, got))
         got = layers(c, W + "/app/keep")
         t.ok("kept" in got, "%s: a nested layer the host wrote before stays read" % label,
              (got, timeline(state, host)))

@@ -84,7 +84,8 @@ int	 sandbox_place_link(const struct fs_policy *pol, char *msg, size_t msglen);
  * Could a sandboxed command have written the configuration file fd, opened
  * as path?  1 when it lies inside a writable root some sandboxed command
  * was given (below the root's protected names) and it or its directory
- * changed since, or when path leads there through a link out of one.
+ * changed since, or when path leads there through a link out of one, or
+ * when it has other hard links and changed since the first root was given.
  * environmentConfig/read does not read such a project layer.
  */
 int	 sandbox_wrote(int fd, const char *path);

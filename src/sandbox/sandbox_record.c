@@ -385,6 +385,28 @@ changed_since(int fd, const char *real, int64_t since)
 	return stat(dir, &st) == -1 || (int64_t)st.st_ctim.tv_sec >= since - SINCE_SLACK;
 }
 
+/*
+ * A file with other hard links may have one in a recorded root (a root
+ * holding a mount of its file system included): where is not told, so
+ * it counts as written when it changed since the first root was given.
+ */
+static int
+linked_since(int fd)
+{
+	struct stat	st;
+	int64_t		first = INT64_MAX;
+	size_t		i;
+
+	if (fstat(fd, &st) == -1)
+		return 1;
+	if (!S_ISREG(st.st_mode) || st.st_nlink < 2)
+		return 0;
+	for (i = 0; i < rec.n; i++)
+		if (rec.v[i].since < first)
+			first = rec.v[i].since;
+	return (int64_t)st.st_ctim.tv_sec >= first - SINCE_SLACK;
+}
+
 int
 sandbox_wrote(int fd, const char *path)
 {
@@ -403,7 +425,9 @@ sandbox_wrote(int fd, const char *path)
 	if ((since = inside(real, 1)) != INT64_MAX)
 		return since == INT64_MIN || changed_since(fd, real, since);
 	/* asked for inside a root, but really elsewhere: a link there leads out */
-	return strcmp(real, path) != 0 && inside(path, 0) != INT64_MAX;
+	if (strcmp(real, path) != 0 && inside(path, 0) != INT64_MAX)
+		return 1;
+	return linked_since(fd);
 }
 
 int
