@@ -99,4 +99,41 @@ o, _, _ = c.collect("b", timeout=60) if "result" in r else ({}, None, None)
 t.ok(b"ran" in o.get("stdout", b""), "control: with a state directory it runs", (r, o))
 c.close()
 shutil.rmtree(s, ignore_errors=True)
+
+# A full record: past 4096 roots "/" stands for them all.  Two instances
+# filling it at once can leave more than 4096 lines before (or without)
+# the "/"; a root past the limit must still count, and once full, a
+# restarted instance must still run sandboxes.
+s = tempfile.mkdtemp(prefix="sbrec.", dir="/var/tmp")
+os.chmod(s, 0o755)
+W = s + "/w"
+write(W + "/app/.git/HEAD", "ref: refs/heads/main\n")
+write(s + "/home/.codex/config.toml", '[projects."%s/app"]\ntrust_level = "trusted"\n' % W)
+env = dict(os.environ, HOME=s + "/home", CODEX_HOME=s + "/home/.codex")
+os.makedirs(s + "/state")
+st = os.stat(W)
+with open(s + "/state/sandbox-roots", "w") as f:
+    for i in range(4097):
+        f.write("1 %d 1000 /nonexistent/%d\n" % (i + 1, i))
+    f.write("%d %d %d %s\n" % (st.st_dev, st.st_ino, int(os.stat(s).st_ctime) - 10, W))
+write(W + "/app/x/.codex/config.toml", EVIL)
+c = Execd(argv=[EXECD, "--stdio", "--state-dir", s + "/state"], env=env)
+got = layers(c, W + "/app/x")
+t.ok("danger-full-access" not in got,
+     "a root recorded past the limit still counts (everything does)", got)
+r = c.call("process/start", {"processId": "c", "argv": ["/bin/echo", "ran"],
+                             "cwd": "file://" + W + "/app", "env": {"PATH": "/usr/bin:/bin"},
+                             "tty": False, "sandbox": sandbox(s + "/home")})
+o, _, _ = c.collect("c", timeout=60) if "result" in r else ({}, None, None)
+t.ok(b"ran" in o.get("stdout", b""), "with the record full, a sandbox with a new root runs",
+     (r, o))
+c.close()
+c = Execd(argv=[EXECD, "--stdio", "--state-dir", s + "/state"], env=env)
+r = c.call("process/start", {"processId": "d", "argv": ["/bin/echo", "ran"],
+                             "cwd": "file://" + W + "/app", "env": {"PATH": "/usr/bin:/bin"},
+                             "tty": False, "sandbox": sandbox(W + "/app")})
+o, _, _ = c.collect("d", timeout=60) if "result" in r else ({}, None, None)
+t.ok(b"ran" in o.get("stdout", b""), "and after a restart too", (r, o))
+c.close()
+shutil.rmtree(s, ignore_errors=True)
 t.done()

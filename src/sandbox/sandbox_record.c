@@ -89,8 +89,8 @@ remember(const char *path, uint64_t dev, uint64_t ino, int64_t since)
 {
 	struct root_rec	*v;
 
-	if (rec.n == RECORD_MAX + 1)
-		return -1;
+	if (rec.n >= RECORD_MAX && !(path != NULL && strcmp(path, "/") == 0 && since == 0))
+		return -1;	/* only "/" for them all (cover_all) goes past the limit */
 	if ((v = reallocarray(rec.v, rec.n + 1, sizeof(*v))) == NULL)
 		return -1;
 	rec.v = v;
@@ -101,6 +101,25 @@ remember(const char *path, uint64_t dev, uint64_t ino, int64_t since)
 	v[rec.n].ino = ino;
 	v[rec.n].since = since;
 	rec.n++;
+	return 0;
+}
+
+/*
+ * No room to be precise: every place is one a command wrote ("/", since
+ * 0), in memory; whoever made the record full wrote that line too.
+ */
+static int
+cover_all(void)
+{
+	struct stat	st;
+
+	if (rec.full)
+		return 0;
+	if (stat("/", &st) == -1 || remember("/", st.st_dev, st.st_ino, 0) == -1)
+		return -1;
+	rec.full = 1;
+	log_warnx("sandbox: more than %d writable roots recorded: every project "
+	    "configuration layer below / is refused from now on", RECORD_MAX);
 	return 0;
 }
 
@@ -170,10 +189,10 @@ refresh(void)
 				r->since = since;
 			continue;
 		}
-		if (remember(line[at] == '/' ? line + at : NULL, dev, ino, since) == -1) {
-			log_warnx("sandbox: %s: too many roots recorded", rec.file);
-			break;
-		}
+		/* past the limit (instances filling it at once): all of it */
+		if (!rec.full && remember(line[at] == '/' ? line + at : NULL, dev, ino, since) == -1 &&
+		    cover_all() == -1)
+			log_warnx("sandbox: %s: cannot take in the recorded roots", rec.file);
 	}
 	fclose(f);
 }
@@ -234,18 +253,11 @@ sbx_record_root(const char *path, uint64_t dev, uint64_t ino)
 		}
 		return 0;
 	}
-	if (rec.n >= RECORD_MAX && !rec.full) {
-		/* no room to be precise: everything is a place a command wrote */
-		log_warnx("sandbox: more than %d writable roots recorded: every project "
-		    "configuration layer below / is refused from now on", RECORD_MAX);
-		if (stat("/", &st) == -1 || append("/", st.st_dev, st.st_ino, 0) == -1 ||
-		    remember("/", st.st_dev, st.st_ino, 0) == -1)
-			return -1;
-		rec.full = 1;
-		return 0;
-	}
 	if (rec.full)
-		return 0;
+		return 0;	/* "/" holds it */
+	if (rec.n >= RECORD_MAX)
+		return stat("/", &st) == -1 || append("/", st.st_dev, st.st_ino, 0) == -1 ||
+		    cover_all() == -1 ? -1 : 0;
 	/* on disk first: memory alone would hold it only until a restart */
 	if (append(path, dev, ino, now) == -1)
 		return -1;
