@@ -136,4 +136,45 @@ o, _, _ = c.collect("d", timeout=60) if "result" in r else ({}, None, None)
 t.ok(b"ran" in o.get("stdout", b""), "and after a restart too", (r, o))
 c.close()
 shutil.rmtree(s, ignore_errors=True)
+
+# The operator removes the record (execd(8): the way back); a root a
+# running instance still knew in memory must be recorded afresh when it
+# is next given, command or fs request, or what is planted then is read
+# (after a restart at the latest).
+for how in ("command", "fs/writeFile"):
+    s = tempfile.mkdtemp(prefix="sbrec.", dir="/var/tmp")
+    os.chmod(s, 0o755)
+    W = s + "/w"
+    write(W + "/app/.git/HEAD", "ref: refs/heads/main\n")
+    write(s + "/home/.codex/config.toml", '[projects."%s/app"]\ntrust_level = "trusted"\n' % W)
+    env = dict(os.environ, HOME=s + "/home", CODEX_HOME=s + "/home/.codex")
+    argv = [EXECD, "--stdio", "--state-dir", s + "/state"]
+    c = Execd(argv=argv, env=env)
+    target = W + "/app/x/.codex/config.toml"
+    os.makedirs(os.path.dirname(target))
+
+    def start(pid, script):
+        r = c.call("process/start", {"processId": pid, "argv": [
+            "/bin/sh", "-c", script, "sh", target, EVIL], "cwd": "file://" + W + "/app",
+            "env": {"PATH": "/usr/bin:/bin"}, "tty": False, "sandbox": sandbox(W)})
+        if "result" in r:
+            c.collect(pid, timeout=60)
+        return r
+    r = start("e", "true") if how == "command" else \
+        c.call("fs/getMetadata", {"path": "file://" + W, "sandbox": sandbox(W)})
+    t.ok(os.path.exists(s + "/state/sandbox-roots"), "%s: (the root is recorded)" % how, r)
+    os.unlink(s + "/state/sandbox-roots")
+    # no read in between: the instance has not looked at the file since
+    r = start("f", 'printf "%s" "$2" > "$1"') if how == "command" else \
+        c.call("fs/writeFile", {"path": "file://" + target, "sandbox": sandbox(W),
+                                "dataBase64": base64.b64encode(EVIL.encode()).decode()})
+    got = layers(c, W + "/app/x")
+    c.close()
+    c = Execd(argv=argv, env=env)
+    got += layers(c, W + "/app/x")
+    c.close()
+    t.ok(os.path.exists(target) and "danger-full-access" not in got,
+         "%s: after the record was removed, a root given again is recorded again" % how,
+         (r, got))
+    shutil.rmtree(s, ignore_errors=True)
 t.done()

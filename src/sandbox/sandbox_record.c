@@ -204,8 +204,9 @@ refresh(void)
 static int
 append(const char *path, uint64_t dev, uint64_t ino, int64_t since)
 {
-	char	line[RECORD_LINE];
-	int	fd, len, rv = 0;
+	char		line[RECORD_LINE];
+	struct stat	st;
+	int		fd, len, rv = 0;
 
 	if (rec.file[0] == '\0') {
 		log_warnx("sandbox: no state directory to record the writable root %s in", path);
@@ -225,6 +226,11 @@ append(const char *path, uint64_t dev, uint64_t ino, int64_t since)
 		log_warn("sandbox: cannot record the writable root %s: %s", path, rec.file);
 		rv = -1;
 	}
+	/* the file this instance writes to is one it knows: its removal is seen */
+	if (rv == 0 && rec.file_ino == 0 && fstat(fd, &st) == 0) {
+		rec.file_dev = st.st_dev;
+		rec.file_ino = st.st_ino;
+	}
 	if (close(fd) == -1 && rv == 0) {
 		log_warn("sandbox: cannot record the writable root %s: %s", path, rec.file);
 		rv = -1;
@@ -239,12 +245,13 @@ sbx_record_root(const char *path, uint64_t dev, uint64_t ino)
 	struct stat	 st;
 	int64_t		 now = (int64_t)time(NULL);
 
-	/* another instance may have recorded it: the file grows by one line per root */
-	if ((r = known(path, dev, ino)) == NULL) {
-		refresh();
-		r = known(path, dev, ino);
-	}
-	if (r != NULL) {
+	/*
+	 * Another instance may have recorded it (the file grows by one line
+	 * per root), or the file may have been removed since it was last read:
+	 * then a root known here must be written again.
+	 */
+	refresh();
+	if ((r = known(path, dev, ino)) != NULL) {
 		/* the clock went back since: what is written now would look older */
 		if (now < r->since) {
 			if (append(path, dev, ino, now) == -1)
@@ -276,6 +283,7 @@ sandbox_record_policy(const struct fs_policy *pol)
 	struct stat		 st;
 	size_t			 i;
 
+	refresh();	/* a removed file: what is known here is to be written again */
 	for (i = 0; (r = fs_policy_rule(pol, i)) != NULL; i++) {
 		if (r->access != FS_ACCESS_WRITE || r->is_glob)
 			continue;
