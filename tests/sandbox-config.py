@@ -59,6 +59,8 @@ mkdir -p "$W/app/mid/sub/.git" && echo 'ref: refs/heads/x' > "$W/app/mid/sub/.gi
 # ... or an old file of the host's linked or renamed into place (its birth time is old)
 mkdir -p "$W/app/mid/sub/hl" "$W/app/mid/sub/mv" && ln "$W/app/README" "$W/app/mid/sub/hl/.git" &&
   mv "$W/app/NOTES" "$W/app/mid/sub/mv/.git" && echo "old markers moved"
+# a link to a host-made layer, or to a host-made marker, elsewhere in the root
+ln -s keep "$W/app/relink" && ln -s ../../old "$W/app/mid/sub/olink" && echo "relinked"
 # a hard link in the root of a layer outside it
 printf '%s' "$EVIL" > "$W/app/other.toml" && echo "hard-linked layer written"
 # a layer execd cannot read, or parse, would fail every later thread start
@@ -166,6 +168,7 @@ def scenario(label, prefix, uid):
     write(W + "/app/keep/.codex/config.toml", 'model = "kept"\n')
     write(W + "/app/mid/.codex/config.toml", 'model = "narrow"\n')
     write(W + "/app/README", "readme\n")
+    write(W + "/app/old/.git", "gitdir: /nonexistent\n")
     write(W + "/app/NOTES", "notes\n")
     os.makedirs(W + "/app/mid/sub")
     if os.geteuid() == 0:
@@ -176,7 +179,8 @@ def scenario(label, prefix, uid):
     # by the files' own ctime, not a sleep that is "enough": execd leaves
     # out what changed less than 2 s before the root was first given
     host = [W + "/app/keep/.codex/config.toml", W + "/app/mid/.codex/config.toml",
-            W + "/app/README", W + "/app/NOTES", s + "/other/.codex/config.toml"]
+            W + "/app/README", W + "/app/NOTES", s + "/other/.codex/config.toml",
+            W + "/app/old/.git"]
     newest = max(max(os.stat(f).st_ctime, os.stat(os.path.dirname(f)).st_ctime) for f in host)
     while time.time() < newest + 3.5:
         time.sleep(0.2)
@@ -229,6 +233,14 @@ def scenario(label, prefix, uid):
             t.ok("old markers moved" in out and "narrow" in got,
                  "%s: nor does an old file the command %s into place as a marker"
                  % (label, "linked" if d == "hl" else "renamed"), (out, got))
+        got = layers(c, W + "/app/relink")
+        t.ok("relinked" in out and "kept" not in got,
+             "%s: a host layer a link the command made leads to is not read there" % label,
+             (out, got))
+        got = layers(c, W + "/app/mid/sub/olink")
+        t.ok("relinked" in out and "narrow" in got,
+             "%s: nor does a host marker a link the command made leads to mark" % label,
+             (out, got))
         got = layers(c, s + "/other")
         t.ok("hard-linked layer written" in out and "danger-full-access" not in got,
              "%s: a layer outside the roots written through its hard link in one is left out"

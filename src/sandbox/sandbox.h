@@ -85,6 +85,7 @@ int	 sandbox_place_link(const struct fs_policy *pol, char *msg, size_t msglen);
  * as path?  1 when it lies inside a writable root some sandboxed command
  * was given (below the root's protected names) and it or its directory
  * changed since, or when path leads there through a link out of one, or
+ * through a link inside one that changed since (a host layer moved), or
  * when it has other hard links and changed since the first root was given.
  * environmentConfig/read does not read such a project layer.
  */

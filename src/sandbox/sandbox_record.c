@@ -405,6 +405,29 @@ changed_since(int fd, const char *real, int64_t since)
 	return stat(dir, &st) == -1 || (int64_t)st.st_ctim.tv_sec >= since - SINCE_SLACK;
 }
 
+/* A symlink inside a recorded root that changed since: the walk stops there. */
+static int
+made_link(void *arg, const char *cur, const struct stat *st)
+{
+	int64_t	since;
+
+	(void)arg;
+	if (st == NULL || !S_ISLNK(st->st_mode) || (since = inside(cur, 1)) == INT64_MAX)
+		return 0;
+	return since == INT64_MIN || (int64_t)st->st_ctim.tv_sec >= since - SINCE_SLACK;
+}
+
+/*
+ * Does the way to path, as the kernel resolves it, lead through a
+ * symlink a sandboxed command could have made?  It would move a host
+ * layer, or a host marker, written for one place to another.
+ */
+static int
+link_made(const char *path)
+{
+	return fs_path_walk(path, made_link, NULL) == 1;
+}
+
 /*
  * A file with other hard links may have one in a recorded root (a root
  * holding a mount of its file system included): where is not told, so
@@ -437,6 +460,8 @@ sandbox_wrote(int fd, const char *path)
 	refresh();
 	if (rec.n == 0)
 		return 0;
+	if (link_made(path))
+		return 1;
 	/* where the opened file is: no link swapped in since can move it */
 	(void)snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
 	if ((n = readlink(link, real, sizeof(real) - 1)) <= 0)
@@ -459,8 +484,12 @@ sandbox_made(const char *path)
 	size_t		 len;
 
 	refresh();
-	if (rec.n == 0 || (slash = strrchr(path, '/')) == NULL ||
-	    statx(AT_FDCWD, path, AT_SYMLINK_NOFOLLOW, STATX_TYPE | STATX_CTIME | STATX_BTIME,
+	if (rec.n == 0 || (slash = strrchr(path, '/')) == NULL)
+		return 0;
+	/* reached through a link made since: the marker is moved, made or not */
+	if (link_made(path))
+		return 1;
+	if (statx(AT_FDCWD, path, AT_SYMLINK_NOFOLLOW, STATX_TYPE | STATX_CTIME | STATX_BTIME,
 	    &stx) == -1 || !(stx.stx_mask & STATX_TYPE))
 		return 0;
 	/*
