@@ -6,7 +6,8 @@
 
 #include "policy/fs_policy.h"
 
-#define OWN_MAX	24	/* execd's own paths (state directory, keys, sockets, log), config places */
+#define OWN_MAX	64	/* execd's own paths (state directory, keys, sockets, log), config places,
+			   layers read (sandbox_layers.c) */
 
 struct own_path {
 	char	*path;

@@ -100,6 +100,12 @@ int	 sandbox_wrote(int fd, const char *path);
  */
 int	 sandbox_made(const char *path);
 /*
+ * environmentConfig/read took a trusted project layer from codex_dir: a
+ * sandboxed command or request may not remove or change it from now on
+ * (sandbox_layers.c).
+ */
+void	 sandbox_layer_read(const char *codex_dir);
+/*
  * The capability flags whose promise this sandbox keeps, NULL-terminated:
  * with "/" writable, the view's fresh /dev keeps the standard devices
  * usable, and the protected names of writable roots (.git, .codex,

@@ -197,6 +197,8 @@ int	 sbx_record_root(const char *path, uint64_t dev, uint64_t ino);
  * (PATH_MAX), 1; 0 for none (unknown, or no parent); -1 past the last.
  */
 int	 sbx_config_place(size_t i, char *out);
+/* sandbox_layers.c: the i-th .codex directory of a layer read (real path), NULL past the last */
+const char *sbx_layer_dir(size_t i);
 
 /* sandbox_apply.c: unshare a user namespace and map the plan's ids (0 or an errno) */
 int	 sbx_userns_enter(const struct sandbox_plan *plan);

@@ -427,6 +427,27 @@ plan_places(struct sandbox_plan *plan, const struct fs_rule **g, size_t ng, int 
 	return 0;
 }
 
+/* The .codex directories of the project layers read so far (sandbox_layers.c). */
+static int
+plan_layers(struct sandbox_plan *plan, const struct fs_rule **g, size_t ng, int base,
+    char *why, size_t whylen)
+{
+	const char	*p;
+	struct stat	 st;
+	size_t		 i;
+	int		 rc;
+
+	for (i = 0; (p = sbx_layer_dir(i)) != NULL; i++) {
+		/* gone (the host removed it), or not the command's to change */
+		if (lstat(p, &st) == -1 || !S_ISDIR(st.st_mode) || is_write_root(g, ng, p) ||
+		    !writable_now(plan, p, base))
+			continue;
+		if ((rc = protect_one(plan, p, why, whylen)) != 0)
+			return rc;
+	}
+	return 0;
+}
+
 /* The protected names at the top of a writable root, also below a parent repository. */
 static int
 plan_protected(struct sandbox_plan *plan, const struct fs_rule **g, size_t ng, int base,
@@ -458,7 +479,8 @@ plan_protected(struct sandbox_plan *plan, const struct fs_rule **g, size_t ng, i
 				goto fail;
 		}
 	}
-	if ((rc = plan_places(plan, g, ng, base, why, whylen)) == 0)
+	if ((rc = plan_places(plan, g, ng, base, why, whylen)) == 0 &&
+	    (rc = plan_layers(plan, g, ng, base, why, whylen)) == 0)
 		return 0;
 fail:
 	if (rc == -2)
