@@ -56,6 +56,13 @@ mkdir -p "$W/app/hl/.codex" && ln "$W/evil/config.toml" "$W/app/hl/.codex/config
 # a project root marker below a narrowing layer would cut that layer off
 mkdir -p "$W/app/mid/sub/.git" && echo 'ref: refs/heads/x' > "$W/app/mid/sub/.git/HEAD" &&
   echo "marker planted"
+# ... or an old file of the host's linked or renamed into place (its birth time is old)
+mkdir -p "$W/app/mid/sub/hl" "$W/app/mid/sub/mv" && ln "$W/app/README" "$W/app/mid/sub/hl/.git" &&
+  mv "$W/app/NOTES" "$W/app/mid/sub/mv/.git" && echo "old markers moved"
+# a link to a host-made layer, or to a host-made marker, elsewhere in the root
+ln -s keep "$W/app/relink" && ln -s ../../old "$W/app/mid/sub/olink" && echo "relinked"
+# a hard link in the root of a layer outside it
+printf '%s' "$EVIL" > "$W/app/other.toml" && echo "hard-linked layer written"
 # a layer execd cannot read, or parse, would fail every later thread start
 mkdir -p "$W/app/dos/dir/.codex/config.toml" "$W/app/dos/fifo/.codex" "$W/app/dos/mode/.codex" \
   "$W/app/dos/toml/.codex" "$W/app/dos/utf8/.codex"
@@ -123,7 +130,8 @@ def timeline(state, files):
         since, err = [], str(e)
     else:
         err = ""
-    ctimes = [(p, os.stat(p).st_ctime) for f in files for p in (f, os.path.dirname(f))]
+    ctimes = [(p, os.stat(p).st_ctime) for f in files for p in (f, os.path.dirname(f))
+              if os.path.exists(p)]
     return "roots recorded at %r %s; ctimes %r; now %.3f" % (since, err, ctimes, time.time())
 
 
@@ -134,7 +142,12 @@ def scenario(label, prefix, uid):
     for d in (W + "/app/.git", W + "/app/src", H + "/.codex", H + "/.agents", state):
         os.makedirs(d)
     write(W + "/app/.git/HEAD", "ref: refs/heads/main\n")
-    write(H + "/.codex/config.toml", '[projects."%s/app"]\ntrust_level = "trusted"\n' % W)
+    write(H + "/.codex/config.toml", '[projects."%s/app"]\ntrust_level = "trusted"\n'
+          '[projects."%s/other"]\ntrust_level = "trusted"\n' % (W, s))
+    # a trusted project outside every writable root, its layer hard-linked into one
+    write(s + "/other/.git/HEAD", "ref: refs/heads/main\n")
+    write(s + "/other/.codex/config.toml", 'model = "other"\n')
+    os.link(s + "/other/.codex/config.toml", W + "/app/other.toml")
     for d, _, files in os.walk(s) if os.geteuid() == 0 else ():
         os.chown(d, uid, uid)
         for f in files:
@@ -154,14 +167,20 @@ def scenario(label, prefix, uid):
     # read (ctime is coarse: it must be older than the sandbox by a few seconds)
     write(W + "/app/keep/.codex/config.toml", 'model = "kept"\n')
     write(W + "/app/mid/.codex/config.toml", 'model = "narrow"\n')
+    write(W + "/app/README", "readme\n")
+    write(W + "/app/old/.git", "gitdir: /nonexistent\n")
+    write(W + "/app/NOTES", "notes\n")
     os.makedirs(W + "/app/mid/sub")
     if os.geteuid() == 0:
-        os.chown(W + "/app/mid/sub", uid, uid)
+        for f in ("/app/mid/sub", "/app/README", "/app/NOTES"):
+            os.chown(W + f, uid, uid)
     os.makedirs(s + "/outside/.codex")
     write(s + "/outside/.codex/config.toml", 'model = "outside"\n')
     # by the files' own ctime, not a sleep that is "enough": execd leaves
     # out what changed less than 2 s before the root was first given
-    host = [W + "/app/keep/.codex/config.toml", W + "/app/mid/.codex/config.toml"]
+    host = [W + "/app/keep/.codex/config.toml", W + "/app/mid/.codex/config.toml",
+            W + "/app/README", W + "/app/NOTES", s + "/other/.codex/config.toml",
+            W + "/app/old/.git"]
     newest = max(max(os.stat(f).st_ctime, os.stat(os.path.dirname(f)).st_ctime) for f in host)
     while time.time() < newest + 3.5:
         time.sleep(0.2)
@@ -209,6 +228,23 @@ def scenario(label, prefix, uid):
         t.ok("marker planted" in out and "narrow" in got,
              "%s: a project root marker the command made does not cut off the layers above"
              % label, (out, got, timeline(state, host)))
+        for d in ("hl", "mv"):
+            got = layers(c, W + "/app/mid/sub/" + d)
+            t.ok("old markers moved" in out and "narrow" in got,
+                 "%s: nor does an old file the command %s into place as a marker"
+                 % (label, "linked" if d == "hl" else "renamed"), (out, got))
+        got = layers(c, W + "/app/relink")
+        t.ok("relinked" in out and "kept" not in got,
+             "%s: a host layer a link the command made leads to is not read there" % label,
+             (out, got))
+        got = layers(c, W + "/app/mid/sub/olink")
+        t.ok("relinked" in out and "narrow" in got,
+             "%s: nor does a host marker a link the command made leads to mark" % label,
+             (out, got))
+        got = layers(c, s + "/other")
+        t.ok("hard-linked layer written" in out and "danger-full-access" not in got,
+             "%s: a layer outside the roots written through its hard link in one is left out"
+             % label, (out, got))
         got = layers(c, W + "/app/keep")
         t.ok("kept" in got, "%s: a nested layer the host wrote before stays read" % label,
              (got, timeline(state, host)))

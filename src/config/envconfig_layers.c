@@ -371,6 +371,8 @@ project_dir(const char *dir, const char *root, const char *git,
 		return -1;
 	}
 	snprintf(src, sizeof(src), "project (%s)", path);
+	/* a command may not take it away from later reads either */
+	sandbox_layer_read(base);
 	return add_layer(config, src, base, doc, 0);
 }
 

@@ -107,6 +107,7 @@ int
 fs_deferred(struct rpc_req *req, const struct fp_deferred *d, const struct fs_policy *pol)
 {
 	const char	*err;
+	char		 why[PATH_MAX * 2 + 96];
 
 	if (d->code != 0 && d->rank < 100) {
 		rpc_fail(req, d->code, "%s", d->msg);	/* the sandbox's own */
@@ -121,13 +122,22 @@ fs_deferred(struct rpc_req *req, const struct fp_deferred *d, const struct fs_po
 		rpc_fail(req, d->code, "%s", d->msg);
 		return 1;
 	}
+	/* as a command's sandbox is refused (sandbox_mount.c) */
+	if (pol != NULL && sandbox_place_link(pol, why, sizeof(why))) {
+		rpc_fail(req, RPC_INTERNAL_ERROR, "fs sandbox helper failed with status exit "
+		    "status: 1: error building bubblewrap command: Fatal error: %s", why);
+		return 1;
+	}
 	/*
 	 * What it may write, the configuration readers refuse (execd(8)
 	 * SECURITY): recorded here, before any method that took a sandbox
 	 * acts, whichever way it reached its checks.
 	 */
-	if (pol != NULL)
-		sandbox_record_policy(pol);
+	if (pol != NULL && sandbox_record_policy(pol) == -1) {
+		rpc_fail(req, RPC_INTERNAL_ERROR, "fs sandbox helper failed with status exit "
+		    "status: 1: cannot record the sandbox's writable roots (execd(8) SECURITY)");
+		return 1;
+	}
 	return 0;
 }
 

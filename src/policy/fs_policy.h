@@ -101,7 +101,12 @@ int	fs_policy_visible(const struct fs_policy *p, const char *path);
 /*
  * One of execd's own paths, which sandboxed requests see as sandboxed
  * commands do (sandbox_hide): masked, or with readonly only not writable.
+ * readonly FS_OWN_PLACE: a configuration place (the Codex home, ~/.agents,
+ * /etc/codex), not writable where a writable root lies above it, as in a
+ * command's view (sandbox_mount.c plan_places); a root at or inside it
+ * writes it.
  */
+#define FS_OWN_PLACE	2
 void	fs_policy_own_path(const char *path, int readonly);
 
 /* The policy could not be built for an operation (a glob it cannot expand); NULL if fine. */

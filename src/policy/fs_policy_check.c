@@ -178,7 +178,9 @@ fs_policy_check(const struct fs_policy *p, const char *path, int want)
 	}
 	if (best != NULL && want == FS_WANT_WRITE && best->access == FS_ACCESS_WRITE) {
 		for (i = 0; i < p->nown; i++)
-			if (p->own[i].readonly && fs_path_covers(p->own[i].path, path))
+			if (p->own[i].readonly && fs_path_covers(p->own[i].path, path) &&
+			    (p->own[i].readonly != FS_OWN_PLACE ||
+			    strlen(best->path) < strlen(p->own[i].path)))
 				return EROFS;
 	}
 	if (best != NULL)

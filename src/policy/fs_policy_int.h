@@ -6,11 +6,12 @@
 
 #include "policy/fs_policy.h"
 
-#define OWN_MAX	10	/* execd's own paths: state directory, keys, sockets, log */
+#define OWN_MAX	64	/* execd's own paths (state directory, keys, sockets, log), config places,
+			   layers read (sandbox_layers.c) */
 
 struct own_path {
 	char	*path;
-	int	 readonly;	/* seen, never written; else out of sight */
+	int	 readonly;	/* seen, never written; else out of sight; FS_OWN_PLACE */
 };
 
 struct fs_policy {

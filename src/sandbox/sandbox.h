@@ -69,26 +69,42 @@ void	 sandbox_keep_readonly(const char *path, int is_dir);
 void	 sandbox_record_init(const char *state_dir);
 /*
  * A sandboxed fs request: its writable roots are recorded as a command's
- * (apply_patch writes through fs/writeFile as the model asks).
+ * (apply_patch writes through fs/writeFile as the model asks).  -1 when
+ * one could not be recorded (logged): the request must not act.
  */
-void	 sandbox_record_policy(const struct fs_policy *pol);
+int	 sandbox_record_policy(const struct fs_policy *pol);
 void	 sandbox_config_places(void);
+/*
+ * Does a configuration place's name lead through a symlink pol lets be
+ * written?  1 with msg (the reason, in the reference's words): such a
+ * sandbox is refused, command or fs request.
+ */
+int	 sandbox_place_link(const struct fs_policy *pol, char *msg, size_t msglen);
 /*
  * Could a sandboxed command have written the configuration file fd, opened
  * as path?  1 when it lies inside a writable root some sandboxed command
  * was given (below the root's protected names) and it or its directory
- * changed since, or when path leads there through a link out of one.
+ * changed since, or when path leads there through a link out of one, or
+ * through a link inside one that changed since (a host layer moved), or
+ * when it has other hard links and changed since the first root was given.
  * environmentConfig/read does not read such a project layer.
  */
 int	 sandbox_wrote(int fd, const char *path);
 /*
  * Did a sandboxed command probably make path (not followed: a link is
  * judged as one)?  1 when it lies inside such a writable root (below its
- * protected names) and was created since (birth time; 0 where the file
- * system keeps none), or leads out of one by a link.  A project root
+ * protected names) and came there since (a file's ctime, linked or
+ * renamed; a directory's birth time, 0 where the file system keeps
+ * none), or leads out of one by a link.  A project root
  * marker so made marks nothing: it would cut off the layers above it.
  */
 int	 sandbox_made(const char *path);
+/*
+ * environmentConfig/read took a trusted project layer from codex_dir: a
+ * sandboxed command or request may not remove or change it from now on
+ * (sandbox_layers.c).
+ */
+void	 sandbox_layer_read(const char *codex_dir);
 /*
  * The capability flags whose promise this sandbox keeps, NULL-terminated:
  * with "/" writable, the view's fresh /dev keeps the standard devices

@@ -188,7 +188,8 @@ int	 sbx_guard_protected(struct sandbox_plan *plan, const char *path, char *why,
 int	 sbx_guard_wait(const struct sandbox_plan *plan);
 
 /* sandbox_record.c: a writable root given to a sandboxed command (see sandbox_wrote) */
-void	 sbx_record_root(const char *path, uint64_t dev, uint64_t ino);
+/* -1 when it could not be recorded on disk: the sandbox must not run */
+int	 sbx_record_root(const char *path, uint64_t dev, uint64_t ino);
 /*
  * The executor's configuration places (the Codex home, ~/.agents,
  * /etc/codex), each protected as a protected name is wherever it lies
@@ -196,6 +197,8 @@ void	 sbx_record_root(const char *path, uint64_t dev, uint64_t ino);
  * (PATH_MAX), 1; 0 for none (unknown, or no parent); -1 past the last.
  */
 int	 sbx_config_place(size_t i, char *out);
+/* sandbox_layers.c: the i-th .codex directory of a layer read (real path), NULL past the last */
+const char *sbx_layer_dir(size_t i);
 
 /* sandbox_apply.c: unshare a user namespace and map the plan's ids (0 or an errno) */
 int	 sbx_userns_enter(const struct sandbox_plan *plan);

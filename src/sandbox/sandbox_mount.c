@@ -347,15 +347,14 @@ is_write_root(const struct fs_rule **g, size_t n, const char *path)
 	return 0;
 }
 
+/* The command does not run: why, in the reference's words (clients see the same failure). */
 static int
-set_fatal(struct sandbox_plan *plan, const char *path)
+set_fatal(struct sandbox_plan *plan, const char *why)
 {
 	if (plan->fatal != NULL)
 		return 0;
-	/* the reference's words, so that clients see the same failure */
-	if (asprintf(&plan->fatal, "error building bubblewrap command: Fatal error: cannot "
-	    "enforce sandbox read-only path %s because it crosses writable symlink %s\n",
-	    path, path) == -1) {
+	if (asprintf(&plan->fatal, "error building bubblewrap command: Fatal error: %s\n",
+	    why) == -1) {
 		plan->fatal = NULL;
 		return -1;
 	}
@@ -372,10 +371,14 @@ static int
 protect_one(struct sandbox_plan *plan, const char *path, char *why, size_t whylen)
 {
 	struct stat	 st;
+	char		 msg[PATH_MAX * 2 + 96];
 	int		 found, held;
 
-	if ((found = lstat(path, &st) == 0) && S_ISLNK(st.st_mode))
-		return set_fatal(plan, path) == -1 ? -2 : 0;
+	if ((found = lstat(path, &st) == 0) && S_ISLNK(st.st_mode)) {
+		(void)snprintf(msg, sizeof(msg), "cannot enforce sandbox read-only path %s because "
+		    "it crosses writable symlink %s", path, path);
+		return set_fatal(plan, msg) == -1 ? -2 : 0;
+	}
 	if (!found && errno != ENOENT)
 		return 0;
 	/* a placeholder held (joined, or made once the child runs) */
@@ -424,6 +427,27 @@ plan_places(struct sandbox_plan *plan, const struct fs_rule **g, size_t ng, int 
 	return 0;
 }
 
+/* The .codex directories of the project layers read so far (sandbox_layers.c). */
+static int
+plan_layers(struct sandbox_plan *plan, const struct fs_rule **g, size_t ng, int base,
+    char *why, size_t whylen)
+{
+	const char	*p;
+	struct stat	 st;
+	size_t		 i;
+	int		 rc;
+
+	for (i = 0; (p = sbx_layer_dir(i)) != NULL; i++) {
+		/* gone (the host removed it), or not the command's to change */
+		if (lstat(p, &st) == -1 || !S_ISDIR(st.st_mode) || is_write_root(g, ng, p) ||
+		    !writable_now(plan, p, base))
+			continue;
+		if ((rc = protect_one(plan, p, why, whylen)) != 0)
+			return rc;
+	}
+	return 0;
+}
+
 /* The protected names at the top of a writable root, also below a parent repository. */
 static int
 plan_protected(struct sandbox_plan *plan, const struct fs_rule **g, size_t ng, int base,
@@ -439,7 +463,11 @@ plan_protected(struct sandbox_plan *plan, const struct fs_rule **g, size_t ng, i
 		    g[i - 1]->path) == 0) || lstat(g[i]->path, &st) == -1)
 			continue;
 		/* what it could write: the configuration readers refuse layers there */
-		sbx_record_root(g[i]->path, st.st_dev, st.st_ino);
+		if (sbx_record_root(g[i]->path, st.st_dev, st.st_ino) == -1) {
+			snprintf(why, whylen, "cannot record the writable root %s "
+			    "(STATE-DIR/sandbox-roots)", g[i]->path);
+			return -1;
+		}
 		if (!S_ISDIR(st.st_mode))
 			continue;
 		for (j = 0; fs_protected_names[j] != NULL; j++) {
@@ -451,7 +479,8 @@ plan_protected(struct sandbox_plan *plan, const struct fs_rule **g, size_t ng, i
 				goto fail;
 		}
 	}
-	if ((rc = plan_places(plan, g, ng, base, why, whylen)) == 0)
+	if ((rc = plan_places(plan, g, ng, base, why, whylen)) == 0 &&
+	    (rc = plan_layers(plan, g, ng, base, why, whylen)) == 0)
 		return 0;
 fail:
 	if (rc == -2)
@@ -504,6 +533,9 @@ sbx_mount_plan(struct sandbox_plan *plan, const struct fs_policy *pol, int platf
 	 * their placeholders.
 	 */
 	if (push(plan, SBX_MNT_DEV, "/dev") == -1)
+		goto oom;
+	/* a configuration place named through a link the command could swap */
+	if (sandbox_place_link(pol, why, whylen) && set_fatal(plan, why) == -1)
 		goto oom;
 	if (plan_protected(plan, g, n, base, why, whylen) == -1) {
 		free(g);

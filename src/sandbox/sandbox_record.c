@@ -18,8 +18,8 @@
  * command could write there stays read; what changed since is the
  * command's as far as execd can tell.
  *
- * The same record keeps a project root marker a command made (birth time
- * since) from marking anything: sandbox_made.
+ * The same record keeps a project root marker a command made (a file's
+ * ctime, a directory's birth time since) from marking anything: sandbox_made.
  *
  * The record is a file in the state directory (which no sandboxed command
  * sees), one "dev ino since path" line per root, appended at a sandbox's
@@ -38,7 +38,6 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
-#include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -89,8 +88,8 @@ remember(const char *path, uint64_t dev, uint64_t ino, int64_t since)
 {
 	struct root_rec	*v;
 
-	if (rec.n == RECORD_MAX + 1)
-		return -1;
+	if (rec.n >= RECORD_MAX && !(path != NULL && strcmp(path, "/") == 0 && since == 0))
+		return -1;	/* only "/" for them all (cover_all) goes past the limit */
 	if ((v = reallocarray(rec.v, rec.n + 1, sizeof(*v))) == NULL)
 		return -1;
 	rec.v = v;
@@ -101,6 +100,25 @@ remember(const char *path, uint64_t dev, uint64_t ino, int64_t since)
 	v[rec.n].ino = ino;
 	v[rec.n].since = since;
 	rec.n++;
+	return 0;
+}
+
+/*
+ * No room to be precise: every place is one a command wrote ("/", since
+ * 0), in memory; whoever made the record full wrote that line too.
+ */
+static int
+cover_all(void)
+{
+	struct stat	st;
+
+	if (rec.full)
+		return 0;
+	if (stat("/", &st) == -1 || remember("/", st.st_dev, st.st_ino, 0) == -1)
+		return -1;
+	rec.full = 1;
+	log_warnx("sandbox: more than %d writable roots recorded: every project "
+	    "configuration layer below / is refused from now on", RECORD_MAX);
 	return 0;
 }
 
@@ -170,77 +188,93 @@ refresh(void)
 				r->since = since;
 			continue;
 		}
-		if (remember(line[at] == '/' ? line + at : NULL, dev, ino, since) == -1) {
-			log_warnx("sandbox: %s: too many roots recorded", rec.file);
-			break;
-		}
+		/* past the limit (instances filling it at once): all of it */
+		if (!rec.full && remember(line[at] == '/' ? line + at : NULL, dev, ino, since) == -1 &&
+		    cover_all() == -1)
+			log_warnx("sandbox: %s: cannot take in the recorded roots", rec.file);
 	}
 	fclose(f);
 }
 
-static void
+/*
+ * A root kept in memory only would be forgotten at a restart, and what a
+ * command planted there read again: no line on disk, no sandbox (-1).
+ */
+static int
 append(const char *path, uint64_t dev, uint64_t ino, int64_t since)
 {
-	char	line[RECORD_LINE];
-	int	fd, len;
+	char		line[RECORD_LINE];
+	struct stat	st;
+	int		fd, len, rv = 0;
 
-	if (rec.file[0] == '\0')
-		return;
+	if (rec.file[0] == '\0') {
+		log_warnx("sandbox: no state directory to record the writable root %s in", path);
+		return -1;
+	}
 	len = snprintf(line, sizeof(line), "%" PRIu64 " %" PRIu64 " %" PRId64 " %s\n", dev, ino,
 	    since, strchr(path, '\n') == NULL ? path : "-");
 	if (len < 0 || (size_t)len >= sizeof(line))
-		return;
+		len = snprintf(line, sizeof(line), "%" PRIu64 " %" PRIu64 " %" PRId64 " -\n", dev,
+		    ino, since);	/* known by identity only */
 	if ((fd = open(rec.file, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW,
 	    0600)) == -1) {
-		log_warn("sandbox: %s", rec.file);
-		return;
+		log_warn("sandbox: cannot record the writable root %s: %s", path, rec.file);
+		return -1;
 	}
-	if (write(fd, line, (size_t)len) != len)
-		log_warn("sandbox: %s", rec.file);
-	close(fd);
+	if (write(fd, line, (size_t)len) != len) {
+		log_warn("sandbox: cannot record the writable root %s: %s", path, rec.file);
+		rv = -1;
+	}
+	/* the file this instance writes to is one it knows: its removal is seen */
+	if (rv == 0 && rec.file_ino == 0 && fstat(fd, &st) == 0) {
+		rec.file_dev = st.st_dev;
+		rec.file_ino = st.st_ino;
+	}
+	if (close(fd) == -1 && rv == 0) {
+		log_warn("sandbox: cannot record the writable root %s: %s", path, rec.file);
+		rv = -1;
+	}
+	return rv;
 }
 
-void
+int
 sbx_record_root(const char *path, uint64_t dev, uint64_t ino)
 {
 	struct root_rec	*r;
 	struct stat	 st;
 	int64_t		 now = (int64_t)time(NULL);
 
-	/* another instance may have recorded it: the file grows by one line per root */
-	if ((r = known(path, dev, ino)) == NULL) {
-		refresh();
-		r = known(path, dev, ino);
-	}
-	if (r != NULL) {
+	/*
+	 * Another instance may have recorded it (the file grows by one line
+	 * per root), or the file may have been removed since it was last read:
+	 * then a root known here must be written again.
+	 */
+	refresh();
+	if ((r = known(path, dev, ino)) != NULL) {
 		/* the clock went back since: what is written now would look older */
 		if (now < r->since) {
+			if (append(path, dev, ino, now) == -1)
+				return -1;
 			r->since = now;
-			append(path, dev, ino, now);
 		}
-		return;
-	}
-	if (rec.n >= RECORD_MAX && !rec.full) {
-		/* no room to be precise: everything is a place a command wrote */
-		rec.full = 1;
-		log_warnx("sandbox: more than %d writable roots recorded: every project "
-		    "configuration layer below / is refused from now on", RECORD_MAX);
-		if (stat("/", &st) == 0) {
-			(void)remember("/", st.st_dev, st.st_ino, 0);
-			append("/", st.st_dev, st.st_ino, 0);
-		}
-		return;
+		return 0;
 	}
 	if (rec.full)
-		return;
+		return 0;	/* "/" holds it */
+	if (rec.n >= RECORD_MAX)
+		return stat("/", &st) == -1 || append("/", st.st_dev, st.st_ino, 0) == -1 ||
+		    cover_all() == -1 ? -1 : 0;
+	/* on disk first: memory alone would hold it only until a restart */
+	if (append(path, dev, ino, now) == -1)
+		return -1;
 	if (remember(path, dev, ino, now) == -1) {
 		log_warnx("sandbox: out of memory recording the writable root %s", path);
-		return;
+		return -1;
 	}
-	append(path, dev, ino, now);
+	return 0;
 }
 
-void
+int
 sandbox_record_policy(const struct fs_policy *pol)
 {
 	const struct fs_rule	*r;
@@ -248,15 +282,17 @@ sandbox_record_policy(const struct fs_policy *pol)
 	struct stat		 st;
 	size_t			 i;
 
+	refresh();	/* a removed file: what is known here is to be written again */
 	for (i = 0; (r = fs_policy_rule(pol, i)) != NULL; i++) {
 		if (r->access != FS_ACCESS_WRITE || r->is_glob)
 			continue;
 		/* known by name, and the clock has not gone back: nothing to look at */
 		if ((k = known(r->path, 0, 0)) != NULL && k->since <= (int64_t)time(NULL))
 			continue;
-		if (lstat(r->path, &st) == 0)
-			sbx_record_root(r->path, st.st_dev, st.st_ino);
+		if (lstat(r->path, &st) == 0 && sbx_record_root(r->path, st.st_dev, st.st_ino) == -1)
+			return -1;
 	}
+	return 0;
 }
 
 void
@@ -270,10 +306,6 @@ sandbox_record_init(const char *state_dir)
 	(void)mkdir(state_dir, 0700);
 	refresh();
 }
-
-#define PLACES	3
-
-static char	places[PLACES][PATH_MAX];
 
 /*
  * Is path under a configuration place strictly inside the root pre?  Then
@@ -360,6 +392,51 @@ changed_since(int fd, const char *real, int64_t since)
 	return stat(dir, &st) == -1 || (int64_t)st.st_ctim.tv_sec >= since - SINCE_SLACK;
 }
 
+/* A symlink inside a recorded root that changed since: the walk stops there. */
+static int
+made_link(void *arg, const char *cur, const struct stat *st)
+{
+	int64_t	since;
+
+	(void)arg;
+	if (st == NULL || !S_ISLNK(st->st_mode) || (since = inside(cur, 1)) == INT64_MAX)
+		return 0;
+	return since == INT64_MIN || (int64_t)st->st_ctim.tv_sec >= since - SINCE_SLACK;
+}
+
+/*
+ * Does the way to path, as the kernel resolves it, lead through a
+ * symlink a sandboxed command could have made?  It would move a host
+ * layer, or a host marker, written for one place to another.
+ */
+static int
+link_made(const char *path)
+{
+	return fs_path_walk(path, made_link, NULL) == 1;
+}
+
+/*
+ * A file with other hard links may have one in a recorded root (a root
+ * holding a mount of its file system included): where is not told, so
+ * it counts as written when it changed since the first root was given.
+ */
+static int
+linked_since(int fd)
+{
+	struct stat	st;
+	int64_t		first = INT64_MAX;
+	size_t		i;
+
+	if (fstat(fd, &st) == -1)
+		return 1;
+	if (!S_ISREG(st.st_mode) || st.st_nlink < 2)
+		return 0;
+	for (i = 0; i < rec.n; i++)
+		if (rec.v[i].since < first)
+			first = rec.v[i].since;
+	return (int64_t)st.st_ctim.tv_sec >= first - SINCE_SLACK;
+}
+
 int
 sandbox_wrote(int fd, const char *path)
 {
@@ -370,6 +447,8 @@ sandbox_wrote(int fd, const char *path)
 	refresh();
 	if (rec.n == 0)
 		return 0;
+	if (link_made(path))
+		return 1;
 	/* where the opened file is: no link swapped in since can move it */
 	(void)snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
 	if ((n = readlink(link, real, sizeof(real) - 1)) <= 0)
@@ -378,7 +457,9 @@ sandbox_wrote(int fd, const char *path)
 	if ((since = inside(real, 1)) != INT64_MAX)
 		return since == INT64_MIN || changed_since(fd, real, since);
 	/* asked for inside a root, but really elsewhere: a link there leads out */
-	return strcmp(real, path) != 0 && inside(path, 0) != INT64_MAX;
+	if (strcmp(real, path) != 0 && inside(path, 0) != INT64_MAX)
+		return 1;
+	return linked_since(fd);
 }
 
 int
@@ -386,15 +467,30 @@ sandbox_made(const char *path)
 {
 	struct statx	 stx;
 	char		 dir[PATH_MAX], real[PATH_MAX], *slash;
-	int64_t		 since;
+	int64_t		 since, born;
 	size_t		 len;
 
 	refresh();
 	if (rec.n == 0 || (slash = strrchr(path, '/')) == NULL)
 		return 0;
-	/* birth time, which no one can set: gone, or not kept here, is not told */
-	if (statx(AT_FDCWD, path, AT_SYMLINK_NOFOLLOW, STATX_BTIME, &stx) == -1 ||
-	    !(stx.stx_mask & STATX_BTIME))
+	/* reached through a link made since: the marker is moved, made or not */
+	if (link_made(path))
+		return 1;
+	if (statx(AT_FDCWD, path, AT_SYMLINK_NOFOLLOW, STATX_TYPE | STATX_CTIME | STATX_BTIME,
+	    &stx) == -1 || !(stx.stx_mask & STATX_TYPE))
+		return 0;
+	/*
+	 * When its name came there: a file's ctime (a hard link or a rename
+	 * of an old file of the host's changes it, as any write; its birth
+	 * time stays old); a directory's birth time, which no one can set
+	 * (ctime changes at every commit in a real .git).  Not kept here:
+	 * not told.
+	 */
+	if (!S_ISDIR(stx.stx_mode) && (stx.stx_mask & STATX_CTIME))
+		born = (int64_t)stx.stx_ctime.tv_sec;
+	else if (stx.stx_mask & STATX_BTIME)
+		born = (int64_t)stx.stx_btime.tv_sec;
+	else
 		return 0;
 	/* where it really is: its directory resolved, its own name (a link) kept */
 	if (snprintf(dir, sizeof(dir), "%.*s", (int)(slash - path), path) >= (int)sizeof(dir) ||
@@ -405,60 +501,7 @@ sandbox_made(const char *path)
 	    slash) >= (int)(sizeof(real) - len))
 		return 1;
 	if ((since = inside(real, 1)) != INT64_MAX)
-		return since == INT64_MIN || (int64_t)stx.stx_btime.tv_sec >= since - SINCE_SLACK;
+		return since == INT64_MIN || born >= since - SINCE_SLACK;
 	/* asked for inside a root, but really elsewhere: a link there leads out */
 	return strcmp(real, path) != 0 && inside(path, 0) != INT64_MAX;
-}
-
-/* ---- the executor's own configuration places ---- */
-
-static void
-place_set(int i, const char *path)
-{
-	if (snprintf(places[i], PATH_MAX, "%s", path) >= PATH_MAX)
-		places[i][0] = '\0';	/* too long to protect: none */
-}
-
-void
-sandbox_config_places(void)
-{
-	const char	*env = getenv("CODEX_HOME"), *home = getenv("HOME");
-	char		 path[PATH_MAX];
-	struct passwd	*pw;
-
-	/* as environmentConfig/read and discoverV2 find them */
-	if ((home == NULL || home[0] == '\0') && (pw = getpwuid(getuid())) != NULL)
-		home = pw->pw_dir;
-	if (env != NULL && env[0] != '\0')
-		place_set(0, env);
-	else if (home != NULL && home[0] == '/' &&
-	    snprintf(path, sizeof(path), "%s/.codex", home) < (int)sizeof(path))
-		place_set(0, path);
-	if (home != NULL && home[0] == '/' &&
-	    snprintf(path, sizeof(path), "%s/.agents", home) < (int)sizeof(path))
-		place_set(1, path);
-	place_set(2, "/etc/codex");
-}
-
-int
-sbx_config_place(size_t i, char *out)
-{
-	char	dir[PATH_MAX], *slash;
-	size_t	len;
-
-	if (i >= PLACES)
-		return -1;
-	if (places[i][0] != '/')
-		return 0;
-	/* as it is now, symlinks resolved: made or moved since start-up, too */
-	if (fs_realpath(places[i], out) != NULL)
-		return 1;
-	snprintf(dir, sizeof(dir), "%s", places[i]);
-	slash = strrchr(dir, '/');
-	*slash = '\0';
-	if (slash == dir || fs_realpath(dir, out) == NULL)
-		return 0;	/* no parent: nothing a placeholder could go in */
-	len = strlen(out);
-	return snprintf(out + len, PATH_MAX - len, "%s", strcmp(out, "/") == 0 ?
-	    strrchr(places[i], '/') + 1 : strrchr(places[i], '/')) < (int)(PATH_MAX - len);
 }
