@@ -13,7 +13,8 @@
 #include "log.h"
 #include "execd.h"
 #include "transport/conn.h"
-#include "config/envconfig.h"
+#include "discovery/discovery.h"
+#include "envconfig/envconfig.h"
 #include "fs/fs.h"
 #include "fs/fs_watch.h"
 #include "http/http_req.h"
@@ -141,6 +142,7 @@ serve_prepare(void)
 	rpc_register(session_methods);
 	rpc_register(proc_methods);
 	rpc_register(fs_methods);
+	rpc_register(discovery_methods);
 	rpc_register(fs_watch_methods);
 	rpc_register(http_methods);
 	rpc_register(envconfig_methods);
@@ -176,6 +178,7 @@ serve_prepare(void)
 	/* Windows' native MXC level: refused here, as a Linux reference refuses it */
 	session_set_capability("windowsMxc", 0);
 	fs_init();
+	discovery_init();
 	fs_watch_init();
 	envconfig_init();
 	if (ev_signal(SIGTERM, serve_stop, NULL) == -1 ||

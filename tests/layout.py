@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The tree keeps the layering README's Architecture section describes.
+"""The tree keeps the layering doc/architecture.md describes.
 
 From the calls between the .c files of src/ and proxy/: no circle between
 files, none between folders, and every call from one folder to another
@@ -12,10 +12,10 @@ import re
 import sys
 
 TOP = os.environ.get("top_srcdir") or os.path.join(os.path.dirname(__file__), "..")
-# top to bottom, as README's Architecture section lists them
+# top to bottom, as doc/architecture.md lists them
 ORDER = {
-    "src": ["", "proc", "snapshot", "spawn", "fs", "http", "config", "sandbox", "session", "transport",
-            "policy", "util", "netproxy", "rpc"],
+    "src": ["", "proc", "snapshot", "spawn", "discovery", "envconfig", "fs", "http", "sandbox",
+            "session", "transport", "policy", "util", "netproxy", "rpc", "toml"],
     "proxy": ["", "front", "proto", "relay", "tls", "policy"],
 }
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)

@@ -47,10 +47,6 @@ const struct rpc_method fs_methods[] = {
 	{ "fs/readBlock", FS_GROUP, fs_m_read_block, RPC_SELF_GATED },
 	{ "fs/writeBlock", FS_GROUP, fs_m_write_block, RPC_SELF_GATED },
 	{ "fs/close", FS_GROUP, fs_m_close, RPC_SELF_GATED },
-	{ "capabilityRoots/discoverV1", "capability discovery", fs_m_discover_v1,
-	    RPC_SELF_GATED },
-	{ "capabilities/discoverV2", "capability discovery", fs_m_discover_v2,
-	    RPC_SELF_GATED },
 	{ NULL, NULL, NULL },
 };
 
@@ -67,8 +63,6 @@ fs_init(void)
 	rpc_on_detach(fs_handles_close_all);
 	session_set_capability("fileWriteStreaming", 1);
 	session_set_capability("sandboxedFileStreaming", 1);
-	session_set_capability("capabilityDiscoveryV2", 1);
-	session_set_capability("capabilityDiscoverySandbox", 1);
 }
 
 static int

@@ -27,6 +27,7 @@
 
 #include "log.h"
 #include "fs/fs_int.h"
+#include "discovery/discovery_int.h"
 #include "fs/fs_param.h"
 #include "policy/fs_policy.h"
 #include "rpc/rpc_scan.h"

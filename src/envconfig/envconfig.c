@@ -17,8 +17,8 @@
 #include <unistd.h>
 
 #include "log.h"
-#include "config/envconfig.h"
-#include "config/envconfig_int.h"
+#include "envconfig/envconfig.h"
+#include "envconfig/envconfig_int.h"
 #include "rpc/rpc_serde.h"
 #include "session/session.h"
 #include "util/codex_home.h"

@@ -20,8 +20,9 @@
 #include <unistd.h>
 
 #include "log.h"
-#include "config/toml.h"
+#include "toml/toml.h"
 #include "fs/fs_int.h"
+#include "discovery/discovery_int.h"
 #include "sandbox/sandbox.h"
 #include "policy/fs_policy.h"
 #include "rpc/errno_text.h"
