@@ -1,6 +1,6 @@
 /*
  * fs methods: the table, what they share, and the one-shot metadata and
- * directory requests.  Paths arrive as file:// URIs (uri.c), an optional
+ * directory requests.  Paths arrive as file:// URIs (lib/uri.c), an optional
  * `sandbox` becomes a policy enforced here (fs_policy.c).
  */
 #include "config.h"
@@ -24,7 +24,7 @@
 #include "rpc/rpc_serde.h"
 #include "sandbox/sandbox.h"
 #include "session/session.h"
-#include "util/uri.h"
+#include "uri.h"
 
 mode_t	fs_umask = 022;
 
