@@ -118,8 +118,18 @@ int
 serve_prepare(void)
 {
 	static struct proc_limits	limits;
+	struct transport_conf		transport;
 	const char *const		*cap;
 
+	transport = (struct transport_conf){
+		.max_message = conf.max_message,
+		.header_timeout_ms = conf.header_timeout_ms,
+		.ws_ping_ms = conf.ws_ping_ms,
+		.token = conf.token,
+		.jwt = conf.jwt,
+		.no_auth = conf.no_auth,
+	};
+	transport_init(&transport);
 	limits = (struct proc_limits){
 		.max_stdin = conf.max_message,
 		.retention_bytes = conf.retention_bytes,
@@ -135,6 +145,7 @@ serve_prepare(void)
 		return -1;
 	sandbox_set_ns_probe(spawner_probe_ns);
 	sandbox_set_closer(spawner_close_later);
+	sandbox_set_state_dir(conf.state_dir);
 	if (ev_init() == -1)
 		return -1;
 	rpc_init(conf.concurrency);
@@ -149,7 +160,7 @@ serve_prepare(void)
 	proc_rpc_init(&limits);
 	rpc_on_detach(serve_detached);
 	resume_init(conf.state_dir, conf.resume_ttl_ms, proc_end_session, serve_take_over);
-	http_req_init();
+	http_req_init(conf.max_message);
 	if (conf.proxy_control != NULL) {
 		if (netproxy_init(conf.proxy_control) == -1)
 			return -1;

@@ -163,6 +163,27 @@ for m in TABLE:
         bad.append("%s.c reaches rpc/rpc.c" % m)
 ok(not bad, "src: the process table includes no rpc.h and calls no rpc_fail", "\n".join(bad))
 
+# execd's options (the global `conf`, src/execd.h) are read on top only:
+# main.c and serve.c hand each layer its part at init (struct proc_limits,
+# struct transport_conf, http_req_init, sandbox_set_state_dir), so no file
+# of a folder includes execd.h, even through a header, or reads conf
+EXECD_H = os.path.join(TOP, "src", "execd.h")
+CONF = re.compile(r"(?<![\w.>])conf\s*(?:\.|->)")
+reads = []
+for d, _, names in sorted(os.walk(os.path.join(TOP, "src"))):
+    if os.path.samefile(d, os.path.join(TOP, "src")):
+        continue
+    for n_ in sorted(names):
+        if not n_.endswith((".c", ".h")):
+            continue
+        f = os.path.join(d, n_)
+        rel = os.path.relpath(f, os.path.join(TOP, "src"))
+        if EXECD_H in includes(f):
+            reads.append("%s includes execd.h" % rel)
+        if CONF.search(NOISE.sub(" ", open(f, encoding="utf-8").read())):
+            reads.append("%s reads conf" % rel)
+ok(not reads, "src: no file in a folder includes execd.h or reads conf", "\n".join(reads))
+
 # relay/ names no protocol (doc/architecture.md): what it must know, proto/
 # tells it through the handler table or a flag on the connection; it compares
 # c->proto with no protocol (audit_event.c only turns it into the audit's word)

@@ -11,19 +11,15 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "execd.h"
 #include "transport/http_upgrade.h"
 #include "fuzz.h"
 
-struct execd_conf conf = {
-	.max_message = 1024 * 1024,
-	.header_timeout_ms = 10000,
-	.token = "0123456789abcdef0123456789abcdef",
-};
+#define TOKEN	"0123456789abcdef0123456789abcdef"
 
 int
 LLVMFuzzerInitialize(int *argc, char ***argv)
 {
+	http_upgrade_init(TOKEN, NULL);
 	return 0;
 }
 
