@@ -13,7 +13,7 @@
 
 #include "log.h"
 #include "sandbox/sandbox_int.h"
-#include "util/spawn_wire.h"
+#include "util/wire.h"
 
 void
 sandbox_plan_put(const struct sandbox_plan *plan, struct wire_out *w)
