@@ -11,6 +11,9 @@ import os
 import re
 import sys
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "lib"))
+from tap import Tap  # noqa: E402
+
 TOP = os.environ.get("top_srcdir") or os.path.join(os.path.dirname(__file__), "..")
 # top to bottom, as doc/architecture.md lists them
 ORDER = {
@@ -96,18 +99,8 @@ def folder(mod):
     return os.path.dirname(mod)
 
 
-n = 0
-failed = False
-
-
-def ok(cond, desc, diag=None):
-    global n, failed
-    n += 1
-    print("%sok %d - %s" % ("" if cond else "not ", n, desc))
-    if not cond:
-        failed = True
-        for line in str(diag).splitlines():
-            print("# " + line)
+tap = Tap(60)
+ok = tap.ok
 
 
 for daemon, order in ORDER.items():
@@ -201,5 +194,4 @@ for n_ in sorted(os.listdir(os.path.join(TOP, "lib"))):
         libinc += ["%s: %s" % (n_, i) for i in INCLUDE.findall(text)
                    if i != "config.h" and not os.path.exists(os.path.join(TOP, "lib", i))]
 ok(not libinc, "lib/ includes nothing of src/ or proxy/", "\n".join(libinc))
-print("1..%d" % n)
-sys.exit(1 if failed else 0)
+tap.done()
