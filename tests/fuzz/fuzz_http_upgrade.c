@@ -34,9 +34,12 @@ check(const struct http_result *r, size_t len)
 	case HTTP_RESPOND:
 	case HTTP_UPGRADE:
 		if (r->resp_len == 0 || r->resp_len >= sizeof(r->resp) ||
-		    memcmp(r->resp, "HTTP/1.1 ", 9) != 0 || r->head_len > len)
+		    memcmp(r->resp, "HTTP/1.", 7) != 0 || r->resp[8] != ' ' ||
+		    (r->resp[7] != '1' && (r->resp[7] != '0' || !r->http10)) ||
+		    r->head_len > len)
 			abort();
-		if (r->verdict == HTTP_UPGRADE && r->status != 101)
+		/* an HTTP/1.0 client is answered as HTTP/1.0, except the 101 */
+		if (r->verdict == HTTP_UPGRADE && (r->status != 101 || r->resp[7] != '1'))
 			abort();
 		break;
 	}

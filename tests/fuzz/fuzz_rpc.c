@@ -215,13 +215,6 @@ disconnect_client(void)
 	}
 }
 
-/* no session is ever kept for a resume here */
-static int
-never_waiting(void)
-{
-	return 0;
-}
-
 int
 LLVMFuzzerInitialize(int *argc, char ***argv)
 {
@@ -252,7 +245,7 @@ LLVMFuzzerInitialize(int *argc, char ***argv)
 	rpc_set_gate(&session_lifecycle);
 	for (i = 0; i < sizeof(tables) / sizeof(tables[0]); i++)
 		rpc_register(tables[i]);
-	proc_rpc_init(&limits, never_waiting);
+	proc_rpc_init(&limits);
 	http_req_init(conf.max_message);
 	fz.next_id = 1;
 	connect_client();
