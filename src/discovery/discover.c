@@ -21,7 +21,7 @@
 
 #include "log.h"
 #include "toml/toml.h"
-#include "fs/fs_int.h"
+#include "fs/fs_access.h"
 #include "discovery/discovery_int.h"
 #include "sandbox/sandbox.h"
 #include "policy/fs_policy.h"

@@ -26,7 +26,7 @@
 #include <unistd.h>
 
 #include "log.h"
-#include "fs/fs_int.h"
+#include "fs/fs_access.h"
 #include "discovery/discovery_int.h"
 #include "fs/fs_param.h"
 #include "policy/fs_policy.h"

@@ -1,6 +1,6 @@
 /*
  * What the discovery files share.  They read files as fs/ does, through
- * its pinned, policy-checked paths (fs/fs_int.h); fs/ knows nothing of them.
+ * its pinned, policy-checked paths (fs/fs_access.h); fs/ knows nothing of them.
  */
 #ifndef EXECD_DISCOVERY_INT_H
 #define EXECD_DISCOVERY_INT_H

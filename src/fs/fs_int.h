@@ -9,6 +9,7 @@
 
 #include <jansson.h>
 
+#include "fs/fs_access.h"
 #include "fs/fs_param.h"
 #include "policy/fs_policy.h"
 #include "rpc/rpc.h"
@@ -19,17 +20,6 @@
 
 /* umask of execd, read once: what new files and directories get. */
 extern mode_t	fs_umask;
-
-/* The `sandbox` field of every fs method: decoded into a struct fs_policy *. */
-extern const struct fp_decoder fs_sandbox_field;
-
-/*
- * Answer req and return 1 if the request cannot go on: a URI or sandbox
- * entry that names no local path, or a policy the reference could not
- * build for the operation.
- */
-int	fs_deferred(struct rpc_req *req, const struct fp_deferred *d,
-	    const struct fs_policy *pol);
 
 /*
  * How every fs method starts, in the reference's order: params decoded
@@ -46,11 +36,6 @@ int	fs_begin(struct rpc_req *req, json_t *params, const char *sname,
  * 0 or ENAMETOOLONG.
  */
 int	fs_resolve(const char *path, int follow_last, char *out, size_t outlen);
-/* snprintf for paths: 0, or ENAMETOOLONG when it does not fit. */
-int	fs_pathf(char *buf, size_t len, const char *fmt, ...)
-	    __attribute__((format(printf, 3, 4)));
-/* 0, or the errno the policy makes the access fail with. */
-int	fs_allowed(const struct fs_policy *pol, const char *path, int follow_last, int want);
 
 /*
  * Sandboxed requests act on pinned paths (fs_pin.c): a directory resolved
@@ -74,9 +59,6 @@ int	fs_pin_final(const struct fs_policy *pol, const char *path, int want,
 /* Check want on p->real; closes p if refused. */
 int	fs_pin_parent_check(const struct fs_policy *pol, struct fs_pin *p, int want);
 void	fs_pin_close(struct fs_pin *p);
-/* Open path itself, symlinks followed, with oflags; real gets its real path. */
-int	fs_pin_open(const struct fs_policy *pol, const char *path, int want, int oflags,
-	    int *fdp, char *real, size_t reallen);
 /* stat and lstat of path, both pinned and checked for FS_WANT_STAT. */
 int	fs_pin_stat(const struct fs_policy *pol, const char *path, struct stat *st,
 	    struct stat *lst);
