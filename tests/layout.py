@@ -177,6 +177,21 @@ for d, _, names in sorted(os.walk(os.path.join(TOP, "src"))):
             reads.append("%s reads conf" % rel)
 ok(not reads, "src: no file in a folder includes execd.h or reads conf", "\n".join(reads))
 
+# a folder's *_int.h is its own: another folder uses what its public
+# headers declare (fs/fs_access.h, policy/fs_policy_decode.h, ...)
+private = []
+for daemon in ORDER:
+    root = os.path.join(TOP, daemon)
+    for d, _, names in sorted(os.walk(root)):
+        for n_ in sorted(names):
+            if not n_.endswith((".c", ".h")):
+                continue
+            own = os.path.relpath(d, root)
+            for i in INCLUDE.findall(open(os.path.join(d, n_), encoding="utf-8").read()):
+                if i.endswith("_int.h") and os.path.dirname(i) not in ("", own):
+                    private.append("%s/%s includes %s" % (os.path.relpath(d, TOP), n_, i))
+ok(not private, "no file includes another folder's *_int.h", "\n".join(private))
+
 # relay/ names no protocol (doc/architecture.md): what it must know, proto/
 # tells it through the handler table or a flag on the connection; it compares
 # c->proto with no protocol (audit_event.c only turns it into the audit's word)

@@ -12,7 +12,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "policy/fs_policy_int.h"
+#include "policy/fs_policy_decode.h"
 #include "log.h"
 #include "rpc/rpc.h"
 #include "sandbox/sandbox_int.h"
