@@ -387,7 +387,8 @@ main(int argc, char *argv[])
 	if (mode == MODE_LISTEN) {
 		if (conf.token == NULL && conf.jwt == NULL && !conf.no_auth)
 			conf.token = new_token();
-		if ((fd = listen_open(listen_url, allow_remote, url, sizeof(url))) == -1)
+		if ((fd = listen_open(listen_url, allow_remote, conf.token, url,
+		    sizeof(url))) == -1)
 			return 1;
 		/*
 		 * The one line on stdout: where a client connects.  A token read

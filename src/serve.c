@@ -13,7 +13,8 @@
 #include "log.h"
 #include "execd.h"
 #include "transport/conn.h"
-#include "config/envconfig.h"
+#include "discovery/discovery.h"
+#include "envconfig/envconfig.h"
 #include "fs/fs.h"
 #include "fs/fs_watch.h"
 #include "http/http_req.h"
@@ -117,8 +118,18 @@ int
 serve_prepare(void)
 {
 	static struct proc_limits	limits;
+	struct transport_conf		transport;
 	const char *const		*cap;
 
+	transport = (struct transport_conf){
+		.max_message = conf.max_message,
+		.header_timeout_ms = conf.header_timeout_ms,
+		.ws_ping_ms = conf.ws_ping_ms,
+		.token = conf.token,
+		.jwt = conf.jwt,
+		.no_auth = conf.no_auth,
+	};
+	transport_init(&transport);
 	limits = (struct proc_limits){
 		.max_stdin = conf.max_message,
 		.retention_bytes = conf.retention_bytes,
@@ -134,6 +145,7 @@ serve_prepare(void)
 		return -1;
 	sandbox_set_ns_probe(spawner_probe_ns);
 	sandbox_set_closer(spawner_close_later);
+	sandbox_set_state_dir(conf.state_dir);
 	if (ev_init() == -1)
 		return -1;
 	rpc_init(conf.concurrency);
@@ -141,13 +153,14 @@ serve_prepare(void)
 	rpc_register(session_methods);
 	rpc_register(proc_methods);
 	rpc_register(fs_methods);
+	rpc_register(discovery_methods);
 	rpc_register(fs_watch_methods);
 	rpc_register(http_methods);
 	rpc_register(envconfig_methods);
 	proc_rpc_init(&limits);
 	rpc_on_detach(serve_detached);
 	resume_init(conf.state_dir, conf.resume_ttl_ms, proc_end_session, serve_take_over);
-	http_req_init();
+	http_req_init(conf.max_message);
 	if (conf.proxy_control != NULL) {
 		if (netproxy_init(conf.proxy_control) == -1)
 			return -1;
@@ -176,6 +189,7 @@ serve_prepare(void)
 	/* Windows' native MXC level: refused here, as a Linux reference refuses it */
 	session_set_capability("windowsMxc", 0);
 	fs_init();
+	discovery_init();
 	fs_watch_init();
 	envconfig_init();
 	if (ev_signal(SIGTERM, serve_stop, NULL) == -1 ||

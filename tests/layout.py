@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The tree keeps the layering README's Architecture section describes.
+"""The tree keeps the layering doc/architecture.md describes.
 
 From the calls between the .c files of src/ and proxy/: no circle between
 files, none between folders, and every call from one folder to another
@@ -11,11 +11,14 @@ import os
 import re
 import sys
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "lib"))
+from tap import Tap  # noqa: E402
+
 TOP = os.environ.get("top_srcdir") or os.path.join(os.path.dirname(__file__), "..")
-# top to bottom, as README's Architecture section lists them
+# top to bottom, as doc/architecture.md lists them
 ORDER = {
-    "src": ["", "proc", "snapshot", "spawn", "fs", "http", "config", "sandbox", "session", "transport",
-            "policy", "util", "netproxy", "rpc"],
+    "src": ["", "proc", "snapshot", "spawn", "discovery", "envconfig", "fs", "http", "sandbox",
+            "session", "transport", "policy", "util", "netproxy", "rpc", "toml"],
     "proxy": ["", "front", "proto", "relay", "tls", "policy"],
 }
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
@@ -96,18 +99,8 @@ def folder(mod):
     return os.path.dirname(mod)
 
 
-n = 0
-failed = False
-
-
-def ok(cond, desc, diag=None):
-    global n, failed
-    n += 1
-    print("%sok %d - %s" % ("" if cond else "not ", n, desc))
-    if not cond:
-        failed = True
-        for line in str(diag).splitlines():
-            print("# " + line)
+tap = Tap(60)
+ok = tap.ok
 
 
 for daemon, order in ORDER.items():
@@ -163,6 +156,42 @@ for m in TABLE:
         bad.append("%s.c reaches rpc/rpc.c" % m)
 ok(not bad, "src: the process table includes no rpc.h and calls no rpc_fail", "\n".join(bad))
 
+# execd's options (the global `conf`, src/execd.h) are read on top only:
+# main.c and serve.c hand each layer its part at init (struct proc_limits,
+# struct transport_conf, http_req_init, sandbox_set_state_dir), so no file
+# of a folder includes execd.h, even through a header, or reads conf
+EXECD_H = os.path.join(TOP, "src", "execd.h")
+CONF = re.compile(r"(?<![\w.>])conf\s*(?:\.|->)")
+reads = []
+for d, _, names in sorted(os.walk(os.path.join(TOP, "src"))):
+    if os.path.samefile(d, os.path.join(TOP, "src")):
+        continue
+    for n_ in sorted(names):
+        if not n_.endswith((".c", ".h")):
+            continue
+        f = os.path.join(d, n_)
+        rel = os.path.relpath(f, os.path.join(TOP, "src"))
+        if EXECD_H in includes(f):
+            reads.append("%s includes execd.h" % rel)
+        if CONF.search(NOISE.sub(" ", open(f, encoding="utf-8").read())):
+            reads.append("%s reads conf" % rel)
+ok(not reads, "src: no file in a folder includes execd.h or reads conf", "\n".join(reads))
+
+# a folder's *_int.h is its own: another folder uses what its public
+# headers declare (fs/fs_access.h, policy/fs_policy_decode.h, ...)
+private = []
+for daemon in ORDER:
+    root = os.path.join(TOP, daemon)
+    for d, _, names in sorted(os.walk(root)):
+        for n_ in sorted(names):
+            if not n_.endswith((".c", ".h")):
+                continue
+            own = os.path.relpath(d, root)
+            for i in INCLUDE.findall(open(os.path.join(d, n_), encoding="utf-8").read()):
+                if i.endswith("_int.h") and os.path.dirname(i) not in ("", own):
+                    private.append("%s/%s includes %s" % (os.path.relpath(d, TOP), n_, i))
+ok(not private, "no file includes another folder's *_int.h", "\n".join(private))
+
 # relay/ names no protocol (doc/architecture.md): what it must know, proto/
 # tells it through the handler table or a flag on the connection; it compares
 # c->proto with no protocol (audit_event.c only turns it into the audit's word)
@@ -180,5 +209,4 @@ for n_ in sorted(os.listdir(os.path.join(TOP, "lib"))):
         libinc += ["%s: %s" % (n_, i) for i in INCLUDE.findall(text)
                    if i != "config.h" and not os.path.exists(os.path.join(TOP, "lib", i))]
 ok(not libinc, "lib/ includes nothing of src/ or proxy/", "\n".join(libinc))
-print("1..%d" % n)
-sys.exit(1 if failed else 0)
+tap.done()

@@ -24,7 +24,7 @@ import sys
 import tempfile
 import time
 
-from execd_client import EXECD, Execd, b64, comm
+from execd_client import EXECD, Execd, Tap, b64, comm
 
 # ---------------------------------------------------------------- expected failures
 
@@ -40,33 +40,17 @@ os.environ["ESCAPE_TAG"] = TAG      # inherited by everything started below
 SHM = "/dev/shm/execd-escape-" + TAG
 tmp = None
 _popens = []
-_n = [0]
-_bad = [0]
+t = Tap()               # bounded by bail() below, which also cleans up
+skip = t.skip
 _xpass = []
 
 
 def tap(key, cond, desc, diag=None):
-    _n[0] += 1
+    """t.ok, a TODO while key is in EXPECTED_TO_FAIL"""
     todo = EXPECTED_TO_FAIL.get(key) if key else None
-    line = "%s %d - %s" % ("ok" if cond else "not ok", _n[0], desc)
-    if todo:
-        line += " # TODO sandbox issue 14: " + todo
-        if cond:
-            _xpass.append(key)
-    elif not cond:
-        _bad[0] += 1
-    print(line)
-    if (not cond or todo) and diag is not None:
-        for l in str(diag).splitlines()[:20]:
-            print("# " + l)
-    sys.stdout.flush()
-    return cond
-
-
-def skip(desc, why):
-    _n[0] += 1
-    print("ok %d - %s # SKIP %s" % (_n[0], desc, why))
-    sys.stdout.flush()
+    if todo and cond:
+        _xpass.append(key)
+    return t.ok(cond, desc, diag, todo=todo and "sandbox issue 14: " + todo)
 
 
 def tagged_pids():
@@ -1547,5 +1531,4 @@ except OSError as e:
 cleanup()
 if _xpass:
     print("# now passing, remove from EXPECTED_TO_FAIL: %s" % ", ".join(sorted(set(_xpass))))
-print("1..%d" % _n[0])
-sys.exit(1 if _bad[0] else 0)
+t.done()

@@ -29,23 +29,13 @@ import sys
 import tempfile
 import time
 
-from execd_client import EXECD, Execd
+from execd_client import EXECD, Execd, Tap
 from faultlib import RawWS
 
-n = [0]
-bad = [0]
 procs = []
 tmp = tempfile.mkdtemp(prefix="execd-swap.")
-
-
-def tap(cond, desc, diag=None):
-    n[0] += 1
-    print("%s %d - %s" % ("ok" if cond else "not ok", n[0], desc))
-    if not cond:
-        bad[0] += 1
-        for line in str(diag).splitlines()[:20]:
-            print("# " + line)
-    sys.stdout.flush()
+t = Tap()               # bounded by bail() below, which also cleans up
+tap = t.ok
 
 
 def cleanup():
@@ -163,10 +153,10 @@ def jwt(key):
 
 def listener(label, extra):
     """execd --listen with its stdout a file: (Popen, port, the URL it printed)"""
-    out = os.path.join(tmp, "listener-%d.out" % n[0])
+    out = os.path.join(tmp, "listener-%d.out" % t.n)
     with open(out, "w") as f:
         lp = subprocess.Popen([EXECD, "--listen", "ws://127.0.0.1:0", "--state-dir",
-                               os.path.join(tmp, "state-%d" % n[0])] + extra,
+                               os.path.join(tmp, "state-%d" % t.n)] + extra,
                               stdin=subprocess.DEVNULL, stdout=f, stderr=subprocess.DEVNULL)
     procs.append(lp)
     for _ in range(400):
@@ -224,5 +214,4 @@ for label, extra, path, secret, cred in [
     lp.wait(10)
 
 cleanup()
-print("1..%d" % n[0])
-sys.exit(1 if bad[0] else 0)
+t.done()

@@ -22,7 +22,7 @@ import tempfile
 import threading
 import time
 
-from execd_client import find_ref
+from execd_client import find_ref, tap
 
 BUILD = os.path.abspath(os.environ.get("top_builddir", "."))
 PROFILE = "export PROFILE_VAR=from_profile\nexport PROFILE_API_KEY=pk\n"
@@ -218,40 +218,31 @@ def main():
     senv = {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": home, "CODEX_HOME": chome,
             "LANG": "C.UTF-8", "SERVER_TOKEN": "server-secret"}
     cs = cases(home)
-    print("1..%d" % (len(cs) + 11))
     ex = Server([execd, "--stdio", "--kill-grace-ms", "0"], senv, scratch)
     rf = Server([ref, "exec-server", "--listen", "stdio"], senv, scratch) if ref else None
-    failed = 0
     try:
         for i, (desc, case, n) in enumerate(cs, 1):
             if rf is None:
-                print("ok %d - %s # SKIP no reference" % (i, desc))
+                t.skip(desc, "no reference")
                 continue
             a, b = run_case(ex, scratch, n, case), run_case(rf, scratch, n, case)
-            if a == b:
-                print("ok %d - %s" % (i, desc))
-            else:
-                failed += 1
-                print("not ok %d - %s" % (i, desc))
-                print("# execd:     %s" % json.dumps(a))
-                print("# reference: %s" % json.dumps(b))
-        failed += tamper(ex, scratch, home, chome, len(cs) + 1)
+            t.ok(a == b, desc, "execd:     %s\nreference: %s" % (json.dumps(a), json.dumps(b)))
+        tamper(ex, scratch, home, chome, len(cs) + 1)
         san = ex.close()
-        failed += check(len(cs) + 11, "execd exits cleanly, no sanitizer report", not san,
-                        "\n".join(san[:20]))
+        check(len(cs) + 11, "execd exits cleanly, no sanitizer report", not san,
+              "\n".join(san[:20]))
     finally:
         ex.close()
         if rf:
             rf.close()
         shutil.rmtree(scratch, ignore_errors=True)
-    return 1 if failed else 0
+    t.done()
 
 
 def check(n, desc, ok, detail=""):
-    print("%s %d - %s" % ("ok" if ok else "not ok", n, desc))
-    if not ok and detail:
-        print("# " + detail.replace("\n", "\n# "))
-    return 0 if ok else 1
+    """t.ok as the n-th result (the cases are numbered where they are written)"""
+    assert n == t.n + 1, "result %d written as %d" % (t.n + 1, n)
+    return 0 if t.ok(ok, desc, detail or None) else 1
 
 
 def tamper(ex, cwd, home, chome, n):
@@ -333,4 +324,5 @@ def tamper(ex, cwd, home, chome, n):
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    t = tap(timeout=900)
+    main()

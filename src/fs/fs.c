@@ -1,6 +1,6 @@
 /*
  * fs methods: the table, what they share, and the one-shot metadata and
- * directory requests.  Paths arrive as file:// URIs (uri.c), an optional
+ * directory requests.  Paths arrive as file:// URIs (lib/uri.c), an optional
  * `sandbox` becomes a policy enforced here (fs_policy.c).
  */
 #include "config.h"
@@ -24,7 +24,7 @@
 #include "rpc/rpc_serde.h"
 #include "sandbox/sandbox.h"
 #include "session/session.h"
-#include "util/uri.h"
+#include "uri.h"
 
 mode_t	fs_umask = 022;
 
@@ -47,10 +47,6 @@ const struct rpc_method fs_methods[] = {
 	{ "fs/readBlock", FS_GROUP, fs_m_read_block, RPC_SELF_GATED },
 	{ "fs/writeBlock", FS_GROUP, fs_m_write_block, RPC_SELF_GATED },
 	{ "fs/close", FS_GROUP, fs_m_close, RPC_SELF_GATED },
-	{ "capabilityRoots/discoverV1", "capability discovery", fs_m_discover_v1,
-	    RPC_SELF_GATED },
-	{ "capabilities/discoverV2", "capability discovery", fs_m_discover_v2,
-	    RPC_SELF_GATED },
 	{ NULL, NULL, NULL },
 };
 
@@ -67,8 +63,6 @@ fs_init(void)
 	rpc_on_detach(fs_handles_close_all);
 	session_set_capability("fileWriteStreaming", 1);
 	session_set_capability("sandboxedFileStreaming", 1);
-	session_set_capability("capabilityDiscoveryV2", 1);
-	session_set_capability("capabilityDiscoverySandbox", 1);
 }
 
 static int

@@ -9,6 +9,7 @@
 
 #include <jansson.h>
 
+#include "fs/fs_access.h"
 #include "fs/fs_param.h"
 #include "policy/fs_policy.h"
 #include "rpc/rpc.h"
@@ -19,17 +20,6 @@
 
 /* umask of execd, read once: what new files and directories get. */
 extern mode_t	fs_umask;
-
-/* The `sandbox` field of every fs method: decoded into a struct fs_policy *. */
-extern const struct fp_decoder fs_sandbox_field;
-
-/*
- * Answer req and return 1 if the request cannot go on: a URI or sandbox
- * entry that names no local path, or a policy the reference could not
- * build for the operation.
- */
-int	fs_deferred(struct rpc_req *req, const struct fp_deferred *d,
-	    const struct fs_policy *pol);
 
 /*
  * How every fs method starts, in the reference's order: params decoded
@@ -46,11 +36,6 @@ int	fs_begin(struct rpc_req *req, json_t *params, const char *sname,
  * 0 or ENAMETOOLONG.
  */
 int	fs_resolve(const char *path, int follow_last, char *out, size_t outlen);
-/* snprintf for paths: 0, or ENAMETOOLONG when it does not fit. */
-int	fs_pathf(char *buf, size_t len, const char *fmt, ...)
-	    __attribute__((format(printf, 3, 4)));
-/* 0, or the errno the policy makes the access fail with. */
-int	fs_allowed(const struct fs_policy *pol, const char *path, int follow_last, int want);
 
 /*
  * Sandboxed requests act on pinned paths (fs_pin.c): a directory resolved
@@ -74,9 +59,6 @@ int	fs_pin_final(const struct fs_policy *pol, const char *path, int want,
 /* Check want on p->real; closes p if refused. */
 int	fs_pin_parent_check(const struct fs_policy *pol, struct fs_pin *p, int want);
 void	fs_pin_close(struct fs_pin *p);
-/* Open path itself, symlinks followed, with oflags; real gets its real path. */
-int	fs_pin_open(const struct fs_policy *pol, const char *path, int want, int oflags,
-	    int *fdp, char *real, size_t reallen);
 /* stat and lstat of path, both pinned and checked for FS_WANT_STAT. */
 int	fs_pin_stat(const struct fs_policy *pol, const char *path, struct stat *st,
 	    struct stat *lst);
@@ -118,38 +100,6 @@ void	fs_m_write_file(struct rpc_req *, json_t *);
 void	fs_m_remove(struct rpc_req *, json_t *);	/* fs_tree.c */
 void	fs_m_copy(struct rpc_req *, json_t *);
 void	fs_m_walk(struct rpc_req *, json_t *);		/* fs_walk.c */
-void	fs_m_discover_v1(struct rpc_req *, json_t *);	/* fs_discover.c */
-void	fs_m_discover_v2(struct rpc_req *, json_t *);	/* fs_discover_v2.c */
-/* The cached version of a plugin to list, of the names in versions, or NULL (fs_version.c). */
-const char *fs_pick_version(json_t *versions);
-/* A marketplace, plugin or version name the reference takes from the cache. */
-int	fs_cache_name_ok(const char *name);
-/*
- * The SKILL.md files below dir (symlinks followed, each file once), sorted
- * by path; directories pol denies are skipped, with a warning if not ENOENT.
- */
-struct fs_policy;
-json_t	*fs_discover_files(const char *dir, const struct fs_policy *pol, json_t *warnings);
-/* "failed to <what> <uri>: <errno text>" appended to warnings. */
-void	 fs_discover_warn(json_t *warnings, const char *what, const char *path, int err);
-/* {"path": URI, "contents": text}, or null when it cannot be read as text. */
-json_t	*fs_discover_file_entry(const struct fs_policy *pol, const char *path);
-/* path opened for reading, pinned and checked under pol (if any); -1 with errno. */
-int	 fs_discover_open(const struct fs_policy *pol, const char *path);
-/* while on (discoverV2), fs_discover_open refuses what sandbox_wrote() says */
-void	 fs_discover_check_written(int on);
-/*
- * A skill's name, description and shortDescription from its SKILL.md
- * text, as {"name","description","shortDescription"}; NULL when the
- * reference would call it invalid.  dirname names a skill without one.
- */
-json_t	*fs_skill_parse(const char *text, size_t len, const char *dirname);
-/*
- * The dependencies and policy of a skill's agents/openai.yaml text (valid
- * UTF-8), each null when absent or when the reference finds the file
- * worthless (fs_skill_meta.c); -1 (both null) when libyaml cannot be loaded.
- */
-int	 fs_skill_meta_parse(const char *text, size_t len, json_t **deps, json_t **policy);
 void	fs_m_open(struct rpc_req *, json_t *);		/* fs_handle.c */
 void	fs_m_read_block(struct rpc_req *, json_t *);
 void	fs_m_write_block(struct rpc_req *, json_t *);

@@ -9,7 +9,7 @@
 #include "fs/fs_param.h"
 #include "rpc/rpc.h"
 #include "rpc/rpc_serde.h"
-#include "util/uri.h"
+#include "uri.h"
 
 static void
 defer(struct fp_deferred *d, int rank, int code, const char *msg)
@@ -25,15 +25,16 @@ static int
 get_path(json_t *v, char **out, int rank, struct fp_deferred *d, struct jx_err *e)
 {
 	struct jx_err	ue;
-	int		code;
+	enum uri_status	us;
 
 	if (!json_is_string(v))
 		return serde_type_error(e, v, "a string", 0);
 	free(*out);
-	if ((*out = uri_json_to_path(v, &ue, &code)) != NULL)
+	if ((*out = uri_json_to_path(v, &ue, &us)) != NULL)
 		return 0;
-	if (code == RPC_INVALID_REQUEST) {
-		defer(d, rank + 100, code, ue.msg);
+	/* the reference fails such a URI when the method uses it: -32600 */
+	if (us == URI_NOT_LOCAL) {
+		defer(d, rank + 100, RPC_INVALID_REQUEST, ue.msg);
 		return 0;
 	}
 	snprintf(e->msg, sizeof(e->msg), "%s", ue.msg);

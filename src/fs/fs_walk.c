@@ -20,7 +20,7 @@
 #include "log.h"
 #include "rpc/errno_text.h"
 #include "fs/fs_int.h"
-#include "util/uri.h"
+#include "uri.h"
 
 #define WALK_DEPTH_MAX		64
 #define WALK_DIRS_MAX		10000

@@ -28,7 +28,7 @@
 #include "session/session.h"
 #include "fs/fs_int.h"
 #include "fs/fs_watch.h"
-#include "util/uri.h"
+#include "uri.h"
 
 #define WATCH_MAX_PATHS	1024
 
@@ -223,7 +223,7 @@ watch_decode(json_t *o, void *arg, struct jx_err *e)
 	json_t			*v;
 	size_t			 i;
 	char			*path;
-	int			 code;
+	enum uri_status		 us;
 
 	a->id = 0;
 	a->missing = NULL;
@@ -233,7 +233,7 @@ watch_decode(json_t *o, void *arg, struct jx_err *e)
 	    watch_sandbox(o, a, e) == -1)
 		return -1;
 	json_array_foreach(a->missing, i, v) {
-		if ((path = uri_json_to_path(v, e, &code)) == NULL)
+		if ((path = uri_json_to_path(v, e, &us)) == NULL)
 			return -1;
 		free(path);
 	}
@@ -250,7 +250,8 @@ watch_missing(struct rpc_req *req, json_t *params, long seq_n)
 	uint64_t	 id;
 	char		**paths;
 	size_t		 i, n;
-	int		 ok = 1, code, rc, err;
+	enum uri_status	 us;
+	int		 ok = 1, rc, err;
 
 	rc = jx_in_order(params, watch_decode, &a, &e);
 	id = a.id;
@@ -267,7 +268,7 @@ watch_missing(struct rpc_req *req, json_t *params, long seq_n)
 		return;
 	}
 	json_array_foreach(missing, i, v)
-		if ((paths[i] = uri_json_to_path(v, &e, &code)) == NULL) {
+		if ((paths[i] = uri_json_to_path(v, &e, &us)) == NULL) {
 			rpc_fail_params(req, &e);
 			goto out;
 		}

@@ -329,11 +329,11 @@ const struct rpc_method http_methods[] = {
 };
 
 void
-http_req_init(void)
+http_req_init(size_t max_message)
 {
 	session_set_capability("httpHeaderEnvVars", 1);
 	rpc_on_detach(http_sidecar_drop);
-	if (http_xfer_init() == -1)
+	if (http_xfer_init(max_message) == -1)
 		fatalx("http/request: cannot set up libcurl");
 }
 

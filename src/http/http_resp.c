@@ -6,7 +6,6 @@
 #include <string.h>
 
 #include "b64.h"
-#include "execd.h"
 #include "http/http_xfer_int.h"
 #include "log.h"
 
@@ -14,10 +13,18 @@
 
 _Static_assert(DELTA_GATHER <= DELTA_MAX, "bodyDelta too large");
 
+static size_t	max_message = DEFAULT_MESSAGE;	/* http_resp_init() */
+
+void
+http_resp_init(size_t max)
+{
+	max_message = max ? max : DEFAULT_MESSAGE;
+}
+
 static size_t
 body_limit(void)
 {
-	size_t	max = conf.max_message ? conf.max_message : DEFAULT_MESSAGE;
+	size_t	max = max_message;
 
 	/* base64 grows 4/3; leave room for status and headers */
 	return max > 128 * 1024 ? (max - 64 * 1024) / 4 * 3 : max / 2;

@@ -420,8 +420,9 @@ http_xfer_set_proxy(const char *url, const char *cainfo)
 }
 
 int
-http_xfer_init(void)
+http_xfer_init(size_t max_message)
 {
+	http_resp_init(max_message);
 	TAILQ_INIT(&hx.xfers);
 	if (http_multi_init(settle) == -1)
 		return -1;

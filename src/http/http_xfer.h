@@ -33,7 +33,8 @@ void	http_spec_free(struct http_spec *spec);
 /* Takes spec (and frees it); answers req when the response (or its headers) is in. */
 void	http_xfer_start(struct rpc_req *req, struct http_spec *spec);
 int	http_xfer_stream_active(const char *request_id);
-int	http_xfer_init(void);
+/* max_message bounds a response body (http_resp.c); 0: 64 MiB */
+int	http_xfer_init(size_t max_message);
 void	http_xfer_shutdown(void);
 /*
  * url NULL: connect directly.  cainfo: the bundle to verify HTTPS targets

@@ -49,6 +49,8 @@ struct xfer {
 };
 
 /* http_resp.c: libcurl's header and write callbacks, the answers */
+/* The largest message the transport carries (0: 64 MiB): what a body must fit in. */
+void	http_resp_init(size_t max_message);
 size_t	http_resp_header(char *p, size_t size, size_t nitems, void *arg);
 size_t	http_resp_body(char *p, size_t size, size_t nitems, void *arg);
 void	http_resp_fail(struct xfer *x, int code, const char *fmt, ...)

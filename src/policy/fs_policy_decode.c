@@ -8,7 +8,7 @@
 #include "policy/fs_policy_int.h"
 #include "rpc/rpc.h"
 #include "rpc/rpc_serde.h"
-#include "util/uri.h"
+#include "uri.h"
 
 static const char *const profile_types[] = { "managed", "disabled", "external", NULL };
 static const char *const networks[] = { "restricted", "enabled", NULL };
@@ -141,7 +141,8 @@ decode_entry_path(json_t *v, struct fsp_entry *en, struct fsp_ctx *c, struct jx_
 {
 	const char	*s;
 	struct jx_err	 ue;
-	int		 type, code;
+	enum uri_status	 us;
+	int		 type;
 	json_t		*val;
 
 	if (want_tag(v, "ExecFileSystemPath", path_types, 1, &type, e) == -1)
@@ -153,9 +154,9 @@ decode_entry_path(json_t *v, struct fsp_entry *en, struct fsp_ctx *c, struct jx_
 			return -1;
 		/* the whole string: a NUL must not cut the path short */
 		if ((en->path = uri_json_to_path(json_object_get(v, "path"), &ue,
-		    &code)) != NULL)
+		    &us)) != NULL)
 			return 0;
-		if (code != RPC_INVALID_REQUEST) {
+		if (us != URI_NOT_LOCAL) {
 			*e = ue;
 			return -1;
 		}
@@ -265,13 +266,13 @@ static int
 ctx_path(json_t *v, char **out, struct jx_err *e)
 {
 	struct jx_err	ue;
-	int		code;
+	enum uri_status	us;
 
 	if (!json_is_string(v))
 		return serde_type_error(e, v, "a string", 0);
 	free(*out);
-	if ((*out = uri_json_to_path(v, &ue, &code)) != NULL ||
-	    code == RPC_INVALID_REQUEST)
+	if ((*out = uri_json_to_path(v, &ue, &us)) != NULL ||
+	    us == URI_NOT_LOCAL)
 		return 0;	/* a URI for another host is only an error where it is used */
 	*e = ue;
 	return -1;

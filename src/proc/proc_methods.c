@@ -20,7 +20,7 @@
 #include "sandbox/sandbox.h"
 #include "netproxy/netproxy.h"
 #include "snapshot/snapshot.h"
-#include "util/uri.h"
+#include "uri.h"
 
 static void	m_start(struct rpc_req *, json_t *);
 
@@ -214,6 +214,7 @@ start_plan(struct start *st)
 	struct rpc_req			*req = st->req;
 	struct jx_err			 e;
 	char				 msg[512];
+	enum uri_status			 us;
 	int				 code;
 
 	if (sp->sandbox != NULL)
@@ -223,9 +224,9 @@ start_plan(struct start *st)
 		rpc_fail(req, code, "%s", msg);
 		return -1;
 	}
-	if ((st->cwd = uri_to_path_n(sp->cwd_uri, sp->cwd_len, &e, &code)) == NULL) {
+	if ((st->cwd = uri_to_path_n(sp->cwd_uri, sp->cwd_len, &e, &us)) == NULL) {
 		/* a well-formed URI naming no local path: the reference's cwd wording */
-		if (code == RPC_INVALID_REQUEST)
+		if (us == URI_NOT_LOCAL)
 			rpc_fail(req, RPC_INVALID_PARAMS, "cwd URI `%s` is not valid on this "
 			    "exec-server host: %s", sp->cwd_uri, jx_err_whole(e.msg));
 		else

@@ -9,7 +9,7 @@
 #include "proc/proc_start_req.h"
 #include "rpc/rpc.h"
 #include "rpc/rpc_serde.h"
-#include "util/uri.h"
+#include "uri.h"
 
 
 /* telemetry only, unused, but refused as the reference refuses it */
@@ -66,13 +66,13 @@ env_policy_check(json_t *policy, struct jx_err *e)
 static int
 cwd_check(const struct start_params *sp, struct jx_err *e)
 {
-	char	*path;
-	int	 code;
+	char		*path;
+	enum uri_status	 us;
 
 	if (sp->cwd_uri == NULL)
 		return 0;
-	if ((path = uri_to_path_n(sp->cwd_uri, sp->cwd_len, e, &code)) == NULL &&
-	    code == RPC_INVALID_PARAMS)
+	if ((path = uri_to_path_n(sp->cwd_uri, sp->cwd_len, e, &us)) == NULL &&
+	    us == URI_MALFORMED)
 		return -1;
 	free(path);
 	return 0;

@@ -273,6 +273,9 @@ rpc_reply_json(struct rpc_req *req, char *buf, size_t room, size_t len)
 	rpc_req_done(req);
 }
 
+static void	rpc_fail_v(struct rpc_req *, int, json_t *, const char *, va_list)
+		    __attribute__((format(printf, 4, 0)));
+
 static void
 rpc_fail_v(struct rpc_req *req, int code, json_t *data, const char *fmt, va_list ap)
 {

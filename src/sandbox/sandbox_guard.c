@@ -50,7 +50,6 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "execd.h"
 #include "fnv.h"
 #include "log.h"
 #include "sandbox/sandbox_int.h"
@@ -77,10 +76,19 @@ static void			(*close_later)(const int *, size_t);
 static int			 to_close[CLOSE_BATCH];
 static size_t			 nto_close;
 
+/* sandbox_set_state_dir(): dir/placeholders/ holds the lock files */
+static const char		*state_dir;
+
 void
 sandbox_set_closer(void (*closer)(const int *fds, size_t n))
 {
 	close_later = closer;
+}
+
+void
+sandbox_set_state_dir(const char *dir)
+{
+	state_dir = dir;
 }
 
 static void
@@ -254,11 +262,11 @@ lock_open(const char *path)
 	char		file[PATH_MAX];
 	int		fd, tries;
 
-	if (conf.state_dir == NULL) {
+	if (state_dir == NULL) {
 		errno = ENOENT;
 		return -1;
 	}
-	if (snprintf(file, sizeof(file), "%s/placeholders/%016llx", conf.state_dir,
+	if (snprintf(file, sizeof(file), "%s/placeholders/%016llx", state_dir,
 	    (unsigned long long)fnv1a64(path)) >= (int)sizeof(file)) {
 		errno = ENAMETOOLONG;
 		return -1;
@@ -273,7 +281,7 @@ lock_open(const char *path)
 		if ((fd = open(file, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600)) == -1 &&
 		    errno == ENOENT) {
 			/* the first placeholder ever: its directories */
-			(void)mkdir(conf.state_dir, 0700);
+			(void)mkdir(state_dir, 0700);
 			*strrchr(file, '/') = '\0';
 			(void)mkdir(file, 0700);
 			file[strlen(file)] = '/';
@@ -325,7 +333,7 @@ lock_rejoin(struct guard_lock *l)
 	while (flock(l->fd, LOCK_SH) == -1)
 		if (errno != EINTR)
 			goto stale;
-	if (snprintf(file, sizeof(file), "%s/placeholders/%016llx", conf.state_dir,
+	if (snprintf(file, sizeof(file), "%s/placeholders/%016llx", state_dir,
 	    (unsigned long long)fnv1a64(l->path)) < (int)sizeof(file) &&
 	    fstat(l->fd, &fst) == 0 && stat(file, &st) == 0 && st.st_dev == fst.st_dev &&
 	    st.st_ino == fst.st_ino)
@@ -349,7 +357,7 @@ lock_take(const char *path, char *why, size_t whylen)
 	if (l != NULL && l->refs == 0 && lock_rejoin(l) == -1 &&
 	    (l->fd = lock_open(path)) == -1) {
 		snprintf(why, whylen, "placeholder lock for %s in %s: %s", path,
-		    conf.state_dir ? conf.state_dir : "(none)", strerror(errno));
+		    state_dir ? state_dir : "(none)", strerror(errno));
 		lock_forget(l);
 		return NULL;
 	}
@@ -361,7 +369,7 @@ lock_take(const char *path, char *why, size_t whylen)
 		}
 		if ((l->fd = lock_open(path)) == -1) {
 			snprintf(why, whylen, "placeholder lock for %s in %s: %s", path,
-			    conf.state_dir ? conf.state_dir : "(none)", strerror(errno));
+			    state_dir ? state_dir : "(none)", strerror(errno));
 			free(l->path);
 			free(l);
 			return NULL;

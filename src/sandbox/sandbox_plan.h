@@ -60,5 +60,10 @@ void	 sandbox_guards_release(struct sbx_guard *guards);
  * so that freeing its blocks keeps no one waiting; NULL: closed at once.
  */
 void	 sandbox_set_closer(void (*closer)(const int *fds, size_t n));
+/*
+ * Where the placeholders' lock files live: dir/placeholders/ (execd's state
+ * directory, kept for the life of the process); NULL: no placeholders.
+ */
+void	 sandbox_set_state_dir(const char *dir);
 
 #endif

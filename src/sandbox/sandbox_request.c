@@ -12,12 +12,12 @@
 #include <string.h>
 #include <strings.h>
 
-#include "policy/fs_policy_int.h"
+#include "policy/fs_policy_decode.h"
 #include "log.h"
 #include "rpc/rpc.h"
 #include "sandbox/sandbox_int.h"
 #include "sandbox/sandbox_request.h"
-#include "util/uri.h"
+#include "uri.h"
 
 static json_t *
 fs_entries(json_t *sandbox)
@@ -152,15 +152,15 @@ sbx_context(json_t *sandbox, json_t *params)
 	json_t		*ctx, *cwd = json_object_get(params, "cwd"), *v;
 	struct jx_err	 e;
 	char		*path;
-	int		 code;
+	enum uri_status	 us;
 
 	if ((ctx = json_copy(sandbox)) == NULL)
 		return NULL;
 	v = json_object_get(ctx, "cwd");
 	if ((v == NULL || json_is_null(v)) && json_is_string(cwd)) {
-		path = uri_json_to_path(cwd, &e, &code);
+		path = uri_json_to_path(cwd, &e, &us);
 		free(path);
-		if (path != NULL || code == RPC_INVALID_REQUEST)
+		if (path != NULL || us == URI_NOT_LOCAL)
 			json_object_set(ctx, "cwd", cwd);
 	}
 	return ctx;
@@ -177,22 +177,22 @@ decode_view(json_t *ctx0)
 	struct jx_err	 e;
 	char		*path;
 	size_t		 i;
-	int		 code;
+	enum uri_status	 us;
 
 	if ((ctx = json_copy(ctx0)) == NULL)
 		return NULL;
 	v = json_object_get(ctx, "cwd");
 	path = NULL;
-	if (json_is_string(v) && (path = uri_json_to_path(v, &e, &code)) == NULL &&
-	    code == RPC_INVALID_REQUEST)
+	if (json_is_string(v) && (path = uri_json_to_path(v, &e, &us)) == NULL &&
+	    us == URI_NOT_LOCAL)
 		json_object_set_new(ctx, "cwd", json_string("file:///"));
 	free(path);
 	roots = json_object_get(ctx, "workspaceRoots");
 	if (json_is_array(roots) && (keep = json_array()) != NULL) {
 		json_array_foreach(roots, i, v) {
 			path = json_is_string(v) ? uri_json_to_path(v, &e,
-			    &code) : NULL;
-			if (path != NULL || !json_is_string(v) || code != RPC_INVALID_REQUEST)
+			    &us) : NULL;
+			if (path != NULL || !json_is_string(v) || us != URI_NOT_LOCAL)
 				json_array_append(keep, v);
 			free(path);
 		}
@@ -209,12 +209,12 @@ sbx_context_error(json_t *ctx, char *msg, size_t msglen)
 	struct jx_err	 e;
 	char		*path;
 	size_t		 i;
-	int		 code;
+	enum uri_status	 us;
 
 	v = json_object_get(ctx, "cwd");
 	if (json_is_string(v)) {
-		if ((path = uri_json_to_path(v, &e, &code)) == NULL &&
-		    code == RPC_INVALID_REQUEST) {
+		if ((path = uri_json_to_path(v, &e, &us)) == NULL &&
+		    us == URI_NOT_LOCAL) {
 			snprintf(msg, msglen, "failed to prepare process sandbox: invalid sandbox "
 			    "policy cwd: %s", e.msg);
 			return -1;
@@ -224,8 +224,8 @@ sbx_context_error(json_t *ctx, char *msg, size_t msglen)
 	json_array_foreach(roots, i, v) {
 		if (!json_is_string(v))
 			continue;
-		if ((path = uri_json_to_path(v, &e, &code)) == NULL &&
-		    code == RPC_INVALID_REQUEST) {
+		if ((path = uri_json_to_path(v, &e, &us)) == NULL &&
+		    us == URI_NOT_LOCAL) {
 			snprintf(msg, msglen, "failed to prepare process sandbox: invalid sandbox "
 			    "workspace root: %s", e.msg);
 			return -1;

@@ -13,7 +13,7 @@
 
 #include "log.h"
 #include "sandbox/sandbox_int.h"
-#include "util/spawn_wire.h"
+#include "util/wire.h"
 
 void
 sandbox_plan_put(const struct sandbox_plan *plan, struct wire_out *w)
@@ -76,11 +76,11 @@ get_mounts(struct sandbox_plan *plan, struct wire_in *r)
 		if ((path = wire_get_str(r)) == NULL || plan->mounts[i].op > SBX_MNT_LAST ||
 		    (plan->mounts[i].path = strdup(path)) == NULL)
 			return -1;
+		plan->nmounts++;	/* its path is freed with the plan from here on */
 		plan->mounts[i].dev = wire_get_u64(r);
 		plan->mounts[i].ino = wire_get_u64(r);
 		if (r->bad)
 			return -1;
-		plan->nmounts++;
 	}
 	return 0;
 }

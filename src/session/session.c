@@ -15,7 +15,7 @@
 #include "session/session.h"
 #include "session/resume.h"
 #include "rpc/rpc_serde.h"
-#include "util/uri.h"
+#include "uri.h"
 
 static const char	*session_gate(const struct rpc_method *);
 static void		 session_connection_reset(void);

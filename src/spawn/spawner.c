@@ -21,7 +21,7 @@
 #include "log.h"
 #include "sandbox/sandbox_kernel.h"
 #include "sandbox/sandbox_plan.h"
-#include "util/spawn_wire.h"
+#include "util/wire.h"
 #include "spawn/spawner.h"
 #include "spawn/spawn_groups.h"
 

@@ -8,12 +8,22 @@
 #include <time.h>
 
 #include "b64.h"
-#include "execd.h"
 #include "transport/http_upgrade.h"
 #include "transport/jwt.h"
 #include "util/crypto.h"
 
 #define WS_GUID	"258EAFA5-E914-47DA-95CA-C5AB0DC85B11"
+
+/* http_upgrade_init(): the capability token and the JWT check; NULL: none */
+static const char		*auth_token;
+static const struct jwt_conf	*auth_jwt;
+
+void
+http_upgrade_init(const char *token, const struct jwt_conf *jwt)
+{
+	auth_token = token;
+	auth_jwt = jwt;
+}
 
 struct http_req_head {
 	char		 method[16];
@@ -212,9 +222,9 @@ token_ok(const struct http_req_head *h)
 	const char	*cand = NULL, *q;
 	size_t		 clen = 0, tlen;
 
-	if (conf.token == NULL)
+	if (auth_token == NULL)
 		return 0;
-	tlen = strlen(conf.token);
+	tlen = strlen(auth_token);
 
 	if (h->authz != NULL && h->authz_len > 7 && strncasecmp(h->authz, "bearer ", 7) == 0) {
 		cand = h->authz + 7;
@@ -230,7 +240,7 @@ token_ok(const struct http_req_head *h)
 	}
 	if (cand == NULL || clen != tlen)
 		return 0;
-	return crypto_equal(cand, conf.token, tlen);
+	return crypto_equal(cand, auth_token, tlen);
 }
 
 /*
@@ -258,7 +268,7 @@ jwt_refusal(const struct http_req_head *h)
 	}
 	if (len == 0)
 		return "invalid authorization header";
-	return jwt_check(conf.jwt, tok, len, time(NULL));
+	return jwt_check(auth_jwt, tok, len, time(NULL));
 }
 
 static int
@@ -379,7 +389,7 @@ http_upgrade_parse(const char *data, size_t len, int need_auth, struct http_resu
 	}
 	r->http10 = h.http10;
 	r->head_method = strcmp(h.method, "HEAD") == 0;
-	if (conf.jwt != NULL) {
+	if (auth_jwt != NULL) {
 		jwt_route(&h, r);
 		return;
 	}

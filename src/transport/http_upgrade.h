@@ -4,6 +4,8 @@
 
 #include <stddef.h>
 
+struct jwt_conf;
+
 /*
  * The reference (hyper) takes a head of about 400 KiB (a little more,
  * depending on how the bytes arrive) and 100 header fields; over that, 431.
@@ -27,9 +29,11 @@ struct http_result {
 	int			 head_method;	/* a HEAD request: no body */
 };
 
+/* Once, before the first head: the capability token and the JWT check, each NULL: none. */
+void	http_upgrade_init(const char *token, const struct jwt_conf *jwt);
 /*
  * Look at the bytes received so far. need_auth: a capability token must be
- * presented (conf.token).
+ * presented (the one http_upgrade_init() was given).
  */
 void	http_upgrade_parse(const char *data, size_t len, int need_auth,
 	    struct http_result *r);

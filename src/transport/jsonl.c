@@ -9,7 +9,6 @@
 #include <unistd.h>
 
 #include "log.h"
-#include "execd.h"
 #include "transport/jsonl.h"
 #include "rpc/rpc.h"
 
@@ -47,7 +46,15 @@ static struct {
 
 #define JSONL_LINGER_MS	2000
 
+static size_t	max_message;		/* jsonl_init() */
+
 static void	jsonl_update(void);
+
+void
+jsonl_init(size_t max)
+{
+	max_message = max;
+}
 
 static void
 jsonl_finish(void)
@@ -76,10 +83,10 @@ jsonl_lines(void)
 		nl = memchr(line + jl.scanned, '\n', buf_avail(&jl.in) - jl.scanned);
 		if (nl == NULL) {
 			jl.scanned = buf_avail(&jl.in);
-			if (jl.scanned > conf.max_message) {
+			if (jl.scanned > max_message) {
 				/* as the reference: an over-long line ends the connection */
 				log_warnx("%s: message over %zu bytes: closing", jl.c->peer,
-				    conf.max_message);
+				    max_message);
 				jl.closing = 1;
 				rpc_detach();
 			}
@@ -87,8 +94,8 @@ jsonl_lines(void)
 		}
 		len = (size_t)(nl - line);
 		jl.scanned = 0;
-		if (len > conf.max_message) {
-			log_warnx("%s: message over %zu bytes: closing", jl.c->peer, conf.max_message);
+		if (len > max_message) {
+			log_warnx("%s: message over %zu bytes: closing", jl.c->peer, max_message);
 			jl.closing = 1;
 			rpc_detach();
 			return;

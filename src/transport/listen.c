@@ -19,7 +19,6 @@
 
 #include "evloop.h"
 #include "log.h"
-#include "execd.h"
 #include "transport/listen.h"
 #include "util/children.h"
 
@@ -106,7 +105,8 @@ is_loopback(const struct sockaddr *sa)
 }
 
 int
-listen_open(const char *url, int allow_remote, char *client_url, size_t urllen)
+listen_open(const char *url, int allow_remote, const char *token, char *client_url,
+    size_t urllen)
 {
 	struct addrinfo		 hints = { .ai_socktype = SOCK_STREAM,
 				    .ai_flags = AI_NUMERICHOST | AI_NUMERICSERV };
@@ -159,11 +159,11 @@ listen_open(const char *url, int allow_remote, char *client_url, size_t urllen)
 	if (ss.ss_family == AF_INET6) {
 		inet_ntop(AF_INET6, &((struct sockaddr_in6 *)&ss)->sin6_addr, shost, sizeof(shost));
 		snprintf(client_url, urllen, "ws://[%s]:%u/%s", shost,
-		    ntohs(((struct sockaddr_in6 *)&ss)->sin6_port), conf.token ? conf.token : "");
+		    ntohs(((struct sockaddr_in6 *)&ss)->sin6_port), token ? token : "");
 	} else {
 		inet_ntop(AF_INET, &((struct sockaddr_in *)&ss)->sin_addr, shost, sizeof(shost));
 		snprintf(client_url, urllen, "ws://%s:%u/%s", shost,
-		    ntohs(((struct sockaddr_in *)&ss)->sin_port), conf.token ? conf.token : "");
+		    ntohs(((struct sockaddr_in *)&ss)->sin_port), token ? token : "");
 	}
 	return fd;
 bad:

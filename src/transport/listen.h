@@ -6,8 +6,12 @@
 
 #include <stddef.h>
 
-/* "ws://127.0.0.1:8765" -> a bound, listening socket; prints the client URL. */
-int	listen_open(const char *url, int allow_remote, char *client_url, size_t urllen);
+/*
+ * "ws://127.0.0.1:8765" -> a bound, listening socket; client_url gets the
+ * URL a client connects to, with token (NULL: none) as its path.
+ */
+int	listen_open(const char *url, int allow_remote, const char *token, char *client_url,
+	    size_t urllen);
 /* What a forked instance runs, and what the listener does when one ends. */
 struct listen_ops {
 	/*

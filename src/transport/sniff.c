@@ -8,24 +8,33 @@
 
 #include "fdio.h"
 #include "log.h"
-#include "execd.h"
 #include "transport/conn.h"
 #include "transport/http_upgrade.h"
 #include "transport/jsonl.h"
 #include "transport/sniff.h"
 #include "transport/ws.h"
 
-static struct conn	client;
-static struct ev_timer	head_timer;
-static int		http_mode;
+static struct conn		client;
+static struct ev_timer		head_timer;
+static int			http_mode;
+static struct transport_conf	tconf;
+
+void
+transport_init(const struct transport_conf *tc)
+{
+	tconf = *tc;
+	jsonl_init(tc->max_message);
+	ws_init(tc->max_message, tc->ws_ping_ms);
+	http_upgrade_init(tc->token, tc->jwt);
+}
 
 static int
 need_auth(const struct conn *c)
 {
-	if (conf.no_auth)
+	if (tconf.no_auth)
 		return 0;
 	/* ssh pipes and Unix sockets are authenticated by whoever made them */
-	return c->is_inet || conf.token != NULL || conf.jwt != NULL;
+	return c->is_inet || tconf.token != NULL || tconf.jwt != NULL;
 }
 
 static void
@@ -171,7 +180,7 @@ sniff_start(int in_fd, int out_fd)
 	ev_timer_init(&head_timer, sniff_head_timeout, NULL);
 	/* bound a slow or silent network client (slowloris) */
 	if (client.is_inet)
-		ev_timer_start(&head_timer, conf.header_timeout_ms);
+		ev_timer_start(&head_timer, tconf.header_timeout_ms);
 	conn_want(&client, 1, 0);
 	return 0;
 }

@@ -14,7 +14,6 @@
 
 #include "buf.h"
 #include "log.h"
-#include "execd.h"
 #include "rpc/rpc.h"
 #include "transport/ws.h"
 
@@ -60,6 +59,10 @@ static struct {
 	int			 doomed;
 	struct ev_timer		 doom;
 } ws;
+
+/* ws_init(): what every connection is held to */
+static size_t	max_message;
+static unsigned	ping_ms;
 
 static void	ws_update(void);
 
@@ -308,7 +311,7 @@ ws_ping(struct ev_timer *t, void *arg)
 		return;
 	wslay_event_queue_msg(ws.ctx, &msg);
 	ws_update();
-	ev_timer_start(&ws.ping, conf.ws_ping_ms);
+	ev_timer_start(&ws.ping, ping_ms);
 }
 
 static int
@@ -438,6 +441,13 @@ ws_close(void *ctx)
 	ws_doom();
 }
 
+void
+ws_init(size_t max, unsigned ping)
+{
+	max_message = max;
+	ping_ms = ping;
+}
+
 int
 ws_start(struct conn *c)
 {
@@ -457,7 +467,7 @@ ws_start_after(struct conn *c, const char *head, size_t len)
 		log_warnx("%s: wslay context: out of memory", c->peer);
 		return -1;
 	}
-	wslay_event_config_set_max_recv_msg_length(ws.ctx, conf.max_message);
+	wslay_event_config_set_max_recv_msg_length(ws.ctx, max_message);
 	if (buf_append(&ws.out, head, len) == -1) {
 		log_warnx("%s: out of memory", c->peer);
 		wslay_event_context_free(ws.ctx);
@@ -477,8 +487,8 @@ ws_start_after(struct conn *c, const char *head, size_t len)
 	ev_timer_init(&ws.ping, ws_ping, NULL);
 	ev_timer_init(&ws.linger, ws_linger_done, NULL);
 	ev_timer_init(&ws.doom, ws_doom_run, NULL);
-	if (conf.ws_ping_ms > 0)
-		ev_timer_start(&ws.ping, conf.ws_ping_ms);
+	if (ping_ms > 0)
+		ev_timer_start(&ws.ping, ping_ms);
 	conn_set_handlers(c, ws_on_read, ws_on_write, NULL);
 	rpc_attach(&ws.t);
 	/*

@@ -4,6 +4,8 @@
 
 #include "transport/conn.h"
 
+/* Once, before ws_start(): the longest message, and how often to ping (0: never). */
+void	ws_init(size_t max_message, unsigned ping_ms);
 /* Takes over c; bytes after the HTTP head are already in c->pre. */
 int	ws_start(struct conn *c);
 /*

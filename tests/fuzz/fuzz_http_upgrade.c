@@ -11,19 +11,15 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "execd.h"
 #include "transport/http_upgrade.h"
 #include "fuzz.h"
 
-struct execd_conf conf = {
-	.max_message = 1024 * 1024,
-	.header_timeout_ms = 10000,
-	.token = "0123456789abcdef0123456789abcdef",
-};
+#define TOKEN	"0123456789abcdef0123456789abcdef"
 
 int
 LLVMFuzzerInitialize(int *argc, char ***argv)
 {
+	http_upgrade_init(TOKEN, NULL);
 	return 0;
 }
 
@@ -38,9 +34,12 @@ check(const struct http_result *r, size_t len)
 	case HTTP_RESPOND:
 	case HTTP_UPGRADE:
 		if (r->resp_len == 0 || r->resp_len >= sizeof(r->resp) ||
-		    memcmp(r->resp, "HTTP/1.1 ", 9) != 0 || r->head_len > len)
+		    memcmp(r->resp, "HTTP/1.", 7) != 0 || r->resp[8] != ' ' ||
+		    (r->resp[7] != '1' && (r->resp[7] != '0' || !r->http10)) ||
+		    r->head_len > len)
 			abort();
-		if (r->verdict == HTTP_UPGRADE && r->status != 101)
+		/* an HTTP/1.0 client is answered as HTTP/1.0, except the 101 */
+		if (r->verdict == HTTP_UPGRADE && (r->status != 101 || r->resp[7] != '1'))
 			abort();
 		break;
 	}

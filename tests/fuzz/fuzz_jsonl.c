@@ -7,16 +7,10 @@
 #include "config.h"
 
 #include "evloop.h"
-#include "execd.h"
 #include "transport/jsonl.h"
 #include "fuzz.h"
 #include "rpc_stub.h"
 #include "transport_feed.h"
-
-struct execd_conf conf = {
-	.max_message = 1024,
-	.header_timeout_ms = 10000,
-};
 
 int
 LLVMFuzzerInitialize(int *argc, char ***argv)
@@ -33,8 +27,9 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	if (size < 2)
 		return 0;
-	conf.max_message = caps[(data[0] >> 4) & 3];
 	rpc_stub_reset(data[0] & 7);
+	stub.max_message = caps[(data[0] >> 4) & 3];
+	jsonl_init(stub.max_message);
 	stub.check_lines = 1;
 	feed_transport(jsonl_start, data + 2, size - 2, (size - 2) / 4, 1 + data[1]);
 	return 0;

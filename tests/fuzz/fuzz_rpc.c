@@ -28,6 +28,7 @@
 #include "evloop.h"
 #include "log.h"
 #include "execd.h"
+#include "discovery/discovery.h"
 #include "fs/fs.h"
 #include "http/http_req.h"
 #include "proc/proc.h"
@@ -214,18 +215,11 @@ disconnect_client(void)
 	}
 }
 
-/* no session is ever kept for a resume here */
-static int
-never_waiting(void)
-{
-	return 0;
-}
-
 int
 LLVMFuzzerInitialize(int *argc, char ***argv)
 {
 	const struct rpc_method	*tables[] = { session_methods, proc_methods, fs_methods,
-				    http_methods }, *m;
+				    discovery_methods, http_methods }, *m;
 	struct proc_limits	 limits = { .max_stdin = 1024 * 1024,
 				    .retention_bytes = 64 * 1024, .retention_chunks = 50000,
 				    .kill_grace_ms = 20,
@@ -251,8 +245,8 @@ LLVMFuzzerInitialize(int *argc, char ***argv)
 	rpc_set_gate(&session_lifecycle);
 	for (i = 0; i < sizeof(tables) / sizeof(tables[0]); i++)
 		rpc_register(tables[i]);
-	proc_rpc_init(&limits, never_waiting);
-	http_req_init();
+	proc_rpc_init(&limits);
+	http_req_init(conf.max_message);
 	fz.next_id = 1;
 	connect_client();
 	return 0;

@@ -1,6 +1,6 @@
 /*
  * A skill's agents/openai.yaml as capabilities/discoverV2 reads it
- * (src/fs/fs_skill_meta.c over src/fs/fs_yaml.c and libyaml): any bytes,
+ * (src/discovery/skill_meta.c over src/discovery/yaml.c and libyaml): any bytes,
  * as the file's text.  What the loader keeps must point inside itself, and
  * what the reader answers must have the reference's shape: null, or
  * dependencies with tools that each have a type and a value within their
@@ -16,8 +16,8 @@
 
 #include <jansson.h>
 
-#include "fs/fs_int.h"
-#include "fs/fs_yaml.h"
+#include "discovery/discovery_int.h"
+#include "discovery/yaml.h"
 #include "fuzz.h"
 
 #define TEXT_MAX	(1U << 20)	/* what discoverV2 reads of the file */

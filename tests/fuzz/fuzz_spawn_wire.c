@@ -13,7 +13,7 @@
 #include <unistd.h>
 
 #include "log.h"
-#include "util/spawn_wire.h"
+#include "util/wire.h"
 #include "spawn/spawner.h"
 #include "fuzz.h"
 

@@ -1,5 +1,5 @@
 /*
- * The TOML reader and writer of environmentConfig/read (src/config/toml*.c).
+ * The TOML reader and writer of environmentConfig/read (src/toml/toml*.c).
  * The input is a document.  A refused one must say why and where (line and
  * column from 1); an accepted one is printed, and what is printed must read
  * back (unless a bound refuses it: nesting, key parts, keys per table) and
@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "config/toml.h"
+#include "toml/toml.h"
 #include "fuzz.h"
 
 int

@@ -10,16 +10,10 @@
 #include <signal.h>
 
 #include "evloop.h"
-#include "execd.h"
 #include "transport/ws.h"
 #include "fuzz.h"
 #include "rpc_stub.h"
 #include "transport_feed.h"
-
-struct execd_conf conf = {
-	.max_message = 1024,
-	.header_timeout_ms = 10000,
-};
 
 int
 LLVMFuzzerInitialize(int *argc, char ***argv)
@@ -37,8 +31,9 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	if (size < 2)
 		return 0;
-	conf.max_message = caps[(data[0] >> 4) & 3];
 	rpc_stub_reset(data[0] & 7);
+	stub.max_message = caps[(data[0] >> 4) & 3];
+	ws_init(stub.max_message, 0);
 	feed_transport(ws_start, data + 2, size - 2, (size - 2) / 4, 1 + data[1]);
 	return 0;
 }

@@ -9,7 +9,6 @@
 #include <string.h>
 
 #include "evloop.h"
-#include "execd.h"
 #include "rpc/rpc.h"
 #include "rpc_stub.h"
 
@@ -67,7 +66,7 @@ rpc_input(const char *msg, size_t len)
 
 	if (!stub.attached)
 		return 1;
-	if (len > conf.max_message)
+	if (len > stub.max_message)
 		abort();	/* a transport let an over-long message through */
 	/* touch every byte: ASan sees a message that is not all there */
 	for (i = 0; i < len; i++)

@@ -15,6 +15,7 @@ struct rpc_stub {
 	unsigned		 knobs;
 	int			 attached;
 	int			 check_lines;
+	size_t			 max_message;	/* what the transport was given */
 	unsigned		 detaches, drained, send_failed;
 	size_t			 messages, bytes;
 	unsigned		 sum;

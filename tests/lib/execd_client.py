@@ -12,7 +12,8 @@ import signal
 import subprocess
 import sys
 import time
-import traceback
+
+from tap import Tap, skip_all  # noqa: F401 (tests import them from here)
 
 TOP_BUILDDIR = os.environ.get("top_builddir", ".")
 F_SETPIPE_SZ = getattr(fcntl, "F_SETPIPE_SZ", 1031)
@@ -87,61 +88,9 @@ def find_ref():
     return found[0] if found else None
 
 
-class Tap:
-    """Minimal TAP producer: plan at the end, a bail-out on an overall timeout."""
-
-    def __init__(self, timeout=120):
-        self.n = 0
-        self.failed = 0
-        signal.signal(signal.SIGALRM, self._timeout)
-        signal.alarm(timeout)
-        sys.excepthook = self._crash
-
-    def _crash(self, kind, value, tb):
-        """an exception the test did not catch: its traceback in the TAP log
-        (the harness keeps stdout only), then a bail-out"""
-        for line in "".join(traceback.format_exception(kind, value, tb)).splitlines():
-            print("# " + line)
-        print("Bail out! %s: %s" % (kind.__name__, value))
-        sys.stdout.flush()
-
-    def _timeout(self, *a):
-        print("Bail out! test timed out")
-        sys.stdout.flush()
-        os._exit(1)
-
-    def ok(self, cond, desc, diag=None):
-        self.n += 1
-        print("%s %d - %s" % ("ok" if cond else "not ok", self.n, desc))
-        if not cond:
-            self.failed += 1
-            if diag is not None:
-                for line in str(diag).splitlines():
-                    print("# " + line)
-        sys.stdout.flush()
-        return cond
-
-    def eq(self, got, want, desc):
-        return self.ok(got == want, desc, "got:  %r\nwant: %r" % (got, want))
-
-    def skip(self, desc, why):
-        self.n += 1
-        print("ok %d - %s # SKIP %s" % (self.n, desc, why))
-        sys.stdout.flush()
-
-    def done(self):
-        print("1..%d" % self.n)
-        sys.stdout.flush()
-        sys.exit(1 if self.failed else 0)
-
-
 def tap(timeout=120):
+    """The tests' Tap (tests/lib/tap.py), bailing out after timeout seconds."""
     return Tap(timeout)
-
-
-def skip_all(why):
-    print("1..0 # SKIP %s" % why)
-    sys.exit(0)
 
 
 class Execd:

@@ -23,6 +23,8 @@ import tempfile
 import threading
 import time
 
+from tap import Tap  # noqa: F401 (the tests import it from here)
+
 TOP_BUILDDIR = os.environ.get("top_builddir", os.path.join(os.path.dirname(__file__), "..", ".."))
 PROXY_BIN = os.environ.get("EXECD_PROXY", os.path.join(TOP_BUILDDIR, "proxy", "execd-proxy"))
 
@@ -59,34 +61,6 @@ def tmpdir():
     d = tempfile.mkdtemp(prefix="proxytest.")
     _tmpdirs.append(d)
     return d
-
-
-class Tap:
-    def __init__(self):
-        self.n = 0
-        self.failed = 0
-
-    def ok(self, cond, name, detail=None):
-        self.n += 1
-        if not cond:
-            self.failed += 1
-        print("%s %d - %s" % ("ok" if cond else "not ok", self.n, name), flush=True)
-        if not cond and detail is not None:
-            for line in str(detail).splitlines()[:40]:
-                print("# " + line, flush=True)
-        return cond
-
-    def eq(self, got, want, name):
-        return self.ok(got == want, name, "got %r, want %r" % (got, want))
-
-    def skip(self, name, why):
-        self.n += 1
-        print("ok %d - %s # SKIP %s" % (self.n, name, why), flush=True)
-
-    def done(self):
-        print("1..%d" % self.n, flush=True)
-        cleanup()
-        sys.exit(1 if self.failed else 0)
 
 
 def free_port(kind=socket.SOCK_STREAM):

@@ -2,7 +2,7 @@
 
 #include <string.h>
 
-#include "util/spawn_wire.h"
+#include "util/wire.h"
 
 void
 wire_u32(struct wire_out *w, uint32_t v)

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "config/toml.h"
+#include "toml/toml.h"
 
 void
 toml_free(struct toml_node *n)

@@ -22,7 +22,7 @@
 #include <yaml.h>
 
 #include "dlsyms.h"
-#include "fs/fs_yaml.h"
+#include "discovery/yaml.h"
 
 #define YAML_EVENTS_MAX	(8U << 20)	/* events of one document */
 #define YAML_ARENA_MAX	(64U << 20)	/* bytes of its scalars and tags */

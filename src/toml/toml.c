@@ -12,8 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "config/toml.h"
-#include "config/toml_int.h"
+#include "toml/toml.h"
+#include "toml/toml_int.h"
 
 #define E_UNQUOTED	"string values must be quoted, expected literal string"
 #define E_DUP		"duplicate key"

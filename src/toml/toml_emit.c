@@ -17,7 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "config/toml.h"
+#include "toml/toml.h"
 
 struct out {
 	char	*s;

@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "fs/fs_int.h"
+#include "discovery/discovery_int.h"
 
 #define IDENT_CHARS	"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-"
 #define DIGITS		"0123456789"

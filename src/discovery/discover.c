@@ -20,13 +20,14 @@
 #include <unistd.h>
 
 #include "log.h"
-#include "config/toml.h"
-#include "fs/fs_int.h"
+#include "toml/toml.h"
+#include "fs/fs_access.h"
+#include "discovery/discovery_int.h"
 #include "sandbox/sandbox.h"
 #include "policy/fs_policy.h"
 #include "rpc/errno_text.h"
 #include "rpc/rpc_serde.h"
-#include "util/uri.h"
+#include "uri.h"
 
 #define DISCOVER_DEPTH	64		/* directories below a root */
 #define DISCOVER_FILE_MAX (1U << 20)	/* bytes of one SKILL.md or its metadata */
@@ -490,12 +491,12 @@ struct root_args {
 static int
 root_path(const char *uri, struct jx_err *e)
 {
-	char	*dir;
-	int	 code;
+	char		*dir;
+	enum uri_status	 us;
 
 	if (uri == NULL)
 		return 0;
-	if ((dir = uri_to_path_code(uri, e, &code)) == NULL && code == RPC_INVALID_PARAMS)
+	if ((dir = uri_to_path_status(uri, e, &us)) == NULL && us == URI_MALFORMED)
 		return -1;
 	free(dir);
 	return 0;
@@ -543,7 +544,8 @@ root_result(json_t *raw, struct jx_err *e)
 	json_t			*skills, *root, *res, *warnings, *plugin = NULL, *namespaces;
 	struct fs_policy	*pol;
 	long			 n;
-	int			 code, rc;
+	enum uri_status		 us;
+	int			 rc;
 
 	/* serde's order: the first bad field of the input, then the first missing one */
 	root = serde_struct_params(raw, &root_struct, &n);
@@ -555,7 +557,7 @@ root_result(json_t *raw, struct jx_err *e)
 		return NULL;
 	}
 	warnings = json_array();
-	if ((dir = uri_to_path_code(uri, e, &code)) == NULL) {
+	if ((dir = uri_to_path_status(uri, e, &us)) == NULL) {
 		/* a URI naming no local path: this root's error, as the reference has it */
 		res = root_failed(id, uri, jx_err_whole(e->msg), warnings);
 		fs_sandbox_field.release(&pol);

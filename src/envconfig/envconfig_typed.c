@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "config/envconfig_int.h"
+#include "envconfig/envconfig_int.h"
 
 #define SYSTEM_DIR	"/etc/codex"
 

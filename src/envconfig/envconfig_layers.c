@@ -19,7 +19,7 @@
 #include <unistd.h>
 
 #include "log.h"
-#include "config/envconfig_int.h"
+#include "envconfig/envconfig_int.h"
 #include "sandbox/sandbox.h"
 #include "rpc/errno_text.h"
 

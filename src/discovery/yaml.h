@@ -2,12 +2,12 @@
  * A YAML document as the list of its parse events, read with libyaml: the
  * parser the reference's serde_yaml is a translation of, so a file one
  * refuses the other refuses too.  libyaml is opened at the first document
- * (fs_yaml.c says why).  What the events mean is the reader's business
- * (fs_skill_meta.c); this only records them, with aliases already pointing
+ * (yaml.c says why).  What the events mean is the reader's business
+ * (skill_meta.c); this only records them, with aliases already pointing
  * at their anchor's node, as serde_yaml's loader leaves them.
  */
-#ifndef EXECD_FS_YAML_H
-#define EXECD_FS_YAML_H
+#ifndef EXECD_DISCOVERY_YAML_H
+#define EXECD_DISCOVERY_YAML_H
 
 #include <stddef.h>
 #include <stdint.h>

@@ -26,13 +26,14 @@
 #include <unistd.h>
 
 #include "log.h"
-#include "fs/fs_int.h"
+#include "fs/fs_access.h"
+#include "discovery/discovery_int.h"
 #include "fs/fs_param.h"
 #include "policy/fs_policy.h"
 #include "rpc/rpc_scan.h"
 #include "rpc/rpc_serde.h"
 #include "util/codex_home.h"
-#include "util/uri.h"
+#include "uri.h"
 
 #define META_FILE_MAX	(1U << 20)	/* bytes of an openai.yaml the reference reads */
 #define DISCOVER_WARNING "some capability metadata could not be loaded; discovery may be incomplete"

@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "fs/fs_int.h"
+#include "discovery/discovery_int.h"
 
 #define SKILL_NAME_MAX	64	/* characters (not bytes) */
 

@@ -17,12 +17,12 @@
 #include <unistd.h>
 
 #include "log.h"
-#include "config/envconfig.h"
-#include "config/envconfig_int.h"
+#include "envconfig/envconfig.h"
+#include "envconfig/envconfig_int.h"
 #include "rpc/rpc_serde.h"
 #include "session/session.h"
 #include "util/codex_home.h"
-#include "util/uri.h"
+#include "uri.h"
 
 static void	m_read(struct rpc_req *, json_t *);
 
@@ -205,7 +205,8 @@ read_decode(json_t *o, void *arg, struct jx_err *e)
 	struct read_params	*rp = arg;
 	json_t			*cwd = NULL;
 	char			*path;
-	int			 r, code;
+	enum uri_status		 us;
+	int			 r;
 
 	if (jx_struct(o, "EnvironmentConfigReadParams", e) == -1 ||
 	    (r = jx_any(o, "cwd", JX_REQ, &cwd, e)) == -1)
@@ -213,7 +214,7 @@ read_decode(json_t *o, void *arg, struct jx_err *e)
 	if (r == 1) {
 		if (!json_is_string(cwd))
 			return serde_type_error(e, cwd, "a string", 0);
-		if ((path = uri_json_to_path(cwd, e, &code)) == NULL)
+		if ((path = uri_json_to_path(cwd, e, &us)) == NULL)
 			return -1;
 		free(path);
 	}
@@ -229,13 +230,14 @@ read_params(struct rpc_req *req, json_t *params, struct read_params *rp)
 	static const struct serde_struct sp = { "EnvironmentConfigReadParams", fields, 0 };
 	struct jx_err	 e;
 	long		 n;
-	int		 rc, code;
+	enum uri_status	 us;
+	int		 rc;
 
 	rp->obj = serde_struct_params(params, &sp, &n);
 	rc = jx_in_order(rp->obj, read_decode, rp, &e);
 	/* here even a URI that names no local path is -32602, as the reference says */
 	if (rc == 0 && (rp->cwd = uri_json_to_path(json_object_get(rp->obj, "cwd"), &e,
-	    &code)) == NULL)
+	    &us)) == NULL)
 		rc = -1;
 	if (serde_struct_seq_end(&sp, n, rc, &e) == 0)
 		return 0;

@@ -2,7 +2,7 @@
 #ifndef EXECD_TOML_INT_H
 #define EXECD_TOML_INT_H
 
-#include "config/toml.h"
+#include "toml/toml.h"
 
 struct tparser {
 	const char		*buf, *p, *end;

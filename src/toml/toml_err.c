@@ -8,8 +8,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "config/toml.h"
-#include "config/toml_int.h"
+#include "toml/toml.h"
+#include "toml/toml_int.h"
 
 /* Record the first error, at `at`, covering span characters; always -1. */
 int

@@ -4,7 +4,7 @@
 
 #include <stddef.h>
 
-#include "config/toml.h"
+#include "toml/toml.h"
 
 #define EC_ERRLEN	2048
 

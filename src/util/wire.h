@@ -1,10 +1,12 @@
 /*
  * The spawn helper's message format: integers and length-prefixed byte
  * strings (paths need not be UTF-8, so no JSON), and descriptors passed
- * alongside with SCM_RIGHTS, named in the message by their index.
+ * alongside with SCM_RIGHTS, named in the message by their index.  Each
+ * side encodes its own part: spawn/spawner.c the request, sandbox/
+ * sandbox_wire.c the plan in it; this knows neither.
  */
-#ifndef EXECD_SPAWN_WIRE_H
-#define EXECD_SPAWN_WIRE_H
+#ifndef EXECD_UTIL_WIRE_H
+#define EXECD_UTIL_WIRE_H
 
 #include <stddef.h>
 #include <stdint.h>

@@ -10,8 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "config/toml.h"
-#include "config/toml_int.h"
+#include "toml/toml.h"
+#include "toml/toml_int.h"
 #include "textx.h"
 
 #define E_ESCAPE	"missing escaped value, expected `b`, `e`, `f`, `n`, `r`, `\\`, " \

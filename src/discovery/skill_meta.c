@@ -27,8 +27,8 @@
 
 #include <jansson.h>
 
-#include "fs/fs_int.h"
-#include "fs/fs_yaml.h"
+#include "discovery/discovery_int.h"
+#include "discovery/yaml.h"
 
 #define READ_STEPS	(4U << 20)
 #define NAME_MAX_CHARS	64

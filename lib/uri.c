@@ -14,9 +14,8 @@
 #include <string.h>
 #include <strings.h>
 
-#include "rpc/rpc.h"
 #include "textx.h"
-#include "util/uri.h"
+#include "uri.h"
 
 struct seg {
 	const char	*p;
@@ -121,16 +120,17 @@ set_msg(struct jx_err *e, const char *pre, const char *text, const char *post)
 }
 
 static int
-fail(struct jx_err *e, int *code, int c, const char *msg)
+fail(struct jx_err *e, enum uri_status *st, enum uri_status c, const char *msg)
 {
 	snprintf(e->msg, sizeof(e->msg), "%s", msg);
-	*code = c;
+	*st = c;
 	return -1;
 }
 
 /* A file URL's host: percent-decoded, lower-cased, "localhost" is none. */
 static int
-parse_host(struct url *u, const char *h, size_t len, struct jx_err *e, int *code)
+parse_host(struct url *u, const char *h, size_t len, struct jx_err *e,
+    enum uri_status *st)
 {
 	size_t	i, n = 0;
 	int	hi, lo;
@@ -138,7 +138,7 @@ parse_host(struct url *u, const char *h, size_t len, struct jx_err *e, int *code
 
 	if (len > 0 && h[0] == '[') {
 		if (h[len - 1] != ']' || len >= sizeof(u->host))
-			return fail(e, code, RPC_INVALID_PARAMS,
+			return fail(e, st, URI_MALFORMED,
 			    "invalid URI: invalid IPv6 address");
 		memcpy(u->host, h, len);
 		u->host[len] = '\0';
@@ -151,13 +151,13 @@ parse_host(struct url *u, const char *h, size_t len, struct jx_err *e, int *code
 			c = (unsigned char)(hi * 16 + lo);
 			i += 2;
 		} else if (c == '%')
-			return fail(e, code, RPC_INVALID_PARAMS,
+			return fail(e, st, URI_MALFORMED,
 			    "invalid URI: invalid international domain name");
 		if (c <= 0x20 || c == 0x7f || strchr("#%/:<>?@[\\]^|", c) != NULL)
-			return fail(e, code, RPC_INVALID_PARAMS,
+			return fail(e, st, URI_MALFORMED,
 			    "invalid URI: invalid international domain name");
 		if (n + 1 >= sizeof(u->host))
-			return fail(e, code, RPC_INVALID_PARAMS,
+			return fail(e, st, URI_MALFORMED,
 			    "invalid URI: domain is too long");
 		u->host[n++] = (char)tolower(c);
 	}
@@ -238,15 +238,16 @@ serialize(const struct url *u, int upper_drive)
 }
 
 static int
-invalid_on_linux(const struct url *u, int upper_drive, struct jx_err *e, int *code, int c)
+invalid_on_linux(const struct url *u, int upper_drive, struct jx_err *e,
+    enum uri_status *st, enum uri_status c)
 {
 	char	*s;
 
 	if ((s = serialize(u, upper_drive)) == NULL)
-		return fail(e, code, RPC_INTERNAL_ERROR, "out of memory");
+		return fail(e, st, URI_NOMEM, "out of memory");
 	set_msg(e, "'", s, "' is invalid on 'linux'");
 	free(s);
-	*code = c;
+	*st = c;
 	return -1;
 }
 
@@ -325,7 +326,7 @@ special_scheme(const char *s)
 }
 
 static int
-other_scheme(const char *scheme, const char *rest, struct jx_err *e, int *code)
+other_scheme(const char *scheme, const char *rest, struct jx_err *e, enum uri_status *st)
 {
 	const char	*h, *end, *at;
 
@@ -338,15 +339,15 @@ other_scheme(const char *scheme, const char *rest, struct jx_err *e, int *code)
 			;
 		h = at;
 		if (end == h || *h == ':')
-			return fail(e, code, RPC_INVALID_PARAMS, "invalid URI: empty host");
+			return fail(e, st, URI_MALFORMED, "invalid URI: empty host");
 	}
 	set_msg(e, "unsupported path URI scheme `", scheme, "`");
-	*code = RPC_INVALID_PARAMS;
+	*st = URI_MALFORMED;
 	return -1;
 }
 
 static char *
-parse(struct url *u, struct jx_err *e, int *code)
+parse(struct url *u, struct jx_err *e, enum uri_status *st)
 {
 	char		*scheme;
 	const char	*p = u->clean, *rest, *host;
@@ -355,13 +356,13 @@ parse(struct url *u, struct jx_err *e, int *code)
 	char		*path;
 
 	if (!isalpha((unsigned char)*p)) {
-		fail(e, code, RPC_INVALID_PARAMS, "invalid URI: relative URL without a base");
+		fail(e, st, URI_MALFORMED, "invalid URI: relative URL without a base");
 		return NULL;
 	}
 	while (isalnum((unsigned char)*p) || *p == '+' || *p == '-' || *p == '.')
 		p++;
 	if (*p != ':') {
-		fail(e, code, RPC_INVALID_PARAMS, "invalid URI: relative URL without a base");
+		fail(e, st, URI_MALFORMED, "invalid URI: relative URL without a base");
 		return NULL;
 	}
 	n = (size_t)(p - u->clean);
@@ -369,12 +370,12 @@ parse(struct url *u, struct jx_err *e, int *code)
 	if (n != 4 || strncasecmp(u->clean, "file", 4) != 0) {
 		/* named whole in the error, however long */
 		if ((scheme = strndup(u->clean, n)) == NULL) {
-			fail(e, code, RPC_INTERNAL_ERROR, "out of memory");
+			fail(e, st, URI_NOMEM, "out of memory");
 			return NULL;
 		}
 		for (i = 0; i < n; i++)
 			scheme[i] = (char)tolower((unsigned char)scheme[i]);
-		other_scheme(scheme, rest, e, code);
+		other_scheme(scheme, rest, e, st);
 		free(scheme);
 		return NULL;
 	}
@@ -382,67 +383,68 @@ parse(struct url *u, struct jx_err *e, int *code)
 	if (is_sep(rest[0]) && is_sep(rest[1])) {
 		host = rest + 2;
 		rest = host + strcspn(host, "/\\?#");
-		if (parse_host(u, host, (size_t)(rest - host), e, code) == -1)
+		if (parse_host(u, host, (size_t)(rest - host), e, st) == -1)
 			return NULL;
 	}
 	p = parse_segments(u, rest);
 	if (*p == '?') {
-		fail(e, code, RPC_INVALID_PARAMS, "query parameters are not allowed in path URIs");
+		fail(e, st, URI_MALFORMED, "query parameters are not allowed in path URIs");
 		return NULL;
 	}
 	if (*p == '#') {
-		fail(e, code, RPC_INVALID_PARAMS, "fragments are not allowed in path URIs");
+		fail(e, st, URI_MALFORMED, "fragments are not allowed in path URIs");
 		return NULL;
 	}
 	if ((path = decode_path(u, &nul)) == NULL) {
 		if (nul)
-			invalid_on_linux(u, 0, e, code, RPC_INVALID_PARAMS);
+			invalid_on_linux(u, 0, e, st, URI_MALFORMED);
 		else
-			fail(e, code, RPC_INTERNAL_ERROR, "out of memory");
+			fail(e, st, URI_NOMEM, "out of memory");
 		return NULL;
 	}
 	if (u->host[0] != '\0') {
 		free(path);
-		invalid_on_linux(u, 0, e, code, RPC_INVALID_REQUEST);
+		invalid_on_linux(u, 0, e, st, URI_NOT_LOCAL);
 		return NULL;
 	}
 	if (u->nsegs > 0 && u->segs[0].len == 2 && isalpha((unsigned char)u->segs[0].p[0]) &&
 	    u->segs[0].p[1] == ':') {
 		free(path);
-		invalid_on_linux(u, 1, e, code, RPC_INVALID_REQUEST);
+		invalid_on_linux(u, 1, e, st, URI_NOT_LOCAL);
 		return NULL;
 	}
 	return path;
 }
 
 char *
-uri_to_path_code(const char *uri, struct jx_err *e, int *code)
+uri_to_path_status(const char *uri, struct jx_err *e, enum uri_status *st)
 {
-	return uri_to_path_n(uri, strlen(uri), e, code);
+	return uri_to_path_n(uri, strlen(uri), e, st);
 }
 
 char *
-uri_json_to_path(json_t *str, struct jx_err *e, int *code)
+uri_json_to_path(json_t *str, struct jx_err *e, enum uri_status *st)
 {
-	return uri_to_path_n(json_string_value(str), json_string_length(str), e, code);
+	return uri_to_path_n(json_string_value(str), json_string_length(str), e, st);
 }
 
 char *
-uri_to_path_n(const char *uri, size_t len, struct jx_err *e, int *code)
+uri_to_path_n(const char *uri, size_t len, struct jx_err *e, enum uri_status *st)
 {
 	struct url	*u;
 	char		*path;
 
-	*code = RPC_INTERNAL_ERROR;
+	*st = URI_NOMEM;
 	if ((u = calloc(1, sizeof(*u))) == NULL || (u->clean = clean_input(uri, len)) == NULL ||
 	    (u->segs = calloc(strlen(u->clean) + 2, sizeof(*u->segs))) == NULL) {
 		if (u != NULL)
 			free(u->clean);
 		free(u);
-		fail(e, code, RPC_INTERNAL_ERROR, "out of memory");
+		fail(e, st, URI_NOMEM, "out of memory");
 		return NULL;
 	}
-	path = parse(u, e, code);
+	if ((path = parse(u, e, st)) != NULL)
+		*st = URI_OK;
 	free(u->segs);
 	free(u->clean);
 	free(u);
@@ -452,9 +454,9 @@ uri_to_path_n(const char *uri, size_t len, struct jx_err *e, int *code)
 char *
 uri_to_path(const char *uri, struct jx_err *e)
 {
-	int	code;
+	enum uri_status	st;
 
-	return uri_to_path_code(uri, e, &code);
+	return uri_to_path_status(uri, e, &st);
 }
 
 char *

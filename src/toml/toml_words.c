@@ -9,7 +9,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "config/toml_int.h"
+#include "toml/toml_int.h"
 
 #define E_UNQUOTED	"string values must be quoted, expected literal string"
 #define E_NEWLINE	"unexpected key or value, expected newline, `#`"
