@@ -9,7 +9,7 @@ python3 python3-websockets socat curl zstd mandoc procps iproute2 zsh \
 systemd xinetd openssh-server openssh-client dnsmasq-base tinyproxy clang libclang-rt-14-dev \
 libbsd0 libevent-2.1-7 libtirpc3 libwrap0 podman runc catatonit"
 # podman, runc (crun fails on hybrid cgroups) and catatonit (a pod's pause
-# process) run the Pod of contrib/kubernetes in tests/activation-pod.sh.
+# process) run the Pod of contrib/kubernetes in tests/activation/pod.sh.
 # zsh: tests/snapshot.py and tests/snapshot-gen.py compare its shell snapshots
 # with the reference's (they skip the zsh cases without it).
 # Packages are installed without starting their daemons (sshd, xinetd,
@@ -55,7 +55,7 @@ if [ ! -x $inetd_dir/usr/sbin/inetd ]; then
 	fi
 	rm -rf "$dl"
 fi
-# Debian's bubblewrap, for tests/sandbox-transparent-ref.py: the reference's
+# Debian's bubblewrap, for tests/sandbox/transparent-ref.py: the reference's
 # transparent TCP needs a distro bwrap at /usr/bin/bwrap, which that test
 # overlays in a private mount namespace; unpacked here, never installed,
 # so nothing on the host (the reference's other sandboxes included) sees it.

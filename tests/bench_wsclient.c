@@ -1,5 +1,5 @@
 /*
- * Bench client for tests/bench_ws.py: process output over WebSocket, read as
+ * Bench client for tests/bench/ws.py: process output over WebSocket, read as
  * fast as a client can.  The Python client spends about 2 ms of CPU per MiB
  * and on two CPUs it, not the server, set the pace; this one only parses the
  * frame heads, counts the base64 of each process/output chunk and drops it.

@@ -1342,7 +1342,7 @@ WRONG_TYPE_METHODS = [
     ("fs/close", {"handleId": "h"}, F("handleId", types="string"), [], [], {}),
     # no SANDBOX: the reference's watchMissing has no sandbox field (it ignores
     # one); execd decodes and honours it (doc/protocol.md, deliberate
-    # differences; tests/fs_watch.py checks a malformed one is -32602)
+    # differences; tests/fs-watch.py checks a malformed one is -32602)
     ("fs/watchMissing", {"watchId": 1, "missing": ["file://@ROOT@/sub/none/x"]},
      F("watchId", types="number") + F("missing", types="array") +
      F(("missing", 0), types="string"), [], [], {}),
@@ -1882,7 +1882,7 @@ seq("http/request: methods, bodies, headers, status codes, redirects, timeouts",
     H(23, url="http://@HTTP@/redirect", redirectPolicy="none"),
     # A timeout while waiting for the head is not compared here: the reference runs two
     # timers of the same length then (reqwest's and its outer route-aware one) and words
-    # the error after whichever fires first, a race that load decides (http_req.py
+    # the error after whichever fires first, a race that load decides (http-req.py
     # compares that case by class).  A timeout while reading the body (only reqwest's
     # timer runs), timeoutMs 0 (the outer one answers before any connection) and a
     # timeout long enough to let a slow answer through are each deterministic.

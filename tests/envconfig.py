@@ -20,7 +20,7 @@ host has an /etc/codex of its own).
 import re
 import sys
 
-# BUILD and find_ref: tests/sandbox-rootwrite.py finds its servers through this module
+# BUILD and find_ref: tests/sandbox/rootwrite.py finds its servers through this module
 from refdiff import BUILD, find_ref, run_cases  # noqa: F401
 
 

@@ -2,7 +2,7 @@
 """execd with the sidecar: every managed process (networkProxy) is registered,
 its environment points at the proxy, its traffic is decided and audited with
 its tags, and with the sidecar gone process/start fails instead of launching
-with open network.  (tests/proxy-loop.py: unmanaged processes keep their
+with open network.  (tests/proxy/loop.py: unmanaged processes keep their
 environment.)"""
 import base64
 import os

@@ -1,4 +1,4 @@
-# Shared by tests/activation-*.sh: TAP output, a temporary directory, daemons
+# Shared by tests/activation/*.sh: TAP output, a temporary directory, daemons
 # started in their own process groups and all killed at the end, a watchdog
 # bounding the whole test, loopback ports chosen at run time.
 # Sourced with $top_builddir, $top_srcdir and $PYTHON3 set by `make check`.

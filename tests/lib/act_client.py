@@ -1,4 +1,4 @@
-"""Clients for the activation tests (tests/activation-*.sh): speak to execd as
+"""Clients for the activation tests (tests/activation/*.sh): speak to execd as
 Codex or OpenClaw would, over whatever launched it.
 
 usage: act_client.py ws URL [--bearer TOKEN] [--expect-status N] [--many N]

@@ -1,4 +1,4 @@
-"""Helpers of the fault and load tests (tests/fault-*.py, tests/load.py).
+"""Helpers of the fault and load tests (tests/fault/*.py, tests/load.py).
 
 A raw WebSocket client with exact control over what is sent and when, the
 instances a listener forks, processes that report their pid, and a local

@@ -1,4 +1,4 @@
-"""A scripted Responses API standing in for the model (tests/activation-codex.py,
+"""A scripted Responses API standing in for the model (tests/activation/codex.py,
 tests/openclaw.py).
 
 Every POST is answered with SSE events: while cmd is set and no tool output has

@@ -4,7 +4,7 @@
 environmentConfig/read takes the user layer (and its trust table) from the
 Codex home, capabilities/discoverV2 the skills of the Codex home and of
 ~/.agents.  A sandboxed command with a writable root above them finds them
-bound read-only (tests/sandbox-config.py); here the other ways in:
+bound read-only (tests/sandbox/config.py); here the other ways in:
 
   - a sandboxed fs request (fs/writeFile, fs/createDirectory, fs/copy,
     fs/open) with such a root: the requests are checked by name, not by

@@ -3,8 +3,8 @@
 (run on loopback with a throw-away configuration, on the same workload).
 
   rows(quick=False) -> [(metric, execd-proxy, baseline, ratio), ...]
-      for tests/bench.py or anyone else; each value a formatted string.
-  python3 tests/bench_proxy.py [--quick] [--markdown] [--no-shield] [--tunnel]
+      for tests/bench/bench.py or anyone else; each value a formatted string.
+  python3 tests/bench/proxy.py [--quick] [--markdown] [--no-shield] [--tunnel]
       prints the table (needs top_builddir or an in-tree build); --tunnel:
       the bulk rows only.
 
@@ -38,7 +38,7 @@ import sys
 import threading
 import time
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "lib"))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
 from proxytest import Proxy, cleanup, free_port, tmpdir, _procs  # noqa: E402
 from proxytest import start_tinyproxy as proxytest_start_tinyproxy, wait_listening  # noqa: E402
 import tlstest  # noqa: E402

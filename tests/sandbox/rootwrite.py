@@ -22,7 +22,7 @@ import subprocess
 import sys
 import tempfile
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 import envconfig as ec  # noqa: E402
 
 FLAGS = ("linuxRootWritePreservesDevices", "linuxApprovedRootWritePreservesRestrictions")

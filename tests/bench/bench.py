@@ -472,7 +472,7 @@ BENCHES = [
 # rows of the other modules (fs), same Server interface
 try:
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-    import bench_fs
+    import fs as bench_fs
     BENCHES += [Bench(*b) for b in bench_fs.BENCHES]
 except ImportError as e:
     print("# bench_fs not loaded: %s" % e, file=sys.stderr)

@@ -2,7 +2,7 @@
 """What a sandbox adds to process/start: /bin/true from process/start to
 process/closed, unsandboxed and under each kind of sandbox, for execd and for
 the reference `codex exec-server` (which wraps the command in its bubblewrap
-helper).  Run with /usr/bin/python3; environment as tests/bench.py (EXECD,
+helper).  Run with /usr/bin/python3; environment as tests/bench/bench.py (EXECD,
 CODEX_REF, top_builddir), and EXECD_BEFORE: another execd binary (an older
 build) measured beside it, in its own column.  Every round runs each server's
 profiles in turn, so that drift and load hit all columns alike.  Options:

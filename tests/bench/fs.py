@@ -2,10 +2,10 @@
 """Benchmarks of the fs methods, execd beside the reference.
 
   BENCHES: (name, unit, fn, reps, quick_reps, higher_is_better) tuples with
-      fn(server, reps) -> [samples], for tests/bench.py's table
+      fn(server, reps) -> [samples], for tests/bench/bench.py's table
       (BENCHES += [Bench(*b) for b in bench_fs.BENCHES]).
-  python3 tests/bench_fs.py [--quick] [--markdown]
-      runs just these rows through tests/bench.py's runner.
+  python3 tests/bench/fs.py [--quick] [--markdown]
+      runs just these rows through tests/bench/bench.py's runner.
 
 Rows: fs/readFile and fs/writeFile throughput, fs/readDirectory of 10,000
 entries, and the peak RSS (VmHWM) of a server that answered one fs/readFile

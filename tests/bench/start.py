@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """Start-up and per-session cost of execd against the reference `codex exec-server`.
 
-Run with /usr/bin/python3 (make bench).  Environment as tests/bench.py:
+Run with /usr/bin/python3 (make bench).  Environment as tests/bench/bench.py:
 EXECD, CODEX_REF, top_builddir.
 
 Rows, each the median of repeated runs, execd beside the reference with the ratio:

@@ -1,12 +1,12 @@
 // OpenClaw's own exec-server (the TypeScript one in @openclaw/codex, which
-// serves a sandbox backend) started for tests/bench_ws.py.  It has no CLI:
+// serves a sandbox backend) started for tests/bench/ws.py.  It has no CLI:
 // OpenClaw starts it when a sandboxed run registers an environment with the
 // Codex app-server.  This does the same through the plugin's exported
 // ensureCodexSandboxExecServerEnvironment, with a backend that runs each
 // command here (sh -c, in the request's cwd) instead of in a container, and
 // a stand-in app-server client that prints the URL environment/add gets.
 //
-// Usage: node bench_openclaw.mjs OPENCLAW_DIR   (prints "url ws://...")
+// Usage: node tests/bench/openclaw.mjs OPENCLAW_DIR   (prints "url ws://...")
 // The minified bundle's file and export names change between releases: the
 // function is found by its name in the source.
 import { readdirSync, readFileSync } from "node:fs";

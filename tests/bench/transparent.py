@@ -6,8 +6,8 @@ connect, execd swaps the socket) against the same through ALL_PROXY (a SOCKS5
 handshake by the program itself, on the bridged route); and the start cost of
 a transparent sandbox over a plain managed one (/bin/true, process/start to
 process/closed, the two interleaved).  Medians.  Options: --quick, --markdown.
-Environment as tests/bench.py (EXECD, top_builddir); with EXECD_TEST_BWRAP
-(a distro bubblewrap, see tests/sandbox-transparent-ref.py), as root, the
+Environment as tests/bench/bench.py (EXECD, top_builddir); with EXECD_TEST_BWRAP
+(a distro bubblewrap, see tests/sandbox/transparent-ref.py), as root, the
 same rows for 0.171.0's transparent mode too, in a private mount namespace."""
 import json
 import os
@@ -21,7 +21,7 @@ import tempfile
 import threading
 import time
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "lib"))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
 from execd_client import Execd, network_proxy  # noqa: E402
 from proxytest import _Echo  # noqa: E402
 
@@ -123,7 +123,7 @@ def main():
 def measure_ref(host, port, quick):
     """0.171.0's rows, when it can run its transparent mode here: inside a
     private mount namespace with EXECD_TEST_BWRAP overlaid on /usr/bin (see
-    tests/sandbox-transparent-ref.py); None otherwise."""
+    tests/sandbox/transparent-ref.py); None otherwise."""
     from execd_client import find_ref
     ref = find_ref()
     if not ref or os.environ.get("BENCH_IN_PRIVATE_NS") != "1":

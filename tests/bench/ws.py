@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """What a WebSocket client feels: execd beside the reference, one run.
 
-Run with /usr/bin/python3 (make bench).  Environment as tests/bench.py:
+Run with /usr/bin/python3 (make bench).  Environment as tests/bench/bench.py:
 EXECD, CODEX_REF, top_builddir.
 
 Rows, each execd beside the reference with the ratio, the servers taking
@@ -19,13 +19,13 @@ turns so that load drifts hit both alike:
     a Python client needs about 2 ms of CPU per MiB and on two CPUs it set
     the pace.  Without the binary the Python client stands in (said so);
   - 300 WebSocket sessions opened back to back on one listener (as
-    bench_start.py's rows): the server's CPU per session, beside a bare
+    bench/start.py's rows): the server's CPU per session, beside a bare
     fork + exit + wait of this (Python) process measured in the same run,
     the machine's own floor for a process (execd's processes are smaller
     than the Python one: their fork costs less).
 
 A third column, OpenClaw's own exec-server (the TypeScript one in
-@openclaw/codex, started by tests/bench_openclaw.mjs with a backend that
+@openclaw/codex, started by tests/bench/openclaw.mjs with a backend that
 runs commands here), where contrib/install-deps.sh --with-openclaw put it
 (OPENCLAW_DIR, default /opt/openclaw); the reason is printed otherwise.  It
 has the connect and output rows: no stdio, no listener forking sessions.
@@ -49,7 +49,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from bench import find_execd, find_ref  # noqa: E402
-from bench_start import (INIT, Impl, cpu_ns_of, free_port, read_until, reap,  # noqa: E402
+from start import (INIT, Impl, cpu_ns_of, free_port, read_until, reap,  # noqa: E402
                          sessions, spawn, status_kb, tree, ws_answered, ws_frame, ws_upgrade)
 
 OUT_BYTES = 64 << 20
@@ -74,8 +74,8 @@ def openclaw_missing():
 
 
 def start_openclaw(im):
-    """OpenClaw's exec-server through tests/bench_openclaw.mjs: (pid, port, path)"""
-    script = os.path.join(os.path.dirname(os.path.abspath(__file__)), "bench_openclaw.mjs")
+    """OpenClaw's exec-server through tests/bench/openclaw.mjs: (pid, port, path)"""
+    script = os.path.join(os.path.dirname(os.path.abspath(__file__)), "openclaw.mjs")
     r, w = os.pipe()
     nul = os.open("/dev/null", os.O_RDWR)
     pid = spawn([CLAW_NODE, script, CLAW_DIR], im.env, nul, w)
