@@ -414,6 +414,16 @@ def cases():
                                                            "p/.codex/config.toml": bad}, None, {}, "@R/p", [
             read(cwd="@R/p", config=["a"])]
         yield "gendiff: TOML 2 user %d %r" % (i, bad), {U: bad}, None, {}, "@R", [read(config=["a"])]
+    # issue 34 (34c): the reference checks the whole document's shape (keys, `=`, brackets,
+    # commas, line ends, comments, nesting) before it reads any value: a shape error anywhere
+    # wins over a bad value, a duplicate key or a bad escape before it
+    for i, bad in enumerate(["a = 1979-13-01\nb = [1 2]\n", 'a = "\\q"\n[t\n', "a = 0x\nb = { c = 1 d = 2 }\n",
+                             "a = 1\na = 2\nb = 1 # \x01\n", "a = " + "[" * 81 + "1" + "]" * 81 + "\n",
+                             "a = " + "[" * 80 + "1" + "]" * 80 + "\n", "a = " + "{b=" * 81 + "1" + "}" * 81 + "\n",
+                             "x = 1_\ny = 2\rz = 1\n", "[a]\nb = tru\n]\n", "a = ,-7\n",
+                             'a = "\\u12"\nb = { c = 1, , }\n', "a = tru\nb = [1, = 2]\n", "a = 01\n[[t]\n",
+                             "a = 1e\nb.c d = 1\n"]):
+        yield "gendiff: TOML 3 shape first %d %r" % (i, bad[:40]), {U: bad}, None, {}, "@R", [read(config=["a"])]
     # /etc/codex
     yield "etc: requirements unreadable", {U: "a = 1\n"}, {"requirements.toml": "a = 1\n",
                                                          "chmod000": "requirements.toml"}, nobody, "@R", [

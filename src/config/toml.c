@@ -623,7 +623,8 @@ line(struct tparser *P)
 struct toml_node *
 toml_parse(const char *buf, size_t len, struct toml_error *err)
 {
-	struct tparser	P;
+	struct tparser		P;
+	struct toml_shape_error	shape;
 
 	memset(&P, 0, sizeof(P));
 	memset(err, 0, sizeof(*err));
@@ -636,6 +637,11 @@ toml_parse(const char *buf, size_t len, struct toml_error *err)
 	}
 	if (len >= 3 && memcmp(buf, "\xEF\xBB\xBF", 3) == 0)
 		P.p += 3;
+	/* a shape error anywhere comes before what any key or value says */
+	if (toml_shape(buf, len, (size_t)(P.p - buf), &shape) == -1) {
+		tp_fail(&P, buf + shape.at, 1, "%s", shape.msg);
+		return NULL;
+	}
 	if ((P.root = P.cur = toml_table_new()) == NULL || (P.sink = toml_table_new()) == NULL) {
 		toml_free(P.root);
 		tp_oom(&P);

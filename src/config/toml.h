@@ -17,7 +17,7 @@
 #include <stddef.h>
 
 #define TOML_MAX_INPUT	(4U << 20)	/* bytes of one document */
-#define TOML_MAX_DEPTH	64		/* tables, arrays and inline tables in one another */
+#define TOML_MAX_DEPTH	80		/* arrays and inline tables in one another (the reference's bound) */
 
 enum toml_kind {
 	TOML_STRING, TOML_INT, TOML_FLOAT, TOML_BOOL, TOML_DATETIME,

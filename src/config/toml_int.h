@@ -37,4 +37,13 @@ int	tp_unclosed(struct tparser *, const char *msg);
 /* The failure is a bracket the text, cut short, never closed. */
 int	tp_cut_short(const struct tparser *);
 
+/* The document's shape, checked first, as the reference does (toml_shape.c). */
+struct toml_shape_error {
+	int	failed;
+	size_t	at;			/* offset of the error in the text */
+	char	msg[160];
+};
+/* 0, or -1 with err set to the first shape error of buf[start..len). */
+int	toml_shape(const char *buf, size_t len, size_t start, struct toml_shape_error *err);
+
 #endif
