@@ -145,16 +145,20 @@ read_file(const char *path, int project, char **buf, size_t *len, char *err, siz
 static void
 long_form(const struct toml_error *te, char *out, size_t len)
 {
-	char	num[24], pad[24], caret[300];
-	size_t	i;
+	char	num[24], pad[24], caret[2 * sizeof(te->text)];
+	size_t	i, n;
 
 	snprintf(num, sizeof(num), "%zu", te->line);
 	memset(pad, ' ', strlen(num));
 	pad[strlen(num)] = '\0';
-	for (i = 0; i + 1 < te->col && i < 256; i++)
+	for (i = 0; i + 1 < te->col && i < sizeof(te->text); i++)
 		caret[i] = ' ';
-	memset(caret + i, '^', te->span < 32 ? te->span : 32);
-	caret[i + (te->span < 32 ? te->span : 32)] = '\0';
+	/* as the reference: the span's bytes, at most to the line's end, at least one */
+	n = te->textlen > te->col - 1 ? te->textlen - (te->col - 1) : 0;
+	n = te->span < n ? te->span : n;
+	n = n < 1 ? 1 : n > sizeof(te->text) ? sizeof(te->text) : n;
+	memset(caret + i, '^', n);
+	caret[i + n] = '\0';
 	snprintf(out, len, "TOML parse error at line %zu, column %zu\n%s |\n%s | %s\n%s | %s\n%s\n",
 	    te->line, te->col, pad, num, te->text, pad, caret, te->msg);
 }
@@ -167,7 +171,7 @@ static int
 load(const char *path, enum style st, struct toml_node **doc, char *err, size_t errlen)
 {
 	struct toml_error	 te;
-	char			*buf, why[PATH_MAX + 64], parse[1024];
+	char			*buf, why[PATH_MAX + 64], parse[8192];
 	size_t			 len = 0;
 	int			 rc;
 

@@ -12,41 +12,15 @@
  * the first error kept, in the reference's words and place.  toml.c runs
  * it first; what it finds is the document's error.
  *
- * Tokens: the punctuation . = , [ ] { }, blanks, a comment (to a CR or
- * LF), a newline (LF, CRLF or a lone CR), the four strings (a one-line
- * string ends at its quote or before its line's end), and a "word": a run
- * of anything else (quotes inside included).  Tokens are lexed when
- * needed, never stored: memory does not grow with the document.
+ * The tokens are toml_lex.c's; they are lexed when needed, never
+ * stored: memory does not grow with the document.
  */
 #include "config.h"
 
 #include <stdio.h>
 #include <string.h>
 
-#include "config/toml_int.h"
-
-enum tk {
-	T_DOT, T_EQ, T_COMMA, T_LSQ, T_RSQ, T_LCB, T_RCB, T_WS, T_COMMENT, T_NL,
-	T_STR, T_MLSTR, T_WORD, T_EOF
-};
-
-struct tok {
-	enum tk	k;
-	size_t	s, e;
-};
-
-struct sh {
-	const char	*b;
-	size_t		 len, pos;
-	int		 eof_taken;
-	/* one step back (seek), and the last tokens taken that matter */
-	size_t		 prev_pos;
-	int		 prev_eof;
-	struct tok	 sig, sig_prev;		/* not blanks, comment, newline, end */
-	struct tok	 nonws, nonws_prev;	/* not blanks */
-	int		 depth;
-	struct toml_shape_error *err;
-};
+#include "config/toml_shape.h"
 
 #define RECURSION_LIMIT	80	/* the reference's nesting bound */
 
@@ -66,150 +40,6 @@ report(struct sh *S, size_t at, const char *desc, const char *expected)
 	else
 		snprintf(S->err->msg, sizeof(S->err->msg), "%s, expected %s", desc,
 		    *expected != '\0' ? expected : "nothing");
-}
-
-static size_t
-skip_to(const struct sh *S, size_t p, const char *stops)
-{
-	while (p < S->len && strchr(stops, S->b[p]) == NULL)
-		p++;
-	return p;
-}
-
-/* A string token from p: where it ends (its quotes, or where it was cut). */
-static size_t
-lex_string(const struct sh *S, size_t p, enum tk *k)
-{
-	char	q = S->b[p];
-	int	ml = p + 2 < S->len && S->b[p + 1] == q && S->b[p + 2] == q;
-	size_t	n;
-
-	*k = ml ? T_MLSTR : T_STR;
-	for (p += ml ? 3 : 1; p < S->len; p++) {
-		if (!ml && S->b[p] == '\n')
-			return p;
-		if (q == '"' && S->b[p] == '\\') {
-			if (p + 1 < S->len && (S->b[p + 1] == '\\' || S->b[p + 1] == '"'))
-				p++;
-			continue;
-		}
-		if (S->b[p] != q)
-			continue;
-		if (!ml)
-			return p + 1;
-		if (p + 2 < S->len && S->b[p + 1] == q && S->b[p + 2] == q) {
-			/* up to two more quotes belong to the string */
-			for (p += 3, n = 0; n < 2 && p < S->len && S->b[p] == q; n++)
-				p++;
-			return p;
-		}
-	}
-	return S->len;
-}
-
-static void
-lex(const struct sh *S, size_t p, struct tok *t)
-{
-	static const char	punct[] = ".=,[]{}";
-	static const enum tk	kinds[] = { T_DOT, T_EQ, T_COMMA, T_LSQ, T_RSQ, T_LCB, T_RCB };
-	const char		*hit;
-	char			 c = S->b[p];
-
-	t->s = p;
-	if (c != '\0' && (hit = strchr(punct, c)) != NULL) {
-		t->k = kinds[hit - punct];
-		t->e = p + 1;
-	} else if (c == ' ' || c == '\t') {
-		t->k = T_WS;
-		for (t->e = p; t->e < S->len && (S->b[t->e] == ' ' || S->b[t->e] == '\t'); t->e++)
-			;
-	} else if (c == '#') {
-		t->k = T_COMMENT;
-		t->e = skip_to(S, p, "\r\n");
-	} else if (c == '\r') {
-		t->k = T_NL;
-		t->e = p + (p + 1 < S->len && S->b[p + 1] == '\n' ? 2 : 1);
-	} else if (c == '\n') {
-		t->k = T_NL;
-		t->e = p + 1;
-	} else if (c == '"' || c == '\'') {
-		t->e = lex_string(S, p, &t->k);
-	} else {
-		t->k = T_WORD;
-		t->e = skip_to(S, p, ".=,[]{} \t#\r\n");
-	}
-}
-
-static int
-significant(enum tk k)
-{
-	return k != T_WS && k != T_COMMENT && k != T_NL && k != T_EOF;
-}
-
-/* The next token, taken; 0 when even the end was taken. */
-static int
-next(struct sh *S, struct tok *t)
-{
-	S->prev_pos = S->pos;
-	S->prev_eof = S->eof_taken;
-	S->sig_prev = S->sig;
-	S->nonws_prev = S->nonws;
-	if (S->pos >= S->len) {
-		if (S->eof_taken)
-			return 0;
-		S->eof_taken = 1;
-		t->k = T_EOF;
-		t->s = t->e = S->len;
-	} else {
-		lex(S, S->pos, t);
-		S->pos = t->e;
-	}
-	if (significant(t->k))
-		S->sig = *t;
-	if (t->k != T_WS)
-		S->nonws = *t;
-	return 1;
-}
-
-/* The token n ahead (0 or 1), not taken; 0 when there is none. */
-static int
-peek(const struct sh *S, int n, struct tok *t)
-{
-	size_t	p = S->pos;
-
-	if (p >= S->len) {
-		if (S->eof_taken || n > 0)
-			return 0;
-		t->k = T_EOF;
-		t->s = t->e = S->len;
-		return 1;
-	}
-	lex(S, p, t);
-	if (n == 0)
-		return 1;
-	if (t->e >= S->len) {
-		t->k = T_EOF;
-		t->s = t->e = S->len;
-		return 1;
-	}
-	lex(S, t->e, t);
-	return 1;
-}
-
-/* Put the token just taken back. */
-static void
-back(struct sh *S)
-{
-	S->pos = S->prev_pos;
-	S->eof_taken = S->prev_eof;
-	S->sig = S->sig_prev;
-	S->nonws = S->nonws_prev;
-}
-
-static int
-next_if(struct sh *S, enum tk k, struct tok *t)
-{
-	return peek(S, 0, t) && t->k == k && next(S, t);
 }
 
 /* The receivers' checks: newlines and comments. */
@@ -241,7 +71,7 @@ on_comment(struct sh *S, const struct tok *c)
 	struct tok	t;
 
 	check_comment(S, c);
-	if (!next(S, &t) || t.k == T_EOF)
+	if (!tl_next(S, &t) || t.k == T_EOF)
 		return;
 	if (t.k == T_NL) {
 		on_newline(S, &t);
@@ -256,7 +86,7 @@ ignore_to_newline(struct sh *S)
 {
 	struct tok	t;
 
-	while (next(S, &t)) {
+	while (tl_next(S, &t)) {
 		if (t.k == T_COMMENT) {
 			on_comment(S, &t);
 			return;
@@ -277,7 +107,7 @@ ignore_to_close(struct sh *S, enum tk closing)
 	struct tok	t;
 	size_t		arrays = 0, tables = 0;
 
-	while (next(S, &t)) {
+	while (tl_next(S, &t)) {
 		switch (t.k) {
 		case T_COMMENT:
 			on_comment(S, &t);
@@ -325,7 +155,7 @@ opt_ws(struct sh *S)
 {
 	struct tok	t;
 
-	next_if(S, T_WS, &t);
+	tl_next_if(S, T_WS, &t);
 }
 
 static int
@@ -341,15 +171,15 @@ dot_keys(struct sh *S)
 	struct tok	t;
 
 	opt_ws(S);
-	while (next_if(S, T_DOT, &t)) {
-		while (next(S, &t)) {
+	while (tl_next_if(S, T_DOT, &t)) {
+		while (tl_next(S, &t)) {
 			if (t.k == T_WS || t.k == T_DOT)
 				continue;
 			if (is_key_token(t.k)) {
 				opt_ws(S);
 				break;
 			}
-			back(S);
+			tl_back(S);
 			return 0;
 		}
 	}
@@ -362,12 +192,12 @@ key(struct sh *S, const char *invalid)
 {
 	struct tok	t;
 
-	while (next(S, &t)) {
+	while (tl_next(S, &t)) {
 		if (t.k == T_WS || t.k == T_DOT)
 			continue;
 		if (is_key_token(t.k))
 			return dot_keys(S);
-		back(S);
+		tl_back(S);
 		return 0;
 	}
 	report(S, S->sig.e, invalid, "key");
@@ -382,15 +212,15 @@ on_scalar(struct sh *S, const struct tok *first)
 
 	if (first->k != T_DOT && first->k != T_WORD)
 		return;
-	while (peek(S, 0, &t)) {
-		if (t.k == T_WS && peek(S, 1, &u) && u.k == T_WORD) {
-			next(S, &t);
-			next(S, &t);
+	while (tl_peek(S, 0, &t)) {
+		if (t.k == T_WS && tl_peek(S, 1, &u) && u.k == T_WORD) {
+			tl_next(S, &t);
+			tl_next(S, &t);
 			continue;
 		}
 		if (t.k != T_DOT && t.k != T_WORD)
 			break;
-		next(S, &t);
+		tl_next(S, &t);
 	}
 }
 
@@ -400,7 +230,7 @@ value(struct sh *S)
 	struct tok	t;
 
 	for (;;) {
-		if (!next(S, &t)) {
+		if (!tl_next(S, &t)) {
 			report(S, S->sig.e, "missing value", "value");
 			return;
 		}
@@ -414,7 +244,7 @@ value(struct sh *S)
 	case T_NL:
 	case T_EOF:
 	case T_WS:
-		back(S);
+		tl_back(S);
 		break;
 	case T_LCB:
 		on_inline(S, &t);
@@ -444,7 +274,7 @@ ws_comment_newline(struct sh *S)
 {
 	struct tok	t;
 
-	while (next(S, &t)) {
+	while (tl_next(S, &t)) {
 		switch (t.k) {
 		case T_WS:
 			continue;
@@ -479,14 +309,14 @@ on_expression_key(struct sh *S, int dot)
 	struct tok	t;
 
 	if (dot)
-		back(S);
+		tl_back(S);
 	dot_keys(S);
 	opt_ws(S);
-	if (next_if(S, T_EQ, &t)) {
+	if (tl_next_if(S, T_EQ, &t)) {
 		keyval_sep(S);
 		return;
 	}
-	if (peek(S, 0, &t))
+	if (tl_peek(S, 0, &t))
 		report(S, t.s, dot ? "missing value for key" : "key with no value", "`=`");
 	ignore_to_newline(S);
 }
@@ -497,12 +327,12 @@ on_table(struct sh *S)
 	struct tok	t, close;
 	int		aot, valid, ok = 0;
 
-	aot = next_if(S, T_LSQ, &t);
+	aot = tl_next_if(S, T_LSQ, &t);
 	opt_ws(S);
 	valid = key(S, "invalid table");
 	opt_ws(S);
-	if (next_if(S, T_RSQ, &close)) {
-		if (!aot || next_if(S, T_RSQ, &t))
+	if (tl_next_if(S, T_RSQ, &close)) {
+		if (!aot || tl_next_if(S, T_RSQ, &t))
 			ok = 1;
 		else
 			report(S, close.e, "unclosed array table", "`]`");
@@ -526,7 +356,7 @@ on_array(struct sh *S, const struct tok *open)
 		ignore_to_close(S, T_RSQ);
 		return;
 	}
-	while (next(S, &t)) {
+	while (tl_next(S, &t)) {
 		switch (t.k) {
 		case T_COMMENT:
 			on_comment(S, &t);
@@ -592,7 +422,7 @@ inline_word(struct sh *S, const struct tok *t, enum istate *st)
 		/* FALLTHROUGH */
 	case NEED_KEY:
 		if (t->k == T_DOT)
-			back(S);
+			tl_back(S);
 		dot_keys(S);
 		*st = NEED_EQ;
 		break;
@@ -646,7 +476,7 @@ on_inline(struct sh *S, const struct tok *open)
 		ignore_to_close(S, T_RCB);
 		return;
 	}
-	while (next(S, &t)) {
+	while (tl_next(S, &t)) {
 		switch (t.k) {
 		case T_COMMENT:
 			on_comment(S, &t);
@@ -701,7 +531,7 @@ toml_shape(const char *buf, size_t len, size_t start, struct toml_shape_error *e
 	S.len = len;
 	S.pos = start;
 	S.err = err;
-	while (next(&S, &t)) {
+	while (tl_next(&S, &t)) {
 		switch (t.k) {
 		case T_LSQ:
 			on_table(&S);
