@@ -391,6 +391,14 @@ def cases():
     yield "gendiff: the repository's root lends trust whatever the markers", {
         U: 'project_root_markers = ["ROOT/"]\n' + trusted("p"), "p/.git/HEAD": "x", "p/.codex/config.toml": "a = 1\n",
         "p/a/.codex/config.toml": "a = 2\n"}, None, {}, "@R/p/a", [read(cwd="@R/p/a", config=["a"])]
+    # 34c (seed 35, case 2974): only a .git directory with its HEAD makes the repository
+    # whose root lends trust; a .git file (even one naming a git directory) marks no repository
+    for name, git in [("a .git file", {"p/.git": "x"}), ("a gitdir file", {"p/.git": "gitdir: ../g\n", "g/HEAD": "x"}),
+                      ("a .git directory", {"p/.git/HEAD": "x"})]:
+        for m in ["[]", '["ROOT"]']:
+            yield "gendiff: %s lends trust? markers %s" % (name, m), dict(git, **{
+                U: "project_root_markers = %s\n" % m + trusted("p"), "p/b0/.codex/config.toml": "a = 1\n"}), \
+                None, {}, "@R/p/b0", [read(cwd="@R/p/b0", config=["a"])]
     yield "gendiff: a marker with a slash names a file too", {
         U: 'project_root_markers = ["ROOT/"]\n' + trusted("p"), "p/ROOT": "", "p/.codex/config.toml": "a = 1\n",
         "p/a/.codex/config.toml": "a = 2\n"}, None, {}, "@R/p/a", [read(cwd="@R/p/a", config=["a"])]
