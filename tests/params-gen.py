@@ -175,6 +175,25 @@ REGRESSIONS = [
                        "env": {"PATH": "/usr/bin:/bin"}, "tty": False}),
     ("process/start", {"processId": "k2", "argv": ["x" * 255], "cwd": "file://@R",
                        "env": {"PATH": "/usr/bin:/bin"}, "tty": False}),
+    # NUL: in the environment one wording, pty or not; a program that is only a NUL is
+    # the NUL's error, not an empty program's
+    ("process/start", {"processId": "k3", "argv": ["/bin/true"], "cwd": "file://@R",
+                       "env": {"PATH": "/usr/bin:/bin\u0000"}, "tty": True}),
+    ("process/start", {"processId": "k4", "argv": ["/bin/true"], "cwd": "file://@R",
+                       "env": {"PATH": "/usr/bin:/bin\u0000"}, "tty": False}),
+    ("process/start", {"processId": "k5", "argv": ["\u0000"], "cwd": "file://@R",
+                       "env": {"PATH": "/usr/bin:/bin"}, "tty": False}),
+    ("process/start", {"processId": "k6", "argv": [""], "cwd": "file://@R",
+                       "env": {"PATH": "/usr/bin:/bin"}, "tty": False}),
+    # managedNetwork's fields have defaults: absent is the default, null a type error
+    ("process/start", {"processId": "k7", "argv": ["/bin/true"], "cwd": "file://@R",
+                       "env": {"PATH": "/usr/bin:/bin"}, "tty": False,
+                       "managedNetwork": {"loopbackPorts": None, "allowLocalBinding": False}}),
+    ("process/start", {"processId": "k8", "argv": ["/bin/true"], "cwd": "file://@R",
+                       "env": {"PATH": "/usr/bin:/bin"}, "tty": False,
+                       "managedNetwork": {"loopbackPorts": [], "allowLocalBinding": None}}),
+    ("process/start", {"processId": "k9", "argv": ["/bin/true"], "cwd": "file://@R",
+                       "env": {"PATH": "/usr/bin:/bin"}, "tty": False, "managedNetwork": {}}),
 ]
 
 
