@@ -144,7 +144,13 @@ ignore_to_close(struct sh *S, enum tk closing)
 static int
 open_value(struct sh *S, const struct tok *t)
 {
-	if (++S->depth <= RECURSION_LIMIT)
+	/*
+	 * The reference's count can go below zero (a bracket skipped after a
+	 * missing key closes what was never opened), so it bounds nothing
+	 * then; that only ever follows a reported error, which is the one
+	 * that counts, so this reader also stops at its own real nesting.
+	 */
+	if (++S->depth <= RECURSION_LIMIT && S->nest <= RECURSION_LIMIT)
 		return 1;
 	report(S, t->s, "cannot recurse further; max recursion depth met", NULL);
 	return 0;
@@ -346,8 +352,28 @@ on_table(struct sh *S)
 		ignore_to_newline(S);
 }
 
+static void	array_body(struct sh *, const struct tok *);
+static void	inline_body(struct sh *, const struct tok *);
+
+/* An array or inline table, its real nesting counted (open_value). */
 static void
 on_array(struct sh *S, const struct tok *open)
+{
+	S->nest++;
+	array_body(S, open);
+	S->nest--;
+}
+
+static void
+on_inline(struct sh *S, const struct tok *open)
+{
+	S->nest++;
+	inline_body(S, open);
+	S->nest--;
+}
+
+static void
+array_body(struct sh *S, const struct tok *open)
 {
 	struct tok	t;
 	int		need_comma = 0;
@@ -467,7 +493,7 @@ inline_bracket(struct sh *S, const struct tok *t, enum istate *st)
 }
 
 static void
-on_inline(struct sh *S, const struct tok *open)
+inline_body(struct sh *S, const struct tok *open)
 {
 	struct tok	t;
 	enum istate	st = NEED_KEY;

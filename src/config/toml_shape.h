@@ -25,7 +25,8 @@ struct sh {
 	int		 prev_eof;
 	struct tok	 sig, sig_prev;		/* not blanks, comment, newline, end */
 	struct tok	 nonws, nonws_prev;	/* not blanks */
-	int		 depth;
+	int		 depth;		/* the reference's count */
+	int		 nest;		/* arrays and tables really open */
 	struct toml_shape_error *err;
 };
 
