@@ -183,6 +183,9 @@ REGRESSIONS = [
                        "env": {"PATH": "/usr/bin:/bin\u0000"}, "tty": False}),
     ("process/start", {"processId": "k5", "argv": ["\u0000"], "cwd": "file://@R",
                        "env": {"PATH": "/usr/bin:/bin"}, "tty": False}),
+    # ... but a pty spawn that looks a bare program up along PATH says the arguments' words
+    ("process/start", {"processId": "k10", "argv": ["true"], "cwd": "file://@R",
+                       "env": {"PATH": "/usr/bin:/bin", "A": "\u0000"}, "tty": True}),
     ("process/start", {"processId": "k6", "argv": [""], "cwd": "file://@R",
                        "env": {"PATH": "/usr/bin:/bin"}, "tty": False}),
     # managedNetwork's fields have defaults: absent is the default, null a type error
