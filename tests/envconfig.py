@@ -452,6 +452,12 @@ def cases():
                                                                 "p/.codex/config.toml": bad}, None, {}, "@R/p", [
             read(cwd="@R/p", config=["a"])]
         yield "gendiff: TOML 4 user %d %r" % (i, bad[:40]), {U: bad}, None, {}, "@R", [read(config=["a"])]
+    # 34c: a NUL in a word, a key, a comment, a string, a header (the fuzzer's: a NUL ended
+    # no token, and the shape pass never moved on); the user's short form only: a line
+    # shown whole in the long form still stops at its NUL in execd (34c notes)
+    for i, bad in enumerate(["a =Q\x00\x00\x00 0d10\n", "a = 1 # x\x00y\n", "\x00 = 1\n", 'a = "x\x00"\n',
+                             "a = 1\x00\n", "[a\x00]\n"]):
+        yield "gendiff: TOML 5 NUL %d %r" % (i, bad), {U: bad}, None, {}, "@R", [read(config=["a"])]
     # /etc/codex
     yield "etc: requirements unreadable", {U: "a = 1\n"}, {"requirements.toml": "a = 1\n",
                                                          "chmod000": "requirements.toml"}, nobody, "@R", [

@@ -14,7 +14,8 @@
 static size_t
 skip_to(const struct sh *S, size_t p, const char *stops)
 {
-	while (p < S->len && strchr(stops, S->b[p]) == NULL)
+	/* a NUL is no stop: strchr would find the string's end */
+	while (p < S->len && (S->b[p] == '\0' || strchr(stops, S->b[p]) == NULL))
 		p++;
 	return p;
 }
