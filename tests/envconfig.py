@@ -391,6 +391,14 @@ def cases():
     yield "gendiff: the repository's root lends trust whatever the markers", {
         U: 'project_root_markers = ["ROOT/"]\n' + trusted("p"), "p/.git/HEAD": "x", "p/.codex/config.toml": "a = 1\n",
         "p/a/.codex/config.toml": "a = 2\n"}, None, {}, "@R/p/a", [read(cwd="@R/p/a", config=["a"])]
+    # 34c (seed 35, case 2974): only a .git directory with its HEAD makes the repository
+    # whose root lends trust; a .git file (even one naming a git directory) marks no repository
+    for name, git in [("a .git file", {"p/.git": "x"}), ("a gitdir file", {"p/.git": "gitdir: ../g\n", "g/HEAD": "x"}),
+                      ("a .git directory", {"p/.git/HEAD": "x"})]:
+        for m in ["[]", '["ROOT"]']:
+            yield "gendiff: %s lends trust? markers %s" % (name, m), dict(git, **{
+                U: "project_root_markers = %s\n" % m + trusted("p"), "p/b0/.codex/config.toml": "a = 1\n"}), \
+                None, {}, "@R/p/b0", [read(cwd="@R/p/b0", config=["a"])]
     yield "gendiff: a marker with a slash names a file too", {
         U: 'project_root_markers = ["ROOT/"]\n' + trusted("p"), "p/ROOT": "", "p/.codex/config.toml": "a = 1\n",
         "p/a/.codex/config.toml": "a = 2\n"}, None, {}, "@R/p/a", [read(cwd="@R/p/a", config=["a"])]
@@ -414,6 +422,42 @@ def cases():
                                                            "p/.codex/config.toml": bad}, None, {}, "@R/p", [
             read(cwd="@R/p", config=["a"])]
         yield "gendiff: TOML 2 user %d %r" % (i, bad), {U: bad}, None, {}, "@R", [read(config=["a"])]
+    # issue 34 (34c): the reference checks the whole document's shape (keys, `=`, brackets,
+    # commas, line ends, comments, nesting) before it reads any value: a shape error anywhere
+    # wins over a bad value, a duplicate key or a bad escape before it
+    for i, bad in enumerate(["a = 1979-13-01\nb = [1 2]\n", 'a = "\\q"\n[t\n', "a = 0x\nb = { c = 1 d = 2 }\n",
+                             "a = 1\na = 2\nb = 1 # \x01\n", "a = " + "[" * 81 + "1" + "]" * 81 + "\n",
+                             "a = " + "[" * 80 + "1" + "]" * 80 + "\n", "a = " + "{b=" * 81 + "1" + "}" * 81 + "\n",
+                             "x = 1_\ny = 2\rz = 1\n", "[a]\nb = tru\n]\n", "a = ,-7\n",
+                             'a = "\\u12"\nb = { c = 1, , }\n', "a = tru\nb = [1, = 2]\n", "a = 01\n[[t]\n",
+                             "a = 1e\nb.c d = 1\n"]):
+        yield "gendiff: TOML 3 shape first %d %r" % (i, bad[:40]), {U: bad}, None, {}, "@R", [read(config=["a"])]
+    # issue 34 (34c): what the reference's second pass says of a sound document: a value is
+    # the whole word (runs joined by dots and blanks) and its first characters say what it
+    # must be; a string's closing quotes first, then its content; a key is the whole word;
+    # numbers a type cannot hold after everything; columns in bytes at a multi-byte
+    # character; carets in bytes, to the line's end; the whole line shown; serde's floats
+    for i, bad in enumerate(['z-z = 0x1"""F\n', 'a = 1_0\x0100\nb = "\\q"\n', 'a = 1e400\nb = "\\q"\n',
+                             "a = 1979-05-27T07:32:b00z\n", "a = 07:32:00.5Z\n", "a = 1979-05-27T07:32:00+7:00\n",
+                             "a = +-1\n", "a = 0X1F\n", "a = 0d10\n", "a = True\n", "a = Nan\n", "a = 1_.5\n",
+                             "a = 00\n", "a = x'''\n", 'x = "\\"\\"', 'a = "nl\\\nb = 1\n', "a = '''x\ry'''\n",
+                             "a = '''a\\b''#'\r\n[k]\r\n", 'a = """x\\   y"""\n', 'a = "\\u12"\n', 'a"b = 1\n',
+                             "[b.\n", '["b".', "a = { b }\n", "a = { b = }\n", "a = { b\n = 1 }\n",
+                             "a = { b = # c\n 1 }\n", 'a = { "\u00e9" = 1, \u00e9 = 2 }\n', 'a = 1\n"\u00e9" = 2\n"\u00e9" = 3\n',
+                             "a = 1\nb = [" + ", ".join(['"%s"' % ("x" * 40)] * 12) + ", 0x]\n",
+                             "a = " + "{b=" * 81 + "1" + "}" * 81 + "\n", "projects = nan\n", "projects = -inf\n",
+                             "projects = 1.7976931348623157e308\n", '[projects."k1"]\ntrust_level = { a = 1, b = 2 }\n',
+                             '[projects."k1"]\ntrust_level = {}\n']):
+        yield "gendiff: TOML 4 project %d %r" % (i, bad[:40]), {U: trusted("p"), "p/.git": "x",
+                                                                "p/.codex/config.toml": bad}, None, {}, "@R/p", [
+            read(cwd="@R/p", config=["a"])]
+        yield "gendiff: TOML 4 user %d %r" % (i, bad[:40]), {U: bad}, None, {}, "@R", [read(config=["a"])]
+    # 34c: a NUL in a word, a key, a comment, a string, a header (the fuzzer's: a NUL ended
+    # no token, and the shape pass never moved on); the user's short form only: a line
+    # shown whole in the long form still stops at its NUL in execd (34c notes)
+    for i, bad in enumerate(["a =Q\x00\x00\x00 0d10\n", "a = 1 # x\x00y\n", "\x00 = 1\n", 'a = "x\x00"\n',
+                             "a = 1\x00\n", "[a\x00]\n"]):
+        yield "gendiff: TOML 5 NUL %d %r" % (i, bad), {U: bad}, None, {}, "@R", [read(config=["a"])]
     # /etc/codex
     yield "etc: requirements unreadable", {U: "a = 1\n"}, {"requirements.toml": "a = 1\n",
                                                          "chmod000": "requirements.toml"}, nobody, "@R", [

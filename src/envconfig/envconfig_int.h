@@ -6,7 +6,7 @@
 
 #include "toml/toml.h"
 
-#define EC_ERRLEN	2048
+#define EC_ERRLEN	8192
 
 /* One configuration or requirements file, as read. */
 struct ec_layer {

@@ -145,16 +145,20 @@ read_file(const char *path, int project, char **buf, size_t *len, char *err, siz
 static void
 long_form(const struct toml_error *te, char *out, size_t len)
 {
-	char	num[24], pad[24], caret[300];
-	size_t	i;
+	char	num[24], pad[24], caret[2 * sizeof(te->text)];
+	size_t	i, n;
 
 	snprintf(num, sizeof(num), "%zu", te->line);
 	memset(pad, ' ', strlen(num));
 	pad[strlen(num)] = '\0';
-	for (i = 0; i + 1 < te->col && i < 256; i++)
+	for (i = 0; i + 1 < te->col && i < sizeof(te->text); i++)
 		caret[i] = ' ';
-	memset(caret + i, '^', te->span < 32 ? te->span : 32);
-	caret[i + (te->span < 32 ? te->span : 32)] = '\0';
+	/* as the reference: the span's bytes, at most to the line's end, at least one */
+	n = te->textlen > te->col - 1 ? te->textlen - (te->col - 1) : 0;
+	n = te->span < n ? te->span : n;
+	n = n < 1 ? 1 : n > sizeof(te->text) ? sizeof(te->text) : n;
+	memset(caret + i, '^', n);
+	caret[i + n] = '\0';
 	snprintf(out, len, "TOML parse error at line %zu, column %zu\n%s |\n%s | %s\n%s | %s\n%s\n",
 	    te->line, te->col, pad, num, te->text, pad, caret, te->msg);
 }
@@ -167,7 +171,7 @@ static int
 load(const char *path, enum style st, struct toml_node **doc, char *err, size_t errlen)
 {
 	struct toml_error	 te;
-	char			*buf, why[PATH_MAX + 64], parse[1024];
+	char			*buf, why[PATH_MAX + 64], parse[8192];
 	size_t			 len = 0;
 	int			 rc;
 
@@ -291,19 +295,13 @@ has_marker(const char *dir, const struct toml_node *markers)
 	return 0;
 }
 
-/* The length of the prefix of cwd that is its project root. */
+/* The length of the prefix of cwd that the first of markers found marks. */
 static size_t
-project_root(const char *cwd, const struct toml_node *user)
+root_by(const char *cwd, const struct toml_node *markers)
 {
-	const struct toml_node	*markers = toml_table_get(user, "project_root_markers", 20);
-	static struct toml_node	 dflt_kid = { .kind = TOML_STRING, .str = ".git", .len = 4 };
-	static struct toml_node	*dflt_kids[] = { &dflt_kid };
-	static struct toml_node	 dflt = { .kind = TOML_ARRAY, .kid = dflt_kids, .n = 1 };
 	char			 dir[PATH_MAX];
 	size_t			 len = strlen(cwd);
 
-	if (markers == NULL || markers->kind != TOML_ARRAY)
-		markers = &dflt;
 	if (len >= sizeof(dir))
 		return strlen(cwd);
 	memcpy(dir, cwd, len + 1);
@@ -339,6 +337,39 @@ drop_keys(struct toml_node *doc)
 	return toml_table_reindex(doc);
 }
 
+/* The length of the prefix of cwd that is its project root. */
+static size_t
+project_root(const char *cwd, const struct toml_node *user)
+{
+	const struct toml_node	*markers = toml_table_get(user, "project_root_markers", 20);
+	static struct toml_node	 dflt_kid = { .kind = TOML_STRING, .str = ".git", .len = 4 };
+	static struct toml_node	*dflt_kids[] = { &dflt_kid };
+	static struct toml_node	 dflt = { .kind = TOML_ARRAY, .kid = dflt_kids, .n = 1 };
+
+	if (markers == NULL || markers->kind != TOML_ARRAY)
+		markers = &dflt;
+	return root_by(cwd, markers);
+}
+
+/*
+ * The length of the prefix of cwd that is its git repository's root, for
+ * the trust it lends: the reference finds it by a .git directory with its
+ * HEAD only (a .git file, even one naming a real git directory, is no
+ * repository there, though it is a root marker).
+ */
+static size_t
+git_root(const char *cwd)
+{
+	static struct toml_node	 git_kid = { .kind = TOML_STRING, .str = ".git/HEAD", .len = 9 };
+	static struct toml_node	*git_kids[] = { &git_kid };
+	static struct toml_node	 git = { .kind = TOML_ARRAY, .kid = git_kids, .n = 1 };
+
+	size_t			 len = root_by(cwd, &git);
+
+	/* none found: root_by's answer is cwd itself, which lends nothing */
+	return len == strlen(cwd) && !has_marker(cwd, &git) ? 0 : len;
+}
+
 /* One project directory's layer, when it is trusted and has one. */
 static int
 project_dir(const char *dir, const char *root, const char *git,
@@ -352,7 +383,7 @@ project_dir(const char *dir, const char *root, const char *git,
 
 	if (trust == NULL)
 		trust = trust_of(user, root);
-	if (trust == NULL)
+	if (trust == NULL && git != NULL)
 		trust = trust_of(user, git);
 	if ((size_t)snprintf(base, sizeof(base), "%s/.codex", strcmp(dir, "/") == 0 ? "" : dir)
 	    >= sizeof(base))
@@ -381,7 +412,7 @@ projects(const char *cwd, const struct toml_node *user, struct ec_layers *config
     char *err, size_t errlen)
 {
 	char	root[PATH_MAX], git[PATH_MAX], dir[PATH_MAX];
-	size_t	rlen = project_root(cwd, user), glen = project_root(cwd, NULL), len;
+	size_t	rlen = project_root(cwd, user), glen = git_root(cwd), len;
 
 	if (strlen(cwd) >= sizeof(dir))
 		return 0;
@@ -393,7 +424,7 @@ projects(const char *cwd, const struct toml_node *user, struct ec_layers *config
 	for (len = rlen; ; ) {
 		memcpy(dir, cwd, len);
 		dir[len] = '\0';
-		if (project_dir(dir, root, git, user, config, err, errlen) == -1)
+		if (project_dir(dir, root, glen > 0 ? git : NULL, user, config, err, errlen) == -1)
 			return -1;
 		if (cwd[len] == '\0')
 			return 0;

@@ -5,6 +5,7 @@
  */
 #include "config.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -64,7 +65,8 @@ unexpected(const struct toml_node *v, char *out, size_t len)
 		snprintf(out, len, "integer `%lld`", v->i);
 		break;
 	case TOML_FLOAT:
-		f = toml_float_text(v->f);
+		/* serde prints a float as Rust does: NaN without its sign */
+		f = isnan(v->f) ? strdup("NaN") : toml_float_text(v->f);
 		snprintf(out, len, "floating point `%s`", f != NULL ? f : "?");
 		free(f);
 		break;
@@ -99,9 +101,12 @@ trust_level_ok(const struct toml_node *v, const char *dir, const char *field, ch
 		/* an enum read from a map: its one key names the variant */
 		snprintf(err, errlen, "unknown variant `%s`, expected `trusted` or `untrusted`\n"
 		    "in `projects.%s%s`\n", v->key[0].s, dir, field);
+	else if (v->kind == TOML_TABLE && v->n == 0)
+		snprintf(err, errlen, "wanted exactly 1 element, found 0 elements\n"
+		    "in `projects.%s%s`\n", dir, field);
 	else if (v->kind == TOML_TABLE)
-		snprintf(err, errlen, "wanted exactly 1 element, found %zu elements\n"
-		    "in `projects.%s%s`\n", v->n, dir, field);
+		snprintf(err, errlen, "wanted exactly 1 element, more than 1 element\n"
+		    "in `projects.%s%s`\n", dir, field);
 	else
 		snprintf(err, errlen, "invalid type: unit variant, expected string only\n"
 		    "in `projects.%s%s`\n", dir, field);
@@ -113,7 +118,7 @@ int
 ec_requirements_ok(const struct toml_node *doc, char *err, size_t errlen)
 {
 	const struct toml_node	*f = toml_table_get(doc, "features", 8);
-	char			 what[300];
+	char			 what[512];
 
 	if (f == NULL || f->kind == TOML_TABLE)
 		return 0;
@@ -129,7 +134,7 @@ project_ok(const struct toml_node *sys, const struct toml_node *usr, const char 
     char *err, size_t errlen)
 {
 	const struct toml_node	*p = usr != NULL ? usr : sys, *level;
-	char			 what[300];
+	char			 what[512];
 
 	if (p->kind == TOML_ARRAY && p->n == 0) {
 		/* serde reads a struct from a sequence too: this one is too short */
@@ -163,7 +168,7 @@ ec_projects_ok(const struct toml_node *system, const struct toml_node *user, cha
 {
 	const struct toml_node	*s = toml_table_get(system, "projects", 8);
 	const struct toml_node	*u = toml_table_get(user, "projects", 8), *top;
-	char			 what[300];
+	char			 what[512];
 	size_t			 i;
 
 	/* a value that is not a table replaces, and is replaced, whole */

@@ -241,7 +241,8 @@ start_plan(struct start *st)
 		rpc_fail(req, RPC_INVALID_REQUEST, "network proxy launch is not supported");
 		return -1;
 	}
-	if (*json_string_value(json_array_get(sp->argv, 0)) == '\0') {
+	/* empty, not one cut at a NUL: that is the NUL's error, later */
+	if (json_string_length(json_array_get(sp->argv, 0)) == 0) {
 		rpc_fail_kind(req, RPC_INTERNAL_ERROR, SPAWN_FAILED, "missing program for %s spawn",
 		    sp->tty ? "PTY" : "pipe");
 		return -1;

@@ -51,6 +51,9 @@ resolve_program(const char *prog, char *const *envp, char *out, size_t outlen)
 	}
 	if (*prog == '\0')
 		return ENOENT;
+	/* the reference's exec (musl's execvp) refuses a name longer than NAME_MAX first */
+	if (strlen(prog) > NAME_MAX)
+		return ENAMETOOLONG;
 	if ((path = env_lookup(envp, "PATH")) == NULL && (path = getenv("PATH")) == NULL)
 		path = DEFAULT_PATH;
 	for (p = path; ; p = end + 1) {

@@ -141,8 +141,9 @@ env_has_nul(json_t *map)
 
 /*
  * No argument or variable may reach exec cut at a NUL: refuse the spawn as
- * the reference's process library does, with its words (a pty spawn says
- * the same of its environment as of its arguments).
+ * the reference's process library does, with its words (0.171.0: one for
+ * the arguments, another for the environment, but a pty spawn that looks
+ * its bare program up along PATH says the arguments' words of it).
  */
 const char *
 proc_start_nul(const struct start_params *sp, json_t *env)
@@ -157,8 +158,8 @@ proc_start_nul(const struct start_params *sp, json_t *env)
 		return "nul byte found in provided data";
 	if (env_has_nul(sp->env) || env_has_nul(env) ||
 	    env_has_nul(json_object_get(sp->env_policy, "set")))
-		return sp->tty ? "nul byte found in provided data" :
-		    "data provided contains a nul byte";
+		return sp->tty && strchr(json_string_value(json_array_get(sp->argv, 0)), '/') ==
+		    NULL ? "nul byte found in provided data" : "data provided contains a nul byte";
 	return NULL;
 }
 

@@ -73,13 +73,13 @@ sbx_managed_ports(json_t *mn, struct sandbox_plan *plan, struct jx_err *e)
 		return 0;
 	ports = json_object_get(mn, "loopbackPorts");
 	alb = json_object_get(mn, "allowLocalBinding");
-	if (alb != NULL && !json_is_null(alb) && !json_is_boolean(alb)) {
+	/* fields with defaults: absent is the default, null a type error (serde) */
+	if (alb != NULL && !json_is_boolean(alb))
 		return jx_type_error(e, alb, "a boolean");
-	}
 	/* a plain bool with a default: absent is false, null is a type error */
 	if (jx_bool(mn, "transparentTcp", JX_DEFAULT, &transparent, e) == -1)
 		return -1;
-	if (ports == NULL || json_is_null(ports))
+	if (ports == NULL)
 		return 0;
 	if (!json_is_array(ports))
 		return jx_type_error(e, ports, "a sequence");

@@ -15,10 +15,8 @@
 #include "toml/toml.h"
 #include "toml/toml_int.h"
 
-#define E_UNQUOTED	"string values must be quoted, expected literal string"
 #define E_DUP		"duplicate key"
 #define E_BAREKEY	"invalid unquoted key, expected letters, numbers, `-`, `_`"
-#define E_NEWLINE	"unexpected key or value, expected newline, `#`"
 
 #define MAX_KEY_PARTS	TOML_MAX_DEPTH
 
@@ -37,6 +35,16 @@ struct dotted {
 static int	parse_value(struct tparser *, struct toml_node **);
 
 /*
+ * Text the shape pass (toml_shape.c) would have refused first: never met
+ * after it passed, but refused all the same if it were.
+ */
+static int
+shape_slip(struct tparser *P)
+{
+	return tp_fail(P, P->p, 1, "unexpected content, expected nothing");
+}
+
+/*
  * A duplicate key is reported only when the document has no syntax error,
  * as the reference reports it: the first one is noted, and what it would
  * have defined goes to a table that is thrown away.
@@ -46,14 +54,13 @@ duplicate(struct tparser *P, const struct keypart *k, const char *why)
 {
 	struct toml_node	*t;
 
-	const char		*q;
-
 	if (P->dup_at == NULL) {
 		P->dup_at = k->at;
 		P->dup_why = why;
-		/* the reference's caret runs under the whole key */
-		for (q = k->at; q < k->end; q++)
-			P->dup_span += ((unsigned char)*q & 0xC0) != 0x80;
+		/* the reference reports it once the key's value is read */
+		P->dup_order = P->p;
+		/* the reference's caret runs under the whole key's bytes */
+		P->dup_span = (size_t)(k->end - k->at);
 	}
 	if ((t = toml_table_new()) == NULL || toml_table_add(P->sink, "", 0, t) == -1) {
 		tp_oom(P);
@@ -121,24 +128,42 @@ is_bare(int c)
 	    (c >= '0' && c <= '9') || c == '_' || c == '-';
 }
 
-/*
- * The caret's width under characters no key has, from p: the reference
- * counts the bytes of a run of non-ASCII characters (one for anything else).
- */
+/* A byte that ends a word (the reference's token starts, quotes aside). */
+static int
+word_end(int c)
+{
+	return c == '\0' ? 0 : strchr(".=,[]{} \t#\r\n", c) != NULL;
+}
+
+static const char *
+word_run(const struct tparser *P, const char *q)
+{
+	while (q < P->end && !word_end((unsigned char)*q))
+		q++;
+	return q;
+}
+
+static int
+word_start(const struct tparser *P, const char *q)
+{
+	return q < P->end && !word_end((unsigned char)*q) && *q != '"' && *q != '\'';
+}
+
+/* The caret's width under a run of bytes no key has, from p to end (bytes, as the reference). */
 static size_t
-bad_run(const struct tparser *P, const char *p)
+bad_run(const char *p, const char *end)
 {
 	size_t	n = 0;
 
-	while (p + n < P->end && (unsigned char)p[n] >= 0x80)
+	while (p + n < end && !is_bare((unsigned char)p[n]))
 		n++;
-	return n > 0 ? n : 1;
+	return n;
 }
 
 static int
 simple_key(struct tparser *P, struct keypart *k)
 {
-	const char	*s = P->p;
+	const char	*s = P->p, *q;
 
 	k->at = s;
 	if (s < P->end && (*s == '"' || *s == '\'')) {
@@ -146,15 +171,14 @@ simple_key(struct tparser *P, struct keypart *k)
 			return tp_fail(P, s, 1, "invalid key");
 		return tp_string(P, &k->s, &k->len);
 	}
-	while (P->p < P->end && is_bare((unsigned char)*P->p))
-		P->p++;
-	if (P->p == s && (s >= P->end || strchr("=.]} \t\r\n#", *s) != NULL))
+	/* the reference's key is the whole word, whatever bytes it holds */
+	P->p = word_run(P, s);
+	if (P->p == s)
 		return tp_fail(P, s, 1,
 		    "unquoted keys cannot be empty, expected letters, numbers, `-`, `_`");
-	/* a character no key has, at a key's start or right after one */
-	if (P->p < P->end && (P->p == s || *P->p == '"' || *P->p == '\'' || *P->p == '\\' ||
-	    (unsigned char)*P->p >= 0x80))
-		return tp_fail(P, P->p, bad_run(P, P->p), E_BAREKEY);
+	for (q = s; q < P->p; q++)
+		if (!is_bare((unsigned char)*q))
+			return tp_fail(P, q, bad_run(q, P->p), E_BAREKEY);
 	if ((k->s = strndup(s, (size_t)(P->p - s))) == NULL)
 		return tp_oom(P);
 	k->len = (size_t)(P->p - s);
@@ -170,14 +194,6 @@ parse_key(struct tparser *P, struct dotted *k)
 			return tp_fail(P, P->p, 1, "too many dotted key parts (at most %d)",
 			    MAX_KEY_PARTS);
 		skip_ws(P);
-		/*
-		 * "a." and a line's end, or punctuation no key starts with: the
-		 * reference wants the value, not a key.
-		 */
-		if (k->n > 0 && (P->p >= P->end || tp_newline(P, P->p) > 0 ||
-		    (*P->p > 0x20 && *P->p < 0x7f && !is_bare((unsigned char)*P->p) &&
-		    strchr("\"'=.]}#\\", *P->p) == NULL)))
-			return tp_fail(P, P->p, 1, "key with no value, expected `=`");
 		if (simple_key(P, &k->part[k->n]) == -1)
 			return -1;
 		k->part[k->n++].end = P->p;
@@ -256,67 +272,44 @@ seal(struct toml_node *n)
 		seal(n->kid[i]);
 }
 
-/*
- * An inline table's key at a line's end, at: the reference reads on past
- * the line's end for its '=': at the text's end the table is unclosed,
- * before anything else the assignment is missing.  Fails, always.
- */
+/* Blanks, and in an inline table line ends and comments too; 0 or -1. */
 static int
-inline_key_end(struct tparser *P, const char *at)
+value_gap(struct tparser *P)
 {
-	const char	*q;
-
-	for (q = at; q < P->end && (*q == ' ' || *q == '\t' || *q == '\r' || *q == '\n'); q++)
-		;
-	if (q >= P->end || *q == '=')
-		return tp_fail(P, at, 1, "unclosed inline table, expected `}`");
-	return tp_fail(P, q, 1, "missing assignment between key-value pairs, expected `=`");
+	if (P->depth > 0)
+		return skip_ws_nl(P);
+	skip_ws(P);
+	return 0;
 }
 
-/* key = value into t. */
 static int
 keyval(struct tparser *P, struct toml_node *t)
 {
 	struct dotted		 k;
-	const char		*start;
 	struct toml_node	*v = NULL;
 	size_t			 i;
 	int			 rc = -1;
 
-	P->in_key = 1;
-	rc = parse_key(P, &k);
-	P->in_key = 0;
-	if (rc == -1) {
-		/* an inline table's quoted key cut by its line's end: as a bare one */
-		if (P->depth > 0 && P->fail_at != NULL && (P->fail_at >= P->end ||
-		    tp_newline(P, P->fail_at) > 0) && strncmp(P->err->msg, "key with", 8) == 0) {
-			P->failed = 0;
-			inline_key_end(P, P->fail_at);
-		}
+	if (parse_key(P, &k) == -1)
 		goto done;
-	}
-	rc = -1;
-	if (P->depth > 0 && (P->p >= P->end || tp_newline(P, P->p) > 0)) {
-		inline_key_end(P, P->p);
+	/*
+	 * The shape is sound (toml_shape.c): '=' follows, past line ends and
+	 * comments in an inline table.  There a missing '=' or value is an
+	 * empty literal string to the reference, refused at the '}'.
+	 */
+	if (value_gap(P) == -1)
 		goto done;
-	}
-	if (P->p >= P->end || *P->p != '=') {
-		/* whatever follows, the reference says the key wants its value */
-		tp_fail(P, P->p, 1, "key with no value, expected `=`");
-		goto done;
-	}
-	P->p++;
-	skip_ws(P);
 	if (P->p < P->end && *P->p == '=') {
-		tp_fail(P, P->p, 1, "extra `=`, expected nothing");
+		P->p++;
+		if (value_gap(P) == -1)
+			goto done;
+	}
+	if (P->p < P->end && *P->p == '}') {
+		tp_fail(P, P->p, 1, "invalid literal string, expected `'`");
 		goto done;
 	}
-	start = P->p;
-	if (parse_value(P, &v) == -1) {
-		if (P->fail_at >= start)
-			tp_bare_value(P, start);
+	if (parse_value(P, &v) == -1)
 		goto done;
-	}
 	for (i = 0; i + 1 < k.n; i++)
 		if ((t = descend(P, t, &k.part[i], 0)) == NULL)
 			goto done;
@@ -335,7 +328,7 @@ static int
 parse_array(struct tparser *P, struct toml_node **out)
 {
 	struct toml_node	*a, *v;
-	const char		*after, *start;
+	const char		*after;
 
 	if ((a = calloc(1, sizeof(*a))) == NULL)
 		return tp_oom(P);
@@ -349,10 +342,9 @@ parse_array(struct tparser *P, struct toml_node **out)
 		if (P->p < P->end && *P->p == ']')
 			break;
 		if (P->p >= P->end)
-			return tp_fail(P, after, 1, "unclosed array, expected `]`");
-		start = P->p;
+			return shape_slip(P);
 		if (parse_value(P, &v) == -1)
-			return tp_unclosed(P, "unclosed array, expected `]`");
+			return -1;
 		if (toml_array_add(a, v) == -1)
 			return tp_oom(P);
 		after = P->p;
@@ -370,17 +362,7 @@ parse_array(struct tparser *P, struct toml_node **out)
 		}
 		if (P->p < P->end && *P->p == ']')
 			break;
-		/*
-		 * The reference's words when a comma is missing: a number or date
-		 * followed on its line by more is taken for a bad value.
-		 */
-		if (P->p < P->end && !memchr(after, '\n', (size_t)(P->p - after)) &&
-		    v->kind != TOML_STRING && v->kind != TOML_ARRAY && v->kind != TOML_TABLE)
-			return tp_fail(P, start, 1, E_UNQUOTED);
-		if (P->p < P->end)
-			return tp_fail(P, P->p, 1,
-			    "missing comma between array elements, expected `,`");
-		return tp_fail(P, after, 1, "unclosed array, expected `]`");
+		return shape_slip(P);
 	}
 	P->p++;
 	return 0;
@@ -390,69 +372,62 @@ static int
 parse_inline(struct tparser *P, struct toml_node **out)
 {
 	struct toml_node	*t;
-	const char		*after;
 
 	if ((t = toml_table_new()) == NULL)
 		return tp_oom(P);
 	*out = t;
-	after = ++P->p;
+	P->p++;
 	for (;;) {
 		if (skip_ws_nl(P) == -1)
 			return -1;
 		if (P->p < P->end && *P->p == '}')
 			break;
 		if (P->p >= P->end)
-			return tp_fail(P, after, 1, "unclosed inline table, expected `}`");
-		if (*P->p != '"' && *P->p != '\'' && !is_bare((unsigned char)*P->p))
-			return tp_fail(P, P->p, 1,
-			    "missing key for inline table element, expected key");
+			return shape_slip(P);
 		if (keyval(P, t) == -1)
-			return tp_unclosed(P, "unclosed inline table, expected `}`");
-		after = P->p;
+			return -1;
 		if (skip_ws_nl(P) == -1)
 			return -1;
 		if (P->p < P->end && *P->p == ',') {
-			after = ++P->p;
+			P->p++;
 			continue;
 		}
 		if (P->p < P->end && *P->p == '}')
 			break;
-		if (P->p < P->end && *P->p == '=')
-			return tp_fail(P, P->p, 1,
-			    "extra assignment between key-value pairs, expected `,`");
-		if (P->p < P->end && memchr(after, '\n', (size_t)(P->p - after)) != NULL)
-			/* past a line's end the reference looks for the next key */
-			return tp_fail(P, P->p, 1,
-			    "missing key for inline table element, expected `,`");
-		return tp_fail(P, after, 1, "unclosed inline table, expected `}`");
+		return shape_slip(P);
 	}
 	P->p++;
 	seal(t);
 	return 0;
 }
 
+/*
+ * A value that is not a string, array or inline table: the whole word as
+ * the reference cuts it out (runs joined by dots, and by blanks before
+ * another run), read by toml_word.c.
+ */
 static int
-parse_bool(struct tparser *P, struct toml_node **out)
+word_value(struct tparser *P, struct toml_node **out)
 {
-	const char	*s = P->p;
-	size_t		 left = (size_t)(P->end - s);
-	int		 b;
+	const char	*s = P->p, *q = P->p, *r;
 
-	if (left >= 4 && memcmp(s, "true", 4) == 0)
-		b = 1;
-	else if (left >= 5 && memcmp(s, "false", 5) == 0)
-		b = 0;
-	else
-		b = -1;
-	if (b == -1 || (s + 5 - b < P->end && is_bare((unsigned char)s[5 - b])))
-		return tp_fail(P, s, 1, "invalid boolean, expected `%s`",
-		    *s == 't' ? "true" : "false");
-	if ((*out = calloc(1, sizeof(**out))) == NULL)
-		return tp_oom(P);
-	(*out)->kind = TOML_BOOL;
-	(*out)->i = b;
-	P->p += 5 - b;
-	return 0;
+	for (;;) {
+		if (q < P->end && *q == '.') {
+			q++;
+			continue;
+		}
+		if (word_start(P, q)) {
+			q = word_run(P, q);
+			continue;
+		}
+		for (r = q; r < P->end && (*r == ' ' || *r == '\t'); r++)
+			;
+		if (r == q || !word_start(P, r) || q == s)
+			break;
+		q = word_run(P, r);
+	}
+	P->p = q;
+	return tp_word(P, s, (size_t)(q - s), out);
 }
 
 static int
@@ -462,7 +437,7 @@ parse_value1(struct tparser *P, struct toml_node **out)
 
 	*out = NULL;
 	if (P->p >= P->end)
-		return tp_fail(P, P->p, 1, E_UNQUOTED);
+		return word_value(P, out);
 	c = (unsigned char)*P->p;
 	if (c == '"' || c == '\'') {
 		if ((*out = calloc(1, sizeof(**out))) == NULL)
@@ -470,12 +445,8 @@ parse_value1(struct tparser *P, struct toml_node **out)
 		(*out)->kind = TOML_STRING;
 		return tp_string(P, &(*out)->str, &(*out)->len);
 	}
-	if (c == 't' || c == 'f')
-		return parse_bool(P, out);
-	if (c == '}')
-		return tp_fail(P, P->p, 1, "missing inline table opening, expected `{`");
 	if (c != '[' && c != '{')
-		return tp_scalar(P, out);
+		return word_value(P, out);
 	if (++P->depth > TOML_MAX_DEPTH)
 		return tp_fail(P, P->p, 1, "nested too deeply (at most %d levels)",
 		    TOML_MAX_DEPTH);
@@ -505,20 +476,12 @@ header(struct tparser *P)
 	int			 aot = P->p + 1 < P->end && P->p[1] == '[', rc = -1;
 
 	P->p += aot ? 2 : 1;
-	P->in_header = aot ? 2 : 1;
 	rc = parse_key(P, &k);
-	P->in_header = 0;
 	if (rc == -1)
 		goto done;
 	rc = -1;
-	if (P->p >= P->end || *P->p != ']') {
-		/* where the key ends: blanks inside the brackets are not the key's */
-		tp_fail(P, k.part[k.n - 1].end, 1, aot ? "unclosed array table, expected `]]`" :
-		    "unclosed table, expected `]`");
-		goto done;
-	}
-	if (aot && (P->p + 1 >= P->end || P->p[1] != ']')) {
-		tp_fail(P, P->p + 1, 1, "unclosed array table, expected `]`");
+	if (P->p >= P->end || *P->p != ']' || (aot && (P->p + 1 >= P->end || P->p[1] != ']'))) {
+		shape_slip(P);
 		goto done;
 	}
 	P->p += aot ? 2 : 1;
@@ -572,24 +535,6 @@ done:
 	return rc;
 }
 
-/*
- * Where the reference reports text after a value: past a bare key and
- * blanks when "key =" follows, else where the text starts.
- */
-static const char *
-stray_key(const struct tparser *P)
-{
-	const char	*q = P->p;
-
-	while (q < P->end && is_bare((unsigned char)*q))
-		q++;
-	if (q == P->p)
-		return P->p;
-	while (q < P->end && (*q == ' ' || *q == '\t'))
-		q++;
-	return q < P->end && *q == '=' ? q : P->p;
-}
-
 /* One line of the document: blank, comment, header or key/value. */
 static int
 line(struct tparser *P)
@@ -597,8 +542,6 @@ line(struct tparser *P)
 	int	nl;
 
 	skip_ws(P);
-	if (P->p < P->end && *P->p == ']')
-		return tp_fail(P, P->p, 1, "missing table open, expected `[`");
 	if (P->p < P->end && *P->p == '[') {
 		if (header(P) == -1)
 			return -1;
@@ -611,11 +554,8 @@ line(struct tparser *P)
 		return -1;
 	if (P->p >= P->end)
 		return 0;
-	if (*P->p == '\r' && tp_newline(P, P->p) == 0)
-		return tp_fail(P, P->p + 1, 1,
-		    "carriage return must be followed by newline, expected newline");
 	if ((nl = tp_newline(P, P->p)) == 0)
-		return tp_fail(P, stray_key(P), 1, E_NEWLINE);
+		return shape_slip(P);
 	P->p += nl;
 	return 0;
 }
@@ -623,7 +563,8 @@ line(struct tparser *P)
 struct toml_node *
 toml_parse(const char *buf, size_t len, struct toml_error *err)
 {
-	struct tparser	P;
+	struct tparser		P;
+	struct toml_shape_error	shape;
 
 	memset(&P, 0, sizeof(P));
 	memset(err, 0, sizeof(*err));
@@ -636,6 +577,11 @@ toml_parse(const char *buf, size_t len, struct toml_error *err)
 	}
 	if (len >= 3 && memcmp(buf, "\xEF\xBB\xBF", 3) == 0)
 		P.p += 3;
+	/* a shape error anywhere comes before what any key or value says */
+	if (toml_shape(buf, len, (size_t)(P.p - buf), &shape) == -1) {
+		tp_fail(&P, buf + shape.at, 1, "%s", shape.msg);
+		return NULL;
+	}
 	if ((P.root = P.cur = toml_table_new()) == NULL || (P.sink = toml_table_new()) == NULL) {
 		toml_free(P.root);
 		tp_oom(&P);
@@ -647,7 +593,7 @@ toml_parse(const char *buf, size_t len, struct toml_error *err)
 	 * A duplicate key before where the text fails is the error the
 	 * reference gives, unless the text is cut short.
 	 */
-	if (P.dup_at != NULL && (!P.failed || (P.dup_at < P.fail_at && !tp_cut_short(&P)))) {
+	if (P.dup_at != NULL && (!P.failed || P.dup_order <= P.fail_at)) {
 		P.failed = 0;
 		tp_fail(&P, P.dup_at, P.dup_span, "%s", P.dup_why);
 	} else if (P.late_at != NULL && !P.failed) {

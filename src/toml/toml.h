@@ -17,7 +17,7 @@
 #include <stddef.h>
 
 #define TOML_MAX_INPUT	(4U << 20)	/* bytes of one document */
-#define TOML_MAX_DEPTH	64		/* tables, arrays and inline tables in one another */
+#define TOML_MAX_DEPTH	80		/* arrays and inline tables in one another (the reference's bound) */
 
 enum toml_kind {
 	TOML_STRING, TOML_INT, TOML_FLOAT, TOML_BOOL, TOML_DATETIME,
@@ -52,9 +52,10 @@ struct toml_node {
 /* Where and why a document was refused: 1-based line, column in characters. */
 struct toml_error {
 	size_t	line, col;
-	size_t	span;			/* characters the error covers, >= 1 */
+	size_t	span;			/* bytes the error covers, >= 1 */
 	char	msg[160];
-	char	text[256];		/* the offending line, up to its end */
+	char	text[2048];		/* the offending line, up to its end (cut) */
+	size_t	textlen;		/* the whole line's bytes */
 };
 
 /* The document's root table, or NULL with err set. */

@@ -31,14 +31,22 @@ tp_fail(struct tparser *P, const char *at, size_t span, const char *fmt, ...)
 			line++;
 			ls = q + 1;
 		}
+	/*
+	 * Columns count characters (at the end after a CRLF, the CR and the
+	 * LF are both columns); but at a character of more than one byte the
+	 * reference's count fails on the cut character and it counts bytes.
+	 */
 	for (q = ls; q < at; q++)
-		if (((unsigned char)*q & 0xC0) != 0x80 && !(*q == '\r' && q + 1 < at && q[1] == '\n'))
+		if (((unsigned char)*q & 0xC0) != 0x80 || (at < P->end && (unsigned char)*at >= 0xC0))
 			col++;
 	P->err->line = line;
 	P->err->col = col;
 	P->err->span = span > 0 ? span : 1;
-	for (n = 0; ls + n < P->end && ls[n] != '\n' && n + 1 < sizeof(P->err->text); n++)
+	for (n = 0; ls + n < P->end && ls[n] != '\n'; n++)
 		;
+	P->err->textlen = n;
+	if (n >= sizeof(P->err->text))
+		n = sizeof(P->err->text) - 1;
 	/* a CR before the line's LF stays: the reference shows it */
 	memcpy(P->err->text, ls, n);
 	P->err->text[n] = '\0';

@@ -71,146 +71,186 @@ put_utf8(struct sbuf *b, unsigned long cp)
 	return sb_put(b, u, n);
 }
 
-/* The escape after a backslash at P->p (on its letter). */
+/* A string's content: from P->p to end, its quotes already checked. */
+struct content {
+	struct tparser	*P;
+	struct sbuf	*b;
+	const char	*end;
+	const char	*kind;		/* "basic", "multi-line basic", ... */
+};
+
+/* What a basic string holds as it is: tab, visible ASCII but " and \, non-ASCII. */
 static int
-escape(struct tparser *P, struct sbuf *b)
+basic_plain(int c)
+{
+	return c == '\t' || (c >= 0x20 && c <= 0x7E && c != '"' && c != '\\') || c >= 0x80;
+}
+
+/* What a literal string holds: tab, visible ASCII but ', non-ASCII. */
+static int
+literal_plain(int c)
+{
+	return c == '\t' || (c >= 0x20 && c <= 0x7E && c != '\'') || c >= 0x80;
+}
+
+/* The escape after a backslash, at P->p (on its letter). */
+static int
+escape(struct content *C)
 {
 	static const char	from[] = "btnfr\"\\e", to[] = "\b\t\n\f\r\"\\\x1b";
-	const char		*hit, *at = P->p;
+	struct tparser		*P = C->P;
+	const char		*hit, *digits;
 	unsigned long		 cp = 0;
 	int			 n, i, h;
 
-	if (P->p >= P->end)
-		return tp_fail(P, at, 1, E_ESCAPE);
-	if (*P->p != '\0' && (hit = strchr(from, *P->p)) != NULL) {
+	if (P->p >= C->end || *P->p == '\0' || ((hit = strchr(from, *P->p)) == NULL &&
+	    *P->p != 'x' && *P->p != 'u' && *P->p != 'U'))
+		return tp_fail(P, P->p, 1, E_ESCAPE);
+	if (hit != NULL) {
 		P->p++;
-		return sb_put(b, &to[hit - from], 1) == -1 ? tp_oom(P) : 0;
+		return sb_put(C->b, &to[hit - from], 1) == -1 ? tp_oom(P) : 0;
 	}
-	n = *P->p == 'x' ? 2 : *P->p == 'u' ? 4 : *P->p == 'U' ? 8 : 0;
-	if (n == 0)
-		return tp_fail(P, at, 1, E_ESCAPE);
-	P->p++;
-	for (i = 0; i < n; i++) {
-		/* cut by the line's end: the reference misses the string's end */
-		if (P->p >= P->end || tp_newline(P, P->p) > 0)
-			return tp_fail(P, P->p, 1, P->in_key ? "key with no value, expected `=`" :
-			    "invalid basic string, expected `\"`");
-		if ((h = hex_digit((unsigned char)*P->p)) == -1)
+	n = *P->p == 'x' ? 2 : *P->p == 'u' ? 4 : 8;
+	digits = ++P->p;
+	for (i = 0; i < n; i++, P->p++) {
+		if (P->p >= C->end || (h = hex_digit((unsigned char)*P->p)) == -1)
 			return tp_fail(P, P->p, 1, "too few unicode value digits, expected unicode "
 			    "hexadecimal value");
 		cp = cp * 16 + (unsigned long)h;
-		P->p++;
 	}
 	if (cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF))
-		return tp_fail(P, at + 1, 1, "invalid value, expected unicode hexadecimal value");
-	return put_utf8(b, cp) == -1 ? tp_oom(P) : 0;
+		return tp_fail(P, digits, 1, "invalid value, expected unicode hexadecimal value");
+	return put_utf8(C->b, cp) == -1 ? tp_oom(P) : 0;
 }
 
-/* In a multi-line basic string, a backslash ending its line: to the next text. */
+/* In a multi-line basic string, a backslash before blanks and a line's end. */
 static int
-line_end_backslash(struct tparser *P)
+escaped_newline(struct content *C)
 {
-	const char	*q = P->p;
-	int		 nl;
+	struct tparser	*P = C->P;
+	const char	*start;
 
-	while (q < P->end && (*q == ' ' || *q == '\t'))
-		q++;
-	if (tp_newline(P, q) == 0)
-		return 0;
-	while (q < P->end && ((nl = tp_newline(P, q)) > 0 || *q == ' ' || *q == '\t'))
-		q += nl > 0 ? nl : 1;
-	P->p = q;
-	return 1;
-}
-
-/* The closing quotes of a string at P->p; 1 when it ended. */
-static int
-closing(struct tparser *P, struct sbuf *b, char q, int ml)
-{
-	size_t	run = 0;
-
-	if (!ml) {
+	while (P->p < C->end && (*P->p == ' ' || *P->p == '\t'))
 		P->p++;
-		return 1;
-	}
-	while (P->p + run < P->end && P->p[run] == q)
-		run++;
-	if (run < 3) {
-		P->p += run;
-		return sb_put(b, P->p - run, run) == -1 ? tp_oom(P) : 0;
-	}
-	if (run > 5)		/* two quotes end the text; the rest follows the string */
-		run = 5;
-	if (sb_put(b, P->p, run - 3) == -1)
-		return tp_oom(P);
-	P->p += run;
-	return 1;
+	if (P->p < C->end && *P->p == '\r' && !(P->p + 1 < C->end && P->p[1] == '\n'))
+		return tp_fail(P, P->p + 1, 1,
+		    "carriage return must be followed by newline, expected newline");
+	if (P->p >= C->end || (*P->p != '\n' && *P->p != '\r'))
+		return tp_fail(P, P->p, 1, "invalid multi-line basic string, expected newline");
+	P->p += *P->p == '\r' ? 2 : 1;
+	do {
+		start = P->p;
+		while (P->p < C->end && (*P->p == ' ' || *P->p == '\t' || *P->p == '\n'))
+			P->p++;
+		if (P->p < C->end && *P->p == '\r') {
+			if (!(P->p + 1 < C->end && P->p[1] == '\n'))
+				return tp_fail(P, P->p + 1, 1, "carriage return must be followed by "
+				    "newline, expected newline");
+			P->p += 2;
+		}
+	} while (P->p != start);
+	return 0;
 }
 
+/* A run of bytes a string may not hold: the reference's words, at its start. */
 static int
-bad_char(struct tparser *P, char q, int ml)
+bad_run(struct content *C, int ml, int basic)
 {
-	const char	*kind = q == '"' ? "basic" : "literal";
+	struct tparser	*P = C->P;
+	const char	*s = P->p;
+	size_t		 n = 0;
+	int		 c;
 
-	/* a header's key cut short: the reference misses the header's end */
-	if (P->in_header && (P->p >= P->end || (!ml && tp_newline(P, P->p) > 0)))
-		return tp_fail(P, P->p, 1, P->in_header == 2 ?
-		    "unclosed array table, expected `]]`" : "unclosed table, expected `]`");
-	if (P->in_key && (P->p >= P->end || (!ml && tp_newline(P, P->p) > 0)))
-		return tp_fail(P, P->p, 1, "key with no value, expected `=`");
-	if (P->p >= P->end || (!ml && tp_newline(P, P->p) > 0))
-		return tp_fail(P, P->p, 1, "invalid %s%s string, expected `%s`",
-		    ml ? "multi-line " : "", kind, q == '"' ? "\"" : "'");
-	/* the reference words the multi-line forms apart */
+	if (!basic)
+		return tp_fail(P, s, 1, "invalid %s string, expected non-single-quote%s characters",
+		    C->kind, ml ? "" : " visible");
+	for (; s + n < C->end; n++) {
+		c = (unsigned char)s[n];
+		if (basic_plain(c) || c == '\\' || (ml && (c == '"' || c == '\n' || c == '\r')))
+			break;
+	}
 	if (ml)
-		return tp_fail(P, P->p, 1, q == '"' ?
-		    "invalid multi-line basic string, expected `\\`, characters" :
-		    "invalid multi-line literal string, expected non-single-quote characters");
-	return tp_fail(P, P->p, 1, "invalid %s string, expected non-%s-quote visible "
-	    "characters%s", kind, q == '"' ? "double" : "single", q == '"' ? ", `\\`" : "");
+		return tp_fail(P, s, n, "invalid multi-line basic string, expected `\\`, characters");
+	return tp_fail(P, s, n, "invalid basic string, expected non-double-quote visible "
+	    "characters, `\\`");
 }
 
+/* The content of a string of quote q, as the reference decodes it. */
+static int
+content(struct content *C, char q, int ml)
+{
+	struct tparser	*P = C->P;
+	int		 c, basic = q == '"';
+
+	while (P->p < C->end) {
+		c = (unsigned char)*P->p;
+		if (ml && c == '\r') {
+			if (!(P->p + 1 < C->end && P->p[1] == '\n'))
+				return tp_fail(P, P->p + 1, 1, "carriage return must be followed by "
+				    "newline, expected newline");
+			/* kept as written, CRLF too, as the reference keeps it */
+			if (sb_put(C->b, P->p, 2) == -1)
+				return tp_oom(P);
+			P->p += 2;
+		} else if (basic && c == '\\') {
+			P->p++;
+			if (ml && P->p < C->end && (*P->p == ' ' || *P->p == '\t' || *P->p == '\n' ||
+			    *P->p == '\r')) {
+				if (escaped_newline(C) == -1)
+					return -1;
+			} else if (escape(C) == -1) {
+				return -1;
+			}
+		} else if ((basic ? basic_plain(c) : literal_plain(c)) ||
+		    (ml && (c == q || c == '\n'))) {
+			if (sb_put(C->b, P->p++, 1) == -1)
+				return tp_oom(P);
+		} else {
+			return bad_run(C, ml, basic);
+		}
+	}
+	return 0;
+}
+
+/*
+ * A quoted string of any of the four kinds.  The reference cuts the whole
+ * string out first (a one-line string stops before its line's end) and
+ * says first whether its closing quotes are there, at its end; only then
+ * what is inside it.
+ */
 int
 tp_string(struct tparser *P, char **out, size_t *outlen)
 {
 	struct sbuf	 b = { NULL, 0, 0 };
-	char		 q = *P->p;
-	int		 ml, nl, rc;
-	unsigned char	 c;
+	struct content	 C;
+	char		 q = *P->p, delim[4];
+	const char	*e, *cs;
+	size_t		 n;
+	int		 ml;
 
 	ml = P->p + 2 < P->end && P->p[1] == q && P->p[2] == q;
-	P->p += ml ? 3 : 1;
+	n = ml ? 3 : 1;
+	memset(delim, q, 3);
+	delim[n] = '\0';
+	e = P->buf + toml_string_end(P->buf, (size_t)(P->end - P->buf), (size_t)(P->p - P->buf));
+	cs = P->p + n;
 	if (ml)
-		P->p += tp_newline(P, P->p);
+		cs += tp_newline(P, cs);
+	C.kind = ml ? (q == '"' ? "multi-line basic" : "multi-line literal") :
+	    (q == '"' ? "basic" : "literal");
+	if (cs > e || (size_t)(e - cs) < n || memcmp(e - n, delim, n) != 0)
+		return tp_fail(P, e, 1, "invalid %s string, expected `%c`", C.kind, q);
 	if (sb_put(&b, "", 0) == -1)
 		return tp_oom(P);
-	for (rc = 0; rc == 0; ) {
-		if (P->p >= P->end) {
-			rc = bad_char(P, q, ml);
-			break;
-		}
-		c = (unsigned char)*P->p;
-		if (c == (unsigned char)q) {
-			rc = closing(P, &b, q, ml);
-		} else if (ml && (nl = tp_newline(P, P->p)) > 0) {
-			/* kept as written, CRLF too, as the reference keeps it */
-			rc = sb_put(&b, P->p, (size_t)nl) == -1 ? tp_oom(P) : 0;
-			P->p += nl;
-		} else if (c == '\\' && q == '"') {
-			P->p++;
-			if (!ml || !line_end_backslash(P))
-				rc = escape(P, &b);
-		} else if ((c < 0x20 && c != '\t') || c == 0x7F) {
-			rc = bad_char(P, q, ml);
-		} else {
-			P->p++;
-			rc = sb_put(&b, (const char *)&c, 1) == -1 ? tp_oom(P) : 0;
-		}
-	}
-	if (rc == -1) {
+	C.P = P;
+	C.b = &b;
+	C.end = e - n;
+	P->p = cs;
+	if (content(&C, q, ml) == -1) {
 		free(b.s);
 		return -1;
 	}
+	P->p = e;
 	*out = b.s;
 	*outlen = b.len;
 	return 0;

@@ -32,7 +32,8 @@ round_trip(const char *text, size_t len)
 	size_t			 len2;
 
 	if ((again = toml_parse(text, len, &err)) == NULL) {
-		if (strstr(err.msg, "at most") == NULL)
+		if (strstr(err.msg, "at most") == NULL &&
+		    strstr(err.msg, "max recursion depth") == NULL)
 			abort();	/* the writer wrote what the reader refuses */
 		return;
 	}
