@@ -230,6 +230,51 @@ on_scalar(struct sh *S, const struct tok *first)
 	}
 }
 
+/* A value's first token: a bracket opens (or, unopened, is reported), else a scalar. */
+static void
+value_token(struct sh *S, const struct tok *t)
+{
+	switch (t->k) {
+	case T_LCB:
+		on_inline(S, t);
+		break;
+	case T_RCB:
+		report(S, t->s, "missing inline table opening", "`{`");
+		(void)open_value(S, t);
+		S->depth--;
+		break;
+	case T_LSQ:
+		on_array(S, t);
+		break;
+	case T_RSQ:
+		report(S, t->s, "missing array opening", "`[`");
+		(void)open_value(S, t);
+		S->depth--;
+		break;
+	default:
+		on_scalar(S, t);
+		break;
+	}
+}
+
+/* Blanks, comments and line ends inside brackets: taken, 1; anything else 0. */
+static int
+bracket_trivia(struct sh *S, const struct tok *t)
+{
+	switch (t->k) {
+	case T_COMMENT:
+		on_comment(S, t);
+		return 1;
+	case T_NL:
+		on_newline(S, t);
+		return 1;
+	case T_WS:
+		return 1;
+	default:
+		return 0;
+	}
+}
+
 static void
 value(struct sh *S)
 {
@@ -252,24 +297,8 @@ value(struct sh *S)
 	case T_WS:
 		tl_back(S);
 		break;
-	case T_LCB:
-		on_inline(S, &t);
-		break;
-	case T_RCB:
-		report(S, t.s, "missing inline table opening", "`{`");
-		(void)open_value(S, &t);
-		S->depth--;
-		break;
-	case T_LSQ:
-		on_array(S, &t);
-		break;
-	case T_RSQ:
-		report(S, t.s, "missing array opening", "`[`");
-		(void)open_value(S, &t);
-		S->depth--;
-		break;
 	default:
-		on_scalar(S, &t);
+		value_token(S, &t);
 		break;
 	}
 }
@@ -383,15 +412,9 @@ array_body(struct sh *S, const struct tok *open)
 		return;
 	}
 	while (tl_next(S, &t)) {
+		if (bracket_trivia(S, &t))
+			continue;
 		switch (t.k) {
-		case T_COMMENT:
-			on_comment(S, &t);
-			continue;
-		case T_WS:
-			continue;
-		case T_NL:
-			on_newline(S, &t);
-			continue;
 		case T_EOF:
 			break;
 		case T_COMMA:
@@ -408,17 +431,7 @@ array_body(struct sh *S, const struct tok *open)
 		default:
 			if (need_comma)
 				report(S, t.s, "missing comma between array elements", "`,`");
-			if (t.k == T_LCB) {
-				on_inline(S, &t);
-			} else if (t.k == T_RCB) {
-				report(S, t.s, "missing inline table opening", "`{`");
-				(void)open_value(S, &t);
-				S->depth--;
-			} else if (t.k == T_LSQ) {
-				on_array(S, &t);
-			} else {
-				on_scalar(S, &t);
-			}
+			value_token(S, &t);	/* never T_RSQ: that closed the array */
 			need_comma = 1;
 			continue;
 		}
@@ -503,15 +516,9 @@ inline_body(struct sh *S, const struct tok *open)
 		return;
 	}
 	while (tl_next(S, &t)) {
+		if (bracket_trivia(S, &t))
+			continue;
 		switch (t.k) {
-		case T_COMMENT:
-			on_comment(S, &t);
-			continue;
-		case T_WS:
-			continue;
-		case T_NL:
-			on_newline(S, &t);
-			continue;
 		case T_EOF:
 			break;
 		case T_COMMA:
