@@ -352,6 +352,55 @@ class EchoServer:
         threading.Thread(target=self.srv.serve_forever, daemon=True).start()
 
 
+class FakeConnectProxy:
+    """An HTTP CONNECT proxy on 127.0.0.1 that records each request head (as
+    it came) and, after its 200, echoes what comes with "UP:" in front; it
+    never dials anything.  The upstream of --tcp-upstream-proxy tests."""
+
+    def __init__(self):
+        self.heads = []
+        self.lock = threading.Lock()
+        self.ls = socket.socket()
+        self.ls.bind(("127.0.0.1", 0))
+        self.ls.listen(64)
+        self.port = self.ls.getsockname()[1]
+        threading.Thread(target=self.serve, daemon=True).start()
+
+    def serve(self):
+        while True:
+            try:
+                c, _ = self.ls.accept()
+            except OSError:
+                return
+            threading.Thread(target=self.one, args=(c,), daemon=True).start()
+
+    def one(self, c):
+        c.settimeout(20)
+        data = b""
+        try:
+            while b"\r\n\r\n" not in data and len(data) < 8192:
+                d = c.recv(4096)
+                if not d:
+                    break
+                data += d
+            with self.lock:
+                self.heads.append(data.decode(errors="replace"))
+            if data.startswith(b"CONNECT "):
+                c.sendall(b"HTTP/1.1 200 Connection established\r\n\r\n")
+                while True:
+                    d = c.recv(4096)
+                    if not d:
+                        break
+                    c.sendall(b"UP:" + d)
+        except OSError:
+            pass
+        c.close()
+
+    def targets(self):
+        with self.lock:
+            return sorted(h.split(" ")[1] for h in self.heads if h.startswith("CONNECT "))
+
+
 def auth_header(creds):
     """The Proxy-Authorization line (with its CRLF) for a registration's credentials."""
     import base64

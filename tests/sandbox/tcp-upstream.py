@@ -24,7 +24,7 @@ import subprocess
 import sys
 import threading
 
-from proxytest import Proxy, Tap, deadline, free_port
+from proxytest import FakeConnectProxy, Proxy, Tap, deadline, free_port
 from execd_client import EXECD, Execd, network_proxy
 
 deadline(150)
@@ -38,54 +38,6 @@ SB = {"permissions": {"type": "managed", "network": "restricted",
                           {"path": {"type": "special", "value": {"kind": "root"}},
                            "access": "read"}]}},
       "windowsSandboxLevel": "disabled", "cwd": "file://" + W}
-
-
-class Upstream:
-    """An HTTP CONNECT proxy that records each request head and, after its
-    200, echoes what comes with "UP:" in front; it never dials anything."""
-
-    def __init__(self):
-        self.heads = []
-        self.lock = threading.Lock()
-        self.ls = socket.socket()
-        self.ls.bind(("127.0.0.1", 0))
-        self.ls.listen(64)
-        self.port = self.ls.getsockname()[1]
-        threading.Thread(target=self.serve, daemon=True).start()
-
-    def serve(self):
-        while True:
-            try:
-                c, _ = self.ls.accept()
-            except OSError:
-                return
-            threading.Thread(target=self.one, args=(c,), daemon=True).start()
-
-    def one(self, c):
-        c.settimeout(20)
-        data = b""
-        try:
-            while b"\r\n\r\n" not in data and len(data) < 8192:
-                d = c.recv(4096)
-                if not d:
-                    break
-                data += d
-            with self.lock:
-                self.heads.append(data.decode(errors="replace"))
-            if data.startswith(b"CONNECT "):
-                c.sendall(b"HTTP/1.1 200 Connection established\r\n\r\n")
-                while True:
-                    d = c.recv(4096)
-                    if not d:
-                        break
-                    c.sendall(b"UP:" + d)
-        except OSError:
-            pass
-        c.close()
-
-    def targets(self):
-        with self.lock:
-            return sorted(h.split(" ")[1] for h in self.heads if h.startswith("CONNECT "))
 
 
 PROBE = r'''
@@ -197,7 +149,7 @@ for bad, why in (("foo", "no port"), ("127.0.0.1:0", "port 0"), (":80", "no host
          "--tcp-upstream-proxy %r (%s) is refused at start" % (bad, why),
          (p.returncode, p.stderr[-300:]))
 
-up = Upstream()
+up = FakeConnectProxy()
 HOST = host_address()
 wide_port = 9
 if HOST is not None:

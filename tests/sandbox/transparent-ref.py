@@ -33,7 +33,7 @@ import sys
 import tempfile
 import threading
 
-from proxytest import Tap, _Echo, deadline
+from proxytest import FakeConnectProxy, Tap, _Echo, deadline
 from execd_client import EXECD, Execd, find_ref, network_proxy
 
 INNER = "--in-private-mount-namespace"
@@ -117,47 +117,6 @@ def run(c, host, port):
     return r.get("result", r.get("error")), out, ds
 
 
-class Upstream:
-    """A fake HTTP CONNECT proxy: records request heads, answers 200, echoes "UP:"."""
-
-    def __init__(self):
-        self.heads = []
-        self.ls = socket.socket()
-        self.ls.bind(("127.0.0.1", 0))
-        self.ls.listen(32)
-        self.port = self.ls.getsockname()[1]
-        threading.Thread(target=self.serve, daemon=True).start()
-
-    def serve(self):
-        while True:
-            try:
-                c, _ = self.ls.accept()
-            except OSError:
-                return
-            threading.Thread(target=self.one, args=(c,), daemon=True).start()
-
-    def one(self, c):
-        c.settimeout(20)
-        data = b""
-        try:
-            while b"\r\n\r\n" not in data and len(data) < 8192:
-                d = c.recv(4096)
-                if not d:
-                    break
-                data += d
-            self.heads.append(data.decode(errors="replace").lower())
-            if data.startswith(b"CONNECT "):
-                c.sendall(b"HTTP/1.1 200 Connection established\r\n\r\n")
-                while True:
-                    d = c.recv(4096)
-                    if not d:
-                        break
-                    c.sendall(b"UP:" + d)
-        except OSError:
-            pass
-        c.close()
-
-
 UPROBE = r'''
 import json, socket, sys
 host, port = sys.argv[1], int(sys.argv[2])
@@ -176,7 +135,7 @@ print(json.dumps(res))
 
 def run_upstream(argv_env, host, port, allow_upstream):
     """--tcp-upstream-proxy to a fake upstream: what the program sees, what the upstream got."""
-    up = Upstream()
+    up = FakeConnectProxy()
     argv, env = argv_env
     c = Execd(argv=argv + ["--tcp-upstream-proxy", "127.0.0.1:%d" % up.port], env=env)
     np = network_proxy({"up.test": "allow", "denied.test": "deny", "8.8.8.8": "allow",
@@ -193,7 +152,7 @@ def run_upstream(argv_env, host, port, allow_upstream):
         except ValueError:
             out = {"junk": o}
     c.close()
-    heads = sorted(h.split("\r\n\r\n")[0] for h in up.heads)
+    heads = sorted(h.lower().split("\r\n\r\n")[0] for h in up.heads)
     return out, heads
 
 
