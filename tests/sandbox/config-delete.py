@@ -16,33 +16,11 @@ import tempfile
 import time
 
 from execd_client import Execd, tap
+from cfgattack import layers, sandbox, write
 
 t = tap(timeout=120)
 EXECD = os.path.join(os.environ.get("top_builddir", "."), "src", "execd")
 NARROW = 'sandbox_mode = "read-only"\n'
-
-
-def write(path, text):
-    os.makedirs(os.path.dirname(path), exist_ok=True)
-    with open(path, "w") as f:
-        f.write(text)
-
-
-def sandbox(root):
-    ents = [{"path": {"type": "path", "path": "file://" + root}, "access": "write"},
-            {"path": {"type": "special", "value": {"kind": "root"}}, "access": "read"}]
-    return {"permissions": {"type": "managed", "network": "restricted",
-                            "file_system": {"type": "restricted", "entries": ents}},
-            "windowsSandboxLevel": "disabled", "cwd": "file://" + root}
-
-
-def layers(c, cwd):
-    r = c.call("environmentConfig/read", {"cwd": "file://" + cwd,
-                                          "configPaths": [["sandbox_mode"], ["model"]],
-                                          "requirementsPaths": []})
-    if "error" in r:
-        return "error: %r" % r["error"]
-    return "".join(lay["toml"] for lay in r["result"]["config"]["layers"])
 
 
 s = tempfile.mkdtemp(prefix="sbdel.", dir="/var/tmp")

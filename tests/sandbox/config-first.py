@@ -17,29 +17,13 @@ import shutil
 import tempfile
 
 from execd_client import Execd, tap
+from cfgattack import layers, sandbox
 
 t = tap(timeout=120)
 BUILD = os.environ.get("top_builddir", ".")
 EXECD = os.path.join(BUILD, "src", "execd")
 EVIL = 'sandbox_mode = "danger-full-access"\n'
 B64 = base64.b64encode(EVIL.encode()).decode()
-
-
-def sandbox(root):
-    ents = [{"path": {"type": "path", "path": "file://" + root}, "access": "write"},
-            {"path": {"type": "special", "value": {"kind": "root"}}, "access": "read"}]
-    return {"permissions": {"type": "managed", "network": "restricted",
-                            "file_system": {"type": "restricted", "entries": ents}},
-            "windowsSandboxLevel": "disabled", "cwd": "file://" + root}
-
-
-def layers(c, cwd):
-    r = c.call("environmentConfig/read", {"cwd": "file://" + cwd,
-                                          "configPaths": [["sandbox_mode"], ["model"]],
-                                          "requirementsPaths": []})
-    if "error" in r:
-        return "error: %r" % r["error"]
-    return "".join(lay["toml"] for lay in r["result"]["config"]["layers"])
 
 
 def write_by_file(c, sb, target):

@@ -25,6 +25,8 @@ import shutil
 import tempfile
 
 from execd_client import Execd, tap
+from cfgattack import sandbox, write
+from cfgattack import layers as read_layers
 
 t = tap(timeout=180)
 BUILD = os.environ.get("top_builddir", ".")
@@ -32,22 +34,12 @@ EXECD = os.path.join(BUILD, "src", "execd")
 SKILL = "---\nname: evil\ndescription: planted\n---\nbody\n"
 
 
-def write(path, text):
-    os.makedirs(os.path.dirname(path), exist_ok=True)
-    with open(path, "w") as f:
-        f.write(text)
+def layers(c, cwd):
+    return read_layers(c, cwd, [["model"], ["sandbox_mode"]])
 
 
 def b64(text):
     return base64.b64encode(text.encode()).decode()
-
-
-def sandbox(roots, cwd):
-    ents = [{"path": {"type": "path", "path": "file://" + r}, "access": "write"} for r in roots]
-    ents.append({"path": {"type": "special", "value": {"kind": "root"}}, "access": "read"})
-    return {"permissions": {"type": "managed", "network": "restricted",
-                            "file_system": {"type": "restricted", "entries": ents}},
-            "windowsSandboxLevel": "disabled", "cwd": "file://" + cwd}
 
 
 def run(c, pid, script, sb, cwd, args=()):
@@ -58,15 +50,6 @@ def run(c, pid, script, sb, cwd, args=()):
         return "error: %r" % r["error"]
     out, _, _ = c.collect(pid, timeout=60)
     return (out.get("stdout", b"") + out.get("stderr", b"")).decode(errors="replace")
-
-
-def layers(c, cwd):
-    r = c.call("environmentConfig/read", {"cwd": "file://" + cwd,
-                                          "configPaths": [["model"], ["sandbox_mode"]],
-                                          "requirementsPaths": []})
-    if "error" in r:
-        return "error: %r" % r["error"]
-    return "".join(lay["toml"] for lay in r["result"]["config"]["layers"])
 
 
 def user_layer(w):

@@ -19,6 +19,8 @@ import shutil
 import tempfile
 
 from execd_client import Execd, tap
+from cfgattack import sandbox, write
+from cfgattack import layers as read_layers
 
 t = tap(timeout=120)
 BUILD = os.environ.get("top_builddir", ".")
@@ -26,27 +28,8 @@ EXECD = os.path.join(BUILD, "src", "execd")
 EVIL = 'sandbox_mode = "danger-full-access"\n'
 
 
-def write(path, text):
-    os.makedirs(os.path.dirname(path), exist_ok=True)
-    with open(path, "w") as f:
-        f.write(text)
-
-
-def sandbox(root):
-    ents = [{"path": {"type": "path", "path": "file://" + root}, "access": "write"},
-            {"path": {"type": "special", "value": {"kind": "root"}}, "access": "read"}]
-    return {"permissions": {"type": "managed", "network": "restricted",
-                            "file_system": {"type": "restricted", "entries": ents}},
-            "windowsSandboxLevel": "disabled", "cwd": "file://" + root}
-
-
 def layers(c, cwd):
-    r = c.call("environmentConfig/read", {"cwd": "file://" + cwd,
-                                          "configPaths": [["sandbox_mode"]],
-                                          "requirementsPaths": []})
-    if "error" in r:
-        return "error: %r" % r["error"]
-    return "".join(lay["toml"] for lay in r["result"]["config"]["layers"])
+    return read_layers(c, cwd, [["sandbox_mode"]])
 
 
 s = tempfile.mkdtemp(prefix="sbrec.", dir="/var/tmp")

@@ -27,6 +27,8 @@ import tempfile
 import time
 
 from execd_client import Execd, tap
+from cfgattack import sandbox, write
+from cfgattack import layers as read_layers
 
 t = tap(timeout=240)
 BUILD = os.environ.get("top_builddir", ".")
@@ -85,18 +87,8 @@ exit 0
 '''
 
 
-def write(path, text):
-    os.makedirs(os.path.dirname(path), exist_ok=True)
-    with open(path, "w") as f:
-        f.write(text)
-
-
-def sandbox(roots, cwd):
-    ents = [{"path": {"type": "path", "path": "file://" + r}, "access": "write"} for r in roots]
-    ents.append({"path": {"type": "special", "value": {"kind": "root"}}, "access": "read"})
-    return {"permissions": {"type": "managed", "network": "restricted",
-                            "file_system": {"type": "restricted", "entries": ents}},
-            "windowsSandboxLevel": "disabled", "cwd": "file://" + cwd}
+def layers(c, cwd):
+    return read_layers(c, cwd, PATHS, [["allowed_sandbox_modes"]])
 
 
 def run(c, pid, argv, sb, cwd, env):
@@ -106,14 +98,6 @@ def run(c, pid, argv, sb, cwd, env):
         return "error: %r" % r["error"]
     out, _, _ = c.collect(pid, timeout=60)
     return (out.get("stdout", b"") + out.get("stderr", b"")).decode(errors="replace")
-
-
-def layers(c, cwd):
-    r = c.call("environmentConfig/read", {"cwd": "file://" + cwd, "configPaths": PATHS,
-                                          "requirementsPaths": [["allowed_sandbox_modes"]]})
-    if "error" in r:
-        return "error: %r" % r["error"]
-    return "".join(lay["toml"] for lay in r["result"]["config"]["layers"])
 
 
 def clock_offset():
