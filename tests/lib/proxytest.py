@@ -352,6 +352,20 @@ class EchoServer:
         threading.Thread(target=self.srv.serve_forever, daemon=True).start()
 
 
+def host_address():
+    """A non-loopback IPv4 address of this host (the one a route out would
+    use; nothing is sent), or None: what a sandbox must not reach directly."""
+    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    try:
+        s.connect(("192.0.2.1", 9))
+        a = s.getsockname()[0]
+        return None if a.startswith("127.") else a
+    except OSError:
+        return None
+    finally:
+        s.close()
+
+
 class FakeConnectProxy:
     """An HTTP CONNECT proxy on 127.0.0.1 that records each request head (as
     it came) and, after its 200, echoes what comes with "UP:" in front; it

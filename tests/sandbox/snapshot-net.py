@@ -15,7 +15,7 @@ import sys
 import tempfile
 import threading
 
-from proxytest import Tap, _Echo, deadline
+from proxytest import _Echo, Tap, deadline, host_address
 from execd_client import Execd, network_proxy
 
 deadline(120)
@@ -71,18 +71,6 @@ else
 	export SNAPRES="$(python3 -c "$SNAP_PY" "$SNAP_HOST" "$SNAP_PORT" 2>&1)"
 fi
 '''
-
-
-def host_address():
-    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-    try:
-        s.connect(("192.0.2.1", 9))
-        a = s.getsockname()[0]
-        return None if a.startswith("127.") else a
-    except OSError:
-        return None
-    finally:
-        s.close()
 
 
 HOST = host_address()

@@ -24,7 +24,7 @@ import subprocess
 import sys
 import threading
 
-from proxytest import FakeConnectProxy, Proxy, Tap, deadline, free_port
+from proxytest import FakeConnectProxy, Proxy, Tap, deadline, free_port, host_address
 from execd_client import EXECD, Execd, network_proxy
 
 deadline(150)
@@ -94,18 +94,6 @@ for k, how, h, p in a["probes"]:
     {"tcp": talk, "socks": socks, "http": http_connect}[how](k, h, p)
 print(json.dumps(res))
 '''
-
-
-def host_address():
-    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-    try:
-        s.connect(("192.0.2.1", 9))
-        a = s.getsockname()[0]
-        return None if a.startswith("127.") else a
-    except OSError:
-        return None
-    finally:
-        s.close()
 
 
 def np_for(domains, transparent=True, allow_upstream=True):

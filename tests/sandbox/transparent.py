@@ -18,7 +18,7 @@ import shutil
 import socket
 import sys
 
-from proxytest import Dnsmasq, EchoServer, Proxy, Tap, deadline, free_port
+from proxytest import Dnsmasq, EchoServer, Proxy, Tap, deadline, free_port, host_address
 from execd_client import Execd, network_proxy
 
 deadline(120)
@@ -380,19 +380,6 @@ def unspec_check(c, np):
          "a blocking loopback connect made by execd leaves the socket connected (EISCONN)")
     t.eq(got.get("thread"), "thread",
          "a connect from a thread other than the leader is proxied too (was ENETUNREACH)")
-
-
-def host_address():
-    """A non-loopback IPv4 address of this host, or None."""
-    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-    try:
-        s.connect(("192.0.2.1", 9))
-        a = s.getsockname()[0]
-        return None if a.startswith("127.") else a
-    except OSError:
-        return None
-    finally:
-        s.close()
 
 
 def transparent_np(domains):
